@@ -1,0 +1,21 @@
+package dev.gpuctl.cli;
+
+/**
+ * The one exception type that ends a command with a message for a person and a named exit code.
+ * Main prints the message (no stack trace unless --verbose) and exits with the code.
+ */
+public class GpuctlException extends RuntimeException {
+    private final ExitCode exitCode;
+
+    public GpuctlException(ExitCode exitCode, String message) {
+        super(message);
+        this.exitCode = exitCode;
+    }
+
+    public GpuctlException(ExitCode exitCode, String message, Throwable cause) {
+        super(message, cause);
+        this.exitCode = exitCode;
+    }
+
+    public ExitCode exitCode() { return exitCode; }
+}

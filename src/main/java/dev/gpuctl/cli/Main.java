@@ -1,0 +1,52 @@
+package dev.gpuctl.cli;
+
+import java.io.PrintWriter;
+import java.util.Map;
+import picocli.CommandLine;
+
+/** Entry point: builds the command line, maps every outcome to an {@link ExitCode}. */
+public final class Main {
+    private Main() {}
+
+    public static void main(String[] args) {
+        System.exit(run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true), System.getenv()));
+    }
+
+    /** Runs gpuctl with the given streams and environment; returns the exit code. Used by tests too. */
+    public static int run(String[] args, PrintWriter out, PrintWriter err, Map<String, String> env) {
+        CommandLine cl = commandLine(env);
+        cl.setOut(out);
+        cl.setErr(err);
+        int code = cl.execute(args);
+        out.flush();
+        err.flush();
+        return code;
+    }
+
+    static CommandLine commandLine(Map<String, String> env) {
+        CommandLine cl = new CommandLine(new GpuctlCommand(env));
+        cl.setCaseInsensitiveEnumValuesAllowed(true);
+        cl.setExecutionExceptionHandler((ex, cmd, parseResult) -> {
+            PrintWriter e = cmd.getErr();
+            if (ex instanceof GpuctlException g) {
+                e.println("gpuctl: " + g.getMessage());
+                if (VerbosityMixin.isVerbose() && g.getCause() != null) g.getCause().printStackTrace(e);
+                return g.exitCode().code();
+            }
+            e.println("gpuctl: internal error: " + ex);
+            if (VerbosityMixin.isVerbose()) ex.printStackTrace(e);
+            else e.println("(run again with --verbose for the stack trace)");
+            return ExitCode.STEP_FAILED.code();
+        });
+        cl.setExitCodeExceptionMapper(ex -> ExitCode.USAGE.code());
+        cl.setParameterExceptionHandler((ex, args) -> {
+            CommandLine cmd = ex.getCommandLine();
+            PrintWriter e = cmd.getErr();
+            e.println("gpuctl: " + ex.getMessage());
+            CommandLine.UnmatchedArgumentException.printSuggestions(ex, e);
+            e.println("Try '" + cmd.getCommandSpec().qualifiedName() + " --help' for more information.");
+            return ExitCode.USAGE.code();
+        });
+        return cl;
+    }
+}

@@ -1,0 +1,18 @@
+package dev.gpuctl.cli;
+
+import picocli.CommandLine.Option;
+
+/** -v / --verbose: debug logging and stack traces. Sets slf4j-simple's level before the first logger exists. */
+public final class VerbosityMixin {
+    private static volatile boolean verbose;
+
+    @Option(names = {"-v", "--verbose"}, description = "Debug logging, and stack traces on errors.", scope = picocli.CommandLine.ScopeType.INHERIT)
+    void setVerbose(boolean v) {
+        verbose = v;
+        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", v ? "debug" : "warn");
+    }
+
+    public static boolean isVerbose() { return verbose; }
+
+    static void reset() { verbose = false; }
+}

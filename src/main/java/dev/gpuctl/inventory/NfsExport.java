@@ -1,0 +1,3 @@
+package dev.gpuctl.inventory;
+
+public record NfsExport(String path, boolean readOnly) {}
