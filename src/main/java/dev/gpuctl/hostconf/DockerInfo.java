@@ -1,0 +1,108 @@
+package dev.gpuctl.hostconf;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.gpuctl.net.Cidr;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Reads what docker itself reports, so that a step verifies the running daemon rather than the
+ * file it wrote: {@code docker info --format '{{json .}}'}, {@code docker network inspect bridge},
+ * and the address ranges daemon.json reserves ({@code bip}, {@code fixed-cidr},
+ * {@code default-address-pools[].base}).
+ */
+public final class DockerInfo {
+
+    /**
+     * The parts of {@code docker info} gpuctl checks. A field docker did not print is {@code null}.
+     *
+     * @param runtimes runtime name to its path (docker prints {@code {"runc":{"path":"runc"}, ...}});
+     *                 a runtime without a path maps to ""
+     * @param driver   the storage driver ({@code Driver}, e.g. overlay2)
+     */
+    public record Info(String serverVersion, String cgroupDriver, String cgroupVersion, String defaultRuntime,
+                       Map<String, String> runtimes, String driver, String loggingDriver, List<String> warnings) {
+        public Info {
+            runtimes = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(runtimes));
+            warnings = List.copyOf(warnings);
+        }
+    }
+
+    private DockerInfo() {
+    }
+
+    /**
+     * Parses {@code docker info --format '{{json .}}'}.
+     *
+     * @throws HostConfException when the output is not a JSON object
+     */
+    public static Info parseInfo(String json) {
+        JsonNode root = JsonText.parse(json.strip(), "docker info output", "is the docker daemon running?");
+        if (!root.isObject()) {
+            throw new HostConfException("docker info printed " + JsonText.typeName(root) + ", expected an object");
+        }
+        Map<String, String> runtimes = new LinkedHashMap<>();
+        JsonNode rt = root.path("Runtimes");
+        rt.fieldNames().forEachRemaining(name -> runtimes.put(name, rt.path(name).path("path").asText("")));
+        List<String> warnings = new ArrayList<>();
+        root.path("Warnings").forEach(w -> warnings.add(w.asText()));
+        return new Info(text(root, "ServerVersion"), text(root, "CgroupDriver"), text(root, "CgroupVersion"),
+                text(root, "DefaultRuntime"), runtimes, text(root, "Driver"), text(root, "LoggingDriver"), warnings);
+    }
+
+    /**
+     * The subnets of {@code docker network inspect bridge} ({@code [{"IPAM":{"Config":[{"Subnet":...}]}}]}),
+     * IPv4 and IPv6, as kind "docker bridge".
+     */
+    public static List<NetworkRange> bridgeSubnets(String networkInspectJson) {
+        JsonNode root = JsonText.parse(networkInspectJson.strip(), "docker network inspect output", null);
+        List<NetworkRange> found = new ArrayList<>();
+        for (JsonNode net : root.isArray() ? root : List.of(root)) {
+            String name = net.path("Name").asText("bridge");
+            for (JsonNode cfg : net.path("IPAM").path("Config")) {
+                String subnet = cfg.path("Subnet").asText("");
+                if (!subnet.isBlank()) {
+                    found.add(range("docker bridge", subnet, "docker network " + name + " subnet " + subnet));
+                }
+            }
+        }
+        return List.copyOf(found);
+    }
+
+    /**
+     * The ranges daemon.json reserves: {@code bip} (an address with prefix, reported as its network),
+     * {@code fixed-cidr}, {@code fixed-cidr-v6} and every {@code default-address-pools[].base}.
+     * Empty text is an absent file. The strings are returned as written (see {@link NetworkRange}).
+     */
+    public static List<NetworkRange> daemonJsonRanges(String daemonJson) {
+        if (daemonJson == null || daemonJson.isBlank()) return List.of();
+        JsonNode root = JsonText.parse(daemonJson, "daemon.json", "fix or move it, gpuctl does not replace it");
+        List<NetworkRange> found = new ArrayList<>();
+        for (String key : List.of("bip", "fixed-cidr", "fixed-cidr-v6")) {
+            String v = root.path(key).asText("");
+            if (!v.isBlank()) found.add(range("docker " + key, v, "daemon.json " + key + " " + v));
+        }
+        JsonNode pools = root.path("default-address-pools");
+        for (int i = 0; i < pools.size(); i++) {
+            String base = pools.get(i).path("base").asText("");
+            if (!base.isBlank()) {
+                found.add(range("docker address pool", base,
+                        "daemon.json default-address-pools[" + i + "].base " + base));
+            }
+        }
+        return List.copyOf(found);
+    }
+
+    private static NetworkRange range(String kind, String text, String source) {
+        String network = Cidr.parse(text).map(c -> IpJson.format(c)).orElse(text);
+        return new NetworkRange(kind, network, text, source);
+    }
+
+    private static String text(JsonNode root, String field) {
+        JsonNode n = root.get(field);
+        return n == null || n.isNull() ? null : n.asText();
+    }
+}

@@ -1,0 +1,138 @@
+package dev.gpuctl.hostconf;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.gpuctl.net.Cidr;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Reads iproute2's JSON output ({@code ip -j addr}, {@code ip -j route}, also with {@code -6} or
+ * {@code -4}) into the ranges a host already uses, for the CIDR overlap check.
+ *
+ * <p>Left out, because they cannot collide with a pod or service network: default routes
+ * ({@code default}, {@code 0.0.0.0/0}, {@code ::/0}), loopback (interface {@code lo},
+ * 127.0.0.0/8, ::1), link-local (169.254.0.0/16, fe80::/10), multicast (224.0.0.0/4, ff00::/8)
+ * and the kernel's {@code local}/{@code broadcast}/{@code multicast}/{@code anycast} route types.
+ * Blackhole, unreachable and prohibit routes are kept: they reserve their range as well.
+ */
+public final class IpJson {
+
+    public static final String INTERFACE_ADDRESS = "interface address";
+    public static final String ROUTE = "route";
+
+    private static final List<Cidr> IGNORED = List.of(
+            cidr("127.0.0.0/8"), cidr("169.254.0.0/16"), cidr("224.0.0.0/4"),
+            cidr("::1/128"), cidr("fe80::/10"), cidr("ff00::/8"));
+    private static final Set<String> IGNORED_ROUTE_TYPES = Set.of("local", "broadcast", "multicast", "anycast");
+    private static final Set<String> NO_DEVICE_ROUTE_TYPES = Set.of("blackhole", "unreachable", "prohibit", "throw");
+
+    private IpJson() {
+    }
+
+    /**
+     * Parses {@code ip -j addr}: each interface's {@code addr_info[]} {@code local}/{@code prefixlen}
+     * becomes one range of kind {@value #INTERFACE_ADDRESS}, {@code cidr} the network
+     * (10.1.2.3/24 gives 10.1.2.0/24), {@code address} the address as configured, {@code source}
+     * like {@code "eth0 10.1.2.3/24"}. Empty objects (what {@code ip -4 -j addr} prints for
+     * interfaces without such addresses) are skipped.
+     *
+     * @throws HostConfException when the text is not a JSON list
+     */
+    public static List<NetworkRange> addresses(String ipJsonAddr) {
+        List<NetworkRange> found = new ArrayList<>();
+        for (JsonNode link : list(ipJsonAddr, "ip -j addr")) {
+            String ifname = link.path("ifname").asText("");
+            if (ifname.equals("lo")) continue;
+            for (JsonNode a : link.path("addr_info")) {
+                String local = a.path("local").asText("");
+                if (local.isEmpty() || !a.path("prefixlen").isNumber()) continue;
+                String address = local + "/" + a.path("prefixlen").asInt();
+                Optional<Cidr> net = Cidr.parse(address);
+                if (net.isEmpty() || ignored(net.get())) continue;
+                found.add(new NetworkRange(INTERFACE_ADDRESS, format(net.get()), address,
+                        (ifname.isEmpty() ? "interface" : ifname) + " " + address));
+            }
+        }
+        return List.copyOf(found);
+    }
+
+    /**
+     * Parses {@code ip -j route}: each route's {@code dst} becomes one range of kind
+     * {@value #ROUTE}; a host route's bare address ({@code "10.1.2.3"}) is a /32 (or /128);
+     * {@code source} like {@code "route 10.0.0.0/8 dev eth0"} or {@code "route blackhole 10.9.0.0/16"}.
+     *
+     * @throws HostConfException when the text is not a JSON list
+     */
+    public static List<NetworkRange> routes(String ipJsonRoute) {
+        List<NetworkRange> found = new ArrayList<>();
+        for (JsonNode r : list(ipJsonRoute, "ip -j route")) {
+            String dst = r.path("dst").asText("");
+            String type = r.path("type").asText("unicast");
+            if (dst.isEmpty() || dst.equals("default") || IGNORED_ROUTE_TYPES.contains(type)) continue;
+            Optional<Cidr> net = Cidr.parse(dst);
+            if (net.isEmpty() || net.get().prefix() == 0 || ignored(net.get())) continue;
+            String dev = r.path("dev").asText("");
+            String source = "route " + (NO_DEVICE_ROUTE_TYPES.contains(type) ? type + " " : "") + dst
+                    + (dev.isEmpty() ? "" : " dev " + dev);
+            found.add(new NetworkRange(ROUTE, format(net.get()), dst, source));
+        }
+        return List.copyOf(found);
+    }
+
+    /**
+     * CIDR text of a network: dotted quad for IPv4, RFC 5952 short form for IPv6
+     * ({@code fd00::/64}, not {@code fd00:0:0:0:0:0:0:0/64}).
+     */
+    public static String format(Cidr cidr) {
+        byte[] b = cidr.network();
+        if (b.length == 4) return cidr.toString();
+        int[] g = new int[8];
+        for (int i = 0; i < 8; i++) g[i] = ((b[2 * i] & 0xff) << 8) | (b[2 * i + 1] & 0xff);
+        int bestStart = -1;
+        int bestLen = 1; // a single zero group is not shortened
+        for (int i = 0; i < 8; ) {
+            if (g[i] != 0) {
+                i++;
+                continue;
+            }
+            int j = i;
+            while (j < 8 && g[j] == 0) j++;
+            if (j - i > bestLen) {
+                bestStart = i;
+                bestLen = j - i;
+            }
+            i = j;
+        }
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < 8; i++) {
+            if (i == bestStart) {
+                sb.append("::");
+                i += bestLen - 1;
+                continue;
+            }
+            if (sb.length() > 0 && sb.charAt(sb.length() - 1) != ':') sb.append(':');
+            sb.append(Integer.toHexString(g[i]));
+        }
+        return sb + "/" + cidr.prefix();
+    }
+
+    private static boolean ignored(Cidr net) {
+        return IGNORED.stream().anyMatch(i -> i.contains(net));
+    }
+
+    private static JsonNode list(String text, String what) {
+        if (text == null || text.isBlank()) return JsonText.MAPPER.createArrayNode();
+        JsonNode root = JsonText.parse(text.strip(), what + " output", null);
+        if (!root.isArray()) {
+            throw new HostConfException(what + " printed " + JsonText.typeName(root) + ", expected a list");
+        }
+        return root;
+    }
+
+    private static Cidr cidr(String text) {
+        return Cidr.parse(text).orElseThrow();
+    }
+}

@@ -1,0 +1,114 @@
+package dev.gpuctl.hostconf;
+
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.util.DefaultIndenter;
+import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
+import com.fasterxml.jackson.core.util.Separators;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.MappingIterator;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Shared JSON reading and writing for this package: strict parsing with line/column errors. */
+final class JsonText {
+
+    static final ObjectMapper MAPPER = JsonMapper.builder()
+            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .nodeFactory(JsonNodeFactory.withExactBigDecimals(true))
+            .build();
+
+    private static final DefaultPrettyPrinter PRETTY;
+
+    static {
+        DefaultIndenter indenter = new DefaultIndenter("  ", "\n");
+        PRETTY = new DefaultPrettyPrinter(Separators.createDefaultInstance()
+                .withObjectFieldValueSpacing(Separators.Spacing.AFTER)
+                .withObjectEmptySeparator("")
+                .withArrayEmptySeparator(""))
+                .withObjectIndenter(indenter)
+                .withArrayIndenter(indenter);
+    }
+
+    private JsonText() {
+    }
+
+    /**
+     * Parses one JSON value.
+     *
+     * @param what names the source in messages, e.g. "daemon.json"
+     * @param hint the advice appended to a syntax error, e.g. "fix or move it, gpuctl does not replace it"
+     */
+    static JsonNode parse(String text, String what, String hint) {
+        try {
+            JsonNode node = MAPPER.readTree(text);
+            if (node == null || node.isMissingNode()) {
+                throw new HostConfException(what + " is empty where JSON was expected" + suffix(hint));
+            }
+            return node;
+        } catch (JsonProcessingException e) {
+            throw syntaxError(e, what, hint);
+        }
+    }
+
+    /** Parses a stream of whitespace-separated JSON values (as kubeadm prints one object per item). */
+    static List<JsonNode> parseStream(String text, String what, String hint) {
+        List<JsonNode> values = new ArrayList<>();
+        try (MappingIterator<JsonNode> it = MAPPER.readerFor(JsonNode.class)
+                .without(DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readValues(text)) {
+            while (it.hasNextValue()) {
+                values.add(it.nextValue());
+            }
+        } catch (JsonProcessingException e) {
+            throw syntaxError(e, what, hint);
+        } catch (IOException e) {
+            throw new HostConfException(what + " could not be read as JSON: " + e.getMessage() + suffix(hint), e);
+        }
+        return values;
+    }
+
+    /** Two-space indented JSON ("key": value), "\n" line ends, a final newline. */
+    static String pretty(JsonNode node) {
+        try {
+            return MAPPER.writer(PRETTY).writeValueAsString(node) + "\n";
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("a JSON tree could not be written", e);
+        }
+    }
+
+    static HostConfException syntaxError(JsonProcessingException e, String what, String hint) {
+        JsonLocation loc = e.getLocation();
+        String where = loc == null ? "" : " at line " + loc.getLineNr() + " column " + loc.getColumnNr();
+        String detail = e.getOriginalMessage();
+        if (e instanceof JsonParseException || detail != null) {
+            detail = detail == null ? e.getMessage() : detail.lines().findFirst().orElse(detail);
+        }
+        return new HostConfException(what + " is not valid JSON" + where + ": " + detail + suffix(hint), e);
+    }
+
+    /** The JSON type of a node in words, for messages. */
+    static String typeName(JsonNode node) {
+        if (node == null || node.isMissingNode()) return "nothing";
+        if (node.isObject()) return "an object";
+        if (node.isArray()) return "a list";
+        if (node.isTextual()) return "a string";
+        if (node.isNumber()) return "a number";
+        if (node.isBoolean()) return "a boolean";
+        if (node.isNull()) return "null";
+        return node.getNodeType().toString().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    private static String suffix(String hint) {
+        return hint == null || hint.isEmpty() ? "" : "; " + hint;
+    }
+}

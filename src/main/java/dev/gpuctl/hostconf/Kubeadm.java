@@ -1,0 +1,272 @@
+package dev.gpuctl.hostconf;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.cert.CertificateEncodingException;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.regex.Pattern;
+import java.util.random.RandomGenerator;
+
+/**
+ * kubeadm's bootstrap tokens and join command: parsing {@code kubeadm token list -o json} and
+ * {@code kubeadm token create --print-join-command}, computing the
+ * {@code --discovery-token-ca-cert-hash} of a CA certificate, and making new tokens.
+ *
+ * <p>A token's secret half must never reach a log: the records here print it as
+ * {@code abcdef.<redacted>}, and {@link #redactTokens} does the same to any text.
+ */
+public final class Kubeadm {
+
+    private static final Pattern TOKEN = Pattern.compile("[a-z0-9]{6}\\.[a-z0-9]{16}");
+    private static final Pattern TOKEN_IN_TEXT = Pattern.compile("\\b([a-z0-9]{6})\\.[a-z0-9]{16}\\b");
+    private static final Pattern CA_HASH = Pattern.compile("sha256:[0-9a-f]{64}");
+    private static final String TOKEN_CHARS = "0123456789abcdefghijklmnopqrstuvwxyz";
+
+    /**
+     * One bootstrap token as {@code kubeadm token list -o json} prints it.
+     *
+     * @param ttl     the time to live as kubeadm printed it (a Go duration such as {@code 24h0m0s}),
+     *                or null (kubeadm prints {@code expires} instead for stored tokens)
+     * @param expires when it stops working, or null for a token that never expires
+     */
+    public record BootstrapToken(String token, String description, String ttl, Instant expires,
+                                 List<String> usages, List<String> groups) {
+        public BootstrapToken {
+            usages = List.copyOf(usages);
+            groups = List.copyOf(groups);
+        }
+
+        /** The public half, {@code abcdef} of {@code abcdef.0123456789abcdef}. */
+        public String tokenId() {
+            int dot = token.indexOf('.');
+            return dot < 0 ? token : token.substring(0, dot);
+        }
+
+        /** True when it has expired at {@code now}; a token without expiry never does. */
+        public boolean expiredAt(Instant now) {
+            return expires != null && !now.isBefore(expires);
+        }
+
+        /** True when it can still be used to join for at least {@code margin} after {@code now}. */
+        public boolean usableFor(Instant now, Duration margin) {
+            return usages.contains("authentication") && usages.contains("signing")
+                    && (expires == null || now.plus(margin).isBefore(expires));
+        }
+
+        @Override
+        public String toString() {
+            return "BootstrapToken[token=" + tokenId() + ".<redacted>, description=" + description + ", ttl=" + ttl
+                    + ", expires=" + expires + ", usages=" + usages + ", groups=" + groups + "]";
+        }
+    }
+
+    /** The parts of a {@code kubeadm join} command gpuctl puts into a JoinConfiguration file. */
+    public record JoinCommand(String apiServerEndpoint, String token, String caCertHash) {
+        @Override
+        public String toString() {
+            return "JoinCommand[apiServerEndpoint=" + apiServerEndpoint + ", token=" + redactTokens(token)
+                    + ", caCertHash=" + caCertHash + "]";
+        }
+    }
+
+    private Kubeadm() {
+    }
+
+    /**
+     * Parses {@code kubeadm token list -o json}: one JSON object per token, one after the other
+     * (not a list); a JSON list of them is accepted too. No tokens prints nothing: an empty list.
+     *
+     * @throws HostConfException when the text is not JSON objects with a {@code token}, or an
+     *                           {@code expires} is not an RFC 3339 time
+     */
+    public static List<BootstrapToken> parseTokenList(String json) {
+        List<BootstrapToken> tokens = new ArrayList<>();
+        String what = "kubeadm token list -o json output";
+        for (JsonNode value : JsonText.parseStream(json, what, null)) {
+            for (JsonNode t : value.isArray() ? value : List.of(value)) {
+                String token = t.path("token").asText("");
+                if (!t.isObject() || token.isEmpty()) {
+                    throw new HostConfException(what + " holds an item without a \"token\": " + t);
+                }
+                Instant expires = null;
+                String exp = t.path("expires").asText("");
+                if (!exp.isEmpty()) {
+                    try {
+                        expires = Instant.parse(exp);
+                    } catch (DateTimeParseException e) {
+                        throw new HostConfException(what + ": token " + token.split("\\.")[0]
+                                + " expires at \"" + exp + "\", not an RFC 3339 time", e);
+                    }
+                }
+                tokens.add(new BootstrapToken(token, t.path("description").asText(""),
+                        t.hasNonNull("ttl") ? t.get("ttl").asText() : null, expires,
+                        strings(t.path("usages")), strings(t.path("groups"))));
+            }
+        }
+        return List.copyOf(tokens);
+    }
+
+    /**
+     * Parses {@code kubeadm token create --print-join-command} output: the line starting with
+     * {@code kubeadm join} (warnings before it are skipped), with {@code --token} and
+     * {@code --discovery-token-ca-cert-hash} in either {@code --flag value} or
+     * {@code --flag=value} form.
+     *
+     * @throws HostConfException when there is no join line, or its endpoint, token or CA hash is
+     *                           missing or malformed (a join without a CA hash is not trusted)
+     */
+    public static JoinCommand parseJoinCommand(String output) {
+        String line = output.lines().map(String::strip).filter(l -> l.startsWith("kubeadm join "))
+                .reduce((a, b) -> b)
+                .orElseThrow(() -> new HostConfException("kubeadm printed no `kubeadm join` line: "
+                        + redactTokens(output.strip())));
+        List<String> words = new ArrayList<>(Arrays.asList(line.split("\\s+")));
+        words.remove(0);
+        words.remove(0); // "kubeadm join"
+        String endpoint = null, token = null, hash = null;
+        for (int i = 0; i < words.size(); i++) {
+            String w = words.get(i);
+            if (w.equals("\\")) continue;
+            if (w.startsWith("--")) {
+                String flag = w;
+                String value = null;
+                int eq = w.indexOf('=');
+                if (eq > 0) {
+                    flag = w.substring(0, eq);
+                    value = w.substring(eq + 1);
+                } else if (takesValue(flag) && i + 1 < words.size()) {
+                    value = words.get(++i);
+                }
+                if (flag.equals("--token")) token = value;
+                if (flag.equals("--discovery-token-ca-cert-hash") && hash == null) hash = value;
+            } else if (endpoint == null) {
+                endpoint = w;
+            }
+        }
+        String shown = redactTokens(line);
+        if (endpoint == null || !endpoint.matches("[^\\s:]+:\\d+|\\[[0-9a-fA-F:.]+]:\\d+")) {
+            throw new HostConfException("the join command has no API server host:port: " + shown);
+        }
+        if (token == null || !isValidToken(token)) {
+            throw new HostConfException("the join command has no valid --token: " + shown);
+        }
+        if (hash == null || !CA_HASH.matcher(hash).matches()) {
+            throw new HostConfException("the join command has no --discovery-token-ca-cert-hash sha256:<64 hex>: "
+                    + shown);
+        }
+        return new JoinCommand(endpoint, token, hash);
+    }
+
+    /**
+     * The {@code --discovery-token-ca-cert-hash} of a CA certificate, exactly as kubeadm computes it:
+     * {@code sha256:} and the lower-case hex SHA-256 of the certificate's SubjectPublicKeyInfo,
+     * taken as the bytes stored in the certificate (not re-encoded). For a PEM bundle, the first
+     * certificate counts.
+     *
+     * @throws HostConfException when the text is not a PEM (or DER) X.509 certificate
+     */
+    public static String caCertHash(String caCertPem) {
+        X509Certificate cert;
+        try {
+            cert = (X509Certificate) CertificateFactory.getInstance("X.509")
+                    .generateCertificate(new ByteArrayInputStream(caCertPem.getBytes(StandardCharsets.US_ASCII)));
+        } catch (CertificateException | ClassCastException e) {
+            throw new HostConfException("the CA certificate is not a PEM X.509 certificate: " + e.getMessage(), e);
+        }
+        try {
+            byte[] spki = subjectPublicKeyInfo(cert.getTBSCertificate());
+            return "sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(spki));
+        } catch (CertificateEncodingException e) {
+            throw new HostConfException("the CA certificate could not be read: " + e.getMessage(), e);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java has SHA-256", e);
+        }
+    }
+
+    /** True for a bootstrap token: {@code [a-z0-9]{6}.[a-z0-9]{16}}, nothing around it. */
+    public static boolean isValidToken(String token) {
+        return token != null && TOKEN.matcher(token).matches();
+    }
+
+    /**
+     * A new bootstrap token, drawn from {@code [a-z0-9]} as kubeadm does. Pass a
+     * {@link java.security.SecureRandom}; tests pass a seeded generator.
+     */
+    public static String newToken(RandomGenerator random) {
+        StringBuilder sb = new StringBuilder(23);
+        for (int i = 0; i < 22; i++) {
+            if (i == 6) sb.append('.');
+            sb.append(TOKEN_CHARS.charAt(random.nextInt(TOKEN_CHARS.length())));
+        }
+        return sb.toString();
+    }
+
+    /** The text with every token secret replaced: {@code abcdef.0123456789abcdef} becomes {@code abcdef.<redacted>}. */
+    public static String redactTokens(String text) {
+        return text == null ? null : TOKEN_IN_TEXT.matcher(text).replaceAll("$1.<redacted>");
+    }
+
+    private static boolean takesValue(String flag) {
+        return !flag.equals("--control-plane") && !flag.equals("--discovery-token-unsafe-skip-ca-verification")
+                && !flag.equals("--dry-run") && !flag.equals("--v");
+    }
+
+    private static List<String> strings(JsonNode array) {
+        List<String> out = new ArrayList<>();
+        array.forEach(n -> out.add(n.asText()));
+        return out;
+    }
+
+    /**
+     * The DER bytes of subjectPublicKeyInfo inside a TBSCertificate (RFC 5280 4.1):
+     * SEQUENCE { [0] version OPTIONAL, serialNumber, signature, issuer, validity, subject,
+     * subjectPublicKeyInfo, ... }.
+     */
+    static byte[] subjectPublicKeyInfo(byte[] tbs) {
+        Der outer = Der.at(tbs, 0);
+        if (outer.tag != 0x30) throw new HostConfException("the CA certificate's TBSCertificate is not a SEQUENCE");
+        int pos = outer.contentStart;
+        Der field = Der.at(tbs, pos);
+        if (field.tag == 0xA0) { // explicit version
+            pos = field.end;
+            field = Der.at(tbs, pos);
+        }
+        for (int skip = 0; skip < 5; skip++) { // serial, signature, issuer, validity, subject
+            pos = field.end;
+            field = Der.at(tbs, pos);
+        }
+        if (field.tag != 0x30) throw new HostConfException("the CA certificate has no SubjectPublicKeyInfo");
+        return Arrays.copyOfRange(tbs, field.start, field.end);
+    }
+
+    /** One DER element: tag, where its content starts, where it ends. */
+    private record Der(int tag, int start, int contentStart, int end) {
+        static Der at(byte[] b, int start) {
+            if (start + 2 > b.length) throw new HostConfException("the CA certificate is truncated");
+            int tag = b[start] & 0xff;
+            int len = b[start + 1] & 0xff;
+            int pos = start + 2;
+            if (len >= 0x80) {
+                int n = len & 0x7f;
+                if (n == 0 || n > 4 || pos + n > b.length) throw new HostConfException("the CA certificate is malformed");
+                len = 0;
+                for (int i = 0; i < n; i++) len = (len << 8) | (b[pos++] & 0xff);
+            }
+            if (len < 0 || pos + len > b.length) throw new HostConfException("the CA certificate is truncated");
+            return new Der(tag, start, pos, pos + len);
+        }
+    }
+}
