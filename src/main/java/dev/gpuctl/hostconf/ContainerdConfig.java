@@ -26,8 +26,10 @@ import java.util.regex.Pattern;
  *       says {@code disabled_plugins = ["cri"]}): write {@code containerd config default} first;</li>
  *   <li>another version than 2 or 3;</li>
  *   <li>the runc options given some other way than as their own table ({@code options = { ... }}
- *       inline, or dotted keys such as {@code options.SystemdCgroup}), or {@code SystemdCgroup}
- *       outside that table.</li>
+ *       inline, or dotted keys such as {@code options.SystemdCgroup} in the runc table or a table
+ *       above it). {@code SystemdCgroup} in another runtime's table (nvidia-ctk copies runc's
+ *       options to {@code runtimes.nvidia.options}) is that runtime's business and is left alone.
+ *       A whole {@code runc = { ... }} inline table in a parent table is not detected.</li>
  * </ul>
  * Table headers are compared with blanks removed and either quote style, so
  * {@code [ plugins."io.containerd.cri.v1.runtime" . containerd ...]} is recognised too. A header-like
@@ -85,7 +87,10 @@ public final class ContainerdConfig {
             }
             if (isComment(line)) continue;
             boolean inTarget = start >= 0 && end == lines.size() && current.equals(wanted);
-            if (!inTarget && line.contains("SystemdCgroup")) {
+            // From the runc table or one above it, a dotted key could reach the runc options;
+            // SystemdCgroup in another runtime's table (nvidia-ctk copies it there) is that runtime's.
+            boolean aboveTarget = current.isEmpty() || wanted.startsWith(current + ".");
+            if (!inTarget && aboveTarget && line.contains("SystemdCgroup")) {
                 throw new HostConfException("config.toml sets SystemdCgroup at line " + (i + 1)
                         + " outside [" + wanted + "], a layout gpuctl does not edit; " + HINT);
             }
