@@ -44,7 +44,7 @@ public final class Manifests {
      *                           (or more than one) {@code "Network"} string
      */
     public static String patchFlannelNetwork(String manifestYaml, String podCidr) {
-        Cidr cidr = Cidr.parse(podCidr).orElseThrow(() -> badCidr(podCidr));
+        Cidr cidr = network(podCidr);
         if (cidr.isIpv6()) {
             throw new HostConfException("flannel's \"Network\" is its IPv4 pod network, and " + podCidr
                     + " is IPv6 (flannel puts that in \"IPv6Network\", which gpuctl does not set)");
@@ -95,7 +95,7 @@ public final class Manifests {
      *                           {@code spec.calicoNetwork.ipPools} list, or no pool of that family
      */
     public static String patchCalicoCidr(String customResourcesYaml, String podCidr) {
-        Cidr cidr = Cidr.parse(podCidr).orElseThrow(() -> badCidr(podCidr));
+        Cidr cidr = network(podCidr);
         List<Node> installations = new ArrayList<>();
         for (Node doc : compose(customResourcesYaml, "the Calico custom resources")) {
             if ("Installation".equals(scalar(doc, "kind").orElse(null))) installations.add(doc);
@@ -166,6 +166,12 @@ public final class Manifests {
     /** snakeyaml's marks count code points; Java strings count UTF-16 units. */
     private static int offset(String text, Mark mark) {
         return text.offsetByCodePoints(0, mark.getIndex());
+    }
+
+    /** A network with an explicit prefix: a bare address would be read as a /32, never a pod network. */
+    private static Cidr network(String podCidr) {
+        if (podCidr == null || !podCidr.contains("/")) throw badCidr(podCidr);
+        return Cidr.parse(podCidr).orElseThrow(() -> badCidr(podCidr));
     }
 
     private static HostConfException badCidr(String podCidr) {
