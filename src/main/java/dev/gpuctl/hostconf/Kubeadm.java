@@ -32,6 +32,7 @@ public final class Kubeadm {
 
     private static final Pattern TOKEN = Pattern.compile("[a-z0-9]{6}\\.[a-z0-9]{16}");
     private static final Pattern TOKEN_IN_TEXT = Pattern.compile("\\b([a-z0-9]{6})\\.[a-z0-9]{16}\\b");
+    private static final Pattern TOKEN_FLAG = Pattern.compile("(--token(?:=|\\s+))([^\\s.]{0,6})\\S*");
     private static final Pattern CA_HASH = Pattern.compile("sha256:[0-9a-f]{64}");
     private static final String TOKEN_CHARS = "0123456789abcdefghijklmnopqrstuvwxyz";
 
@@ -132,7 +133,7 @@ public final class Kubeadm {
         String line = output.lines().map(String::strip).filter(l -> l.startsWith("kubeadm join "))
                 .reduce((a, b) -> b)
                 .orElseThrow(() -> new HostConfException("kubeadm printed no `kubeadm join` line: "
-                        + redactTokens(output.strip())));
+                        + redactJoinLine(output.strip())));
         List<String> words = new ArrayList<>(Arrays.asList(line.split("\\s+")));
         words.remove(0);
         words.remove(0); // "kubeadm join"
@@ -156,7 +157,7 @@ public final class Kubeadm {
                 endpoint = w;
             }
         }
-        String shown = redactTokens(line);
+        String shown = redactJoinLine(line);
         if (endpoint == null || !endpoint.matches("[^\\s:]+:\\d+|\\[[0-9a-fA-F:.]+]:\\d+")) {
             throw new HostConfException("the join command has no API server host:port: " + shown);
         }
@@ -217,6 +218,11 @@ public final class Kubeadm {
     /** The text with every token secret replaced: {@code abcdef.0123456789abcdef} becomes {@code abcdef.<redacted>}. */
     public static String redactTokens(String text) {
         return text == null ? null : TOKEN_IN_TEXT.matcher(text).replaceAll("$1.<redacted>");
+    }
+
+    /** Hides the value of every --token flag, well-formed or not, and any token-shaped text. */
+    private static String redactJoinLine(String text) {
+        return redactTokens(TOKEN_FLAG.matcher(text).replaceAll("$1$2.<redacted>"));
     }
 
     private static boolean takesValue(String flag) {
