@@ -8,6 +8,7 @@ import java.util.Map;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class DockerInfoTest {
 
@@ -53,7 +54,7 @@ class DockerInfoTest {
     void notJsonIsAClearError() {
         HostConfException e = assertThrows(HostConfException.class, () -> DockerInfo.parseInfo(
                 "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"));
-        assertEquals(true, e.getMessage().startsWith("docker info output is not valid JSON at line 1"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("docker info output is not valid JSON at line 1"), e.getMessage());
         assertThrows(HostConfException.class, () -> DockerInfo.parseInfo("[]"));
     }
 
