@@ -1,0 +1,116 @@
+package dev.gpuctl.engine;
+
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.Node;
+import dev.gpuctl.net.CidrCheck;
+import dev.gpuctl.steps.HostContext;
+import dev.gpuctl.steps.Op;
+import dev.gpuctl.steps.Phase;
+import dev.gpuctl.steps.Probe;
+import dev.gpuctl.steps.Step;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What bootstrap would do, built offline from the inventory by asking the same step objects the runner executes.
+ * Nothing here opens a connection.
+ */
+public record Plan(String cluster, String summary, List<String> cidrConflicts, List<PhasePlan> phases) {
+
+    public record PhasePlan(String id, String title, boolean readOnly, List<HostPlan> hosts) {}
+
+    public record HostPlan(String name, String address, String role, List<StepPlan> steps) {}
+
+    public record StepPlan(String id, String title, List<Map<String, String>> prepareOnMaster,
+                           List<Map<String, String>> check, List<Map<String, String>> apply,
+                           List<Map<String, String>> verify) {}
+
+    public static Plan of(Inventory inv, List<Phase> phases) {
+        var c = inv.cluster();
+        String summary = "kubernetes " + c.kubernetesVersion() + ", runtime " + c.runtime().key() + ", cni " + c.cni().key()
+            + ", podCidr " + c.podCidr() + ", serviceCidr " + c.serviceCidr() + ", packages " + c.packages().key()
+            + ", " + inv.nodes().size() + " hosts (" + inv.nodes().stream().filter(Node::gpu).count() + " with GPUs)";
+        List<String> conflicts = CidrCheck.check(CidrCheck.staticRanges(inv)).stream().map(CidrCheck.Conflict::message).toList();
+        List<PhasePlan> out = new ArrayList<>();
+        for (Phase phase : phases) {
+            List<HostPlan> hosts = new ArrayList<>();
+            for (Node node : inv.nodes()) {
+                HostContext ctx = new HostContext(inv, node);
+                List<StepPlan> steps = new ArrayList<>();
+                for (Step step : phase.steps()) {
+                    if (!step.runsOn(ctx)) continue;
+                    steps.add(new StepPlan(step.id(), step.title(),
+                        step.prepareOnMaster(new HostContext(inv, inv.master())).stream().map(Plan::op).toList(),
+                        step.check(ctx).stream().map(Plan::probe).toList(),
+                        step.apply(ctx).stream().map(Plan::op).toList(),
+                        sameProbes(step.check(ctx), step.verify(ctx)) ? List.of()
+                            : step.verify(ctx).stream().map(Plan::probe).toList()));
+                }
+                if (!steps.isEmpty()) hosts.add(new HostPlan(node.name(), node.address(), node.role().key(), steps));
+            }
+            if (!hosts.isEmpty()) out.add(new PhasePlan(phase.id(), phase.title(), phase.readOnly(), hosts));
+        }
+        return new Plan(c.name(), summary, conflicts, out);
+    }
+
+    private static boolean sameProbes(List<Probe> a, List<Probe> b) {
+        if (a.size() != b.size()) return false;
+        for (int i = 0; i < a.size(); i++) {
+            if (!a.get(i).command().equals(b.get(i).command()) || !a.get(i).waitUpTo().equals(b.get(i).waitUpTo())) return false;
+        }
+        return true;
+    }
+
+    static Map<String, String> probe(Probe p) {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("what", p.what());
+        m.put("command", p.command());
+        if (!p.waitUpTo().isZero()) m.put("waitUpTo", p.waitUpTo().toSeconds() + "s");
+        return m;
+    }
+
+    static Map<String, String> op(Op op) {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("what", op.what());
+        switch (op) {
+            case Op.Run r -> {
+                m.put("kind", "run");
+                m.put("command", r.command());
+                if (r.unless() != null) m.put("skipWhen", r.unless());
+                if (!r.onlyIfChanged().isEmpty()) m.put("onlyIfChanged", String.join(" ", r.onlyIfChanged()));
+            }
+            case Op.WriteFile w -> {
+                m.put("kind", "write");
+                m.put("path", w.path());
+                m.put("mode", w.mode());
+                m.put("owner", w.owner());
+                m.put("content", w.content());
+            }
+            case Op.EditFile e -> {
+                m.put("kind", "edit");
+                m.put("path", e.path());
+                m.put("rule", e.rule());
+                String onEmpty;
+                try {
+                    onEmpty = e.edit().apply("");
+                } catch (RuntimeException ex) {
+                    onEmpty = null;
+                }
+                if (onEmpty != null && !onEmpty.isEmpty()) m.put("contentWhenAbsent", onEmpty);
+            }
+            case Op.Fetch f -> {
+                m.put("kind", "fetch");
+                m.put("path", f.remotePath());
+                m.put("to", f.localPath().toString());
+            }
+            case Op.Capture c -> {
+                m.put("kind", "capture");
+                m.put("command", c.command());
+                m.put("secret", String.valueOf(c.secret()));
+            }
+        }
+        return m;
+    }
+}

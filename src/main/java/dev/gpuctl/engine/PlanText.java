@@ -1,0 +1,93 @@
+package dev.gpuctl.engine;
+
+import java.util.List;
+import java.util.Map;
+
+/** Renders a {@link Plan} for people: one banner per phase, then per host each step's commands and files. */
+public final class PlanText {
+    private PlanText() {}
+
+    public static String render(Plan plan) {
+        StringBuilder sb = new StringBuilder();
+        sb.append("Plan for cluster ").append(plan.cluster()).append(": ").append(plan.summary()).append('\n');
+        if (plan.cidrConflicts().isEmpty()) {
+            sb.append("CIDR check: no overlaps between podCidr, serviceCidr, node addresses and siteNetworks\n");
+        } else {
+            sb.append("CIDR check FAILED:\n");
+            plan.cidrConflicts().forEach(c -> sb.append("  ").append(c).append('\n'));
+        }
+        sb.append("Commands run as root on each host ({{name}}: a value learned earlier in the run).\n");
+        int n = 0;
+        for (Plan.PhasePlan phase : plan.phases()) {
+            sb.append("\n== phase ").append(n++).append(": ").append(phase.title()).append(" ==\n");
+            for (Plan.HostPlan host : phase.hosts()) {
+                sb.append("\n[").append(host.name()).append(" ").append(host.address()).append(" ").append(host.role()).append("]\n");
+                for (Plan.StepPlan step : host.steps()) {
+                    sb.append("  step ").append(step.id()).append(": ").append(step.title()).append('\n');
+                    if (!step.prepareOnMaster().isEmpty()) {
+                        sb.append("    first, once on the master:\n");
+                        ops(sb, step.prepareOnMaster());
+                    }
+                    sb.append(phase.readOnly() ? "    checks:\n" : "    check (read-only; all right = nothing to do):\n");
+                    probes(sb, step.check());
+                    if (!step.apply().isEmpty()) {
+                        sb.append("    apply:\n");
+                        ops(sb, step.apply());
+                    }
+                    if (!step.verify().isEmpty()) {
+                        sb.append("    verify:\n");
+                        probes(sb, step.verify());
+                    }
+                }
+            }
+        }
+        return sb.toString();
+    }
+
+    private static void probes(StringBuilder sb, List<Map<String, String>> probes) {
+        for (var p : probes) {
+            sb.append("      - ").append(p.get("what"));
+            if (p.containsKey("waitUpTo")) sb.append(" (waits up to ").append(p.get("waitUpTo")).append(')');
+            sb.append('\n');
+            sb.append("          $ ").append(p.get("command")).append('\n');
+        }
+    }
+
+    private static void ops(StringBuilder sb, List<Map<String, String>> ops) {
+        for (var op : ops) {
+            sb.append("      - ").append(op.get("what")).append('\n');
+            switch (op.get("kind")) {
+                case "run" -> {
+                    if (op.containsKey("skipWhen")) sb.append("          skip when: $ ").append(op.get("skipWhen")).append('\n');
+                    if (op.containsKey("onlyIfChanged")) sb.append("          only if changed: ").append(op.get("onlyIfChanged")).append('\n');
+                    sb.append("          $ ").append(op.get("command")).append('\n');
+                }
+                case "write" -> {
+                    sb.append("          write ").append(op.get("path")).append(" (").append(op.get("mode")).append(' ')
+                        .append(op.get("owner")).append("; backup once, atomic):\n");
+                    block(sb, op.get("content"));
+                }
+                case "edit" -> {
+                    sb.append("          edit ").append(op.get("path")).append(" on the host (backup once, atomic): ")
+                        .append(op.get("rule")).append('\n');
+                    if (op.containsKey("contentWhenAbsent")) {
+                        sb.append("          when the file is absent or empty, it writes:\n");
+                        block(sb, op.get("contentWhenAbsent"));
+                    }
+                }
+                case "fetch" -> sb.append("          copy ").append(op.get("path")).append(" to ").append(op.get("to")).append(" (0600)\n");
+                case "capture" -> {
+                    sb.append("          $ ").append(op.get("command")).append('\n');
+                    sb.append("          (output kept for later steps").append("true".equals(op.get("secret")) ? ", masked in all output and logs" : "").append(")\n");
+                }
+                default -> throw new IllegalStateException(op.get("kind"));
+            }
+        }
+    }
+
+    private static void block(StringBuilder sb, String content) {
+        String body = content.endsWith("\n") ? content.substring(0, content.length() - 1) : content;
+        for (String line : body.split("\n", -1)) sb.append("          | ").append(line).append('\n');
+        if (!content.endsWith("\n")) sb.append("          (no newline at end of file)\n");
+    }
+}

@@ -1,0 +1,76 @@
+package dev.gpuctl.hostconf;
+
+/**
+ * Renders kubeadm's configuration files (kubeadm.k8s.io/v1beta4), pure text in, text out.
+ * Values are plain scalars that need no YAML quoting except where quoted below (addresses, CIDRs, names
+ * are validated by the inventory loader). Fact references such as {{join.token}} pass through unchanged.
+ */
+public final class KubeadmConfig {
+    private KubeadmConfig() {}
+
+    /** Inputs of kubeadm init on the master. */
+    public record Init(String clusterName, String kubernetesVersion, String nodeName, String advertiseAddress,
+                       String podSubnet, String serviceSubnet, String criSocket) {}
+
+    /** Inputs of kubeadm join on a worker. */
+    public record Join(String apiServerEndpoint, String token, String caCertHash, String nodeName,
+                       String nodeIp, String criSocket) {}
+
+    /** InitConfiguration + ClusterConfiguration + KubeletConfiguration (cgroupDriver: systemd), one file. */
+    public static String init(Init c) {
+        return """
+            # Written by gpuctl: kubeadm init --config this-file
+            apiVersion: kubeadm.k8s.io/v1beta4
+            kind: InitConfiguration
+            localAPIEndpoint:
+              advertiseAddress: "%4$s"
+              bindPort: 6443
+            nodeRegistration:
+              name: "%3$s"
+              criSocket: "%7$s"
+              kubeletExtraArgs:
+                - name: node-ip
+                  value: "%4$s"
+            ---
+            apiVersion: kubeadm.k8s.io/v1beta4
+            kind: ClusterConfiguration
+            clusterName: "%1$s"
+            kubernetesVersion: "%2$s"
+            controlPlaneEndpoint: "%8$s:6443"
+            networking:
+              podSubnet: "%5$s"
+              serviceSubnet: "%6$s"
+            ---
+            apiVersion: kubelet.config.k8s.io/v1beta1
+            kind: KubeletConfiguration
+            cgroupDriver: systemd
+            """.formatted(c.clusterName(), c.kubernetesVersion(), c.nodeName(), c.advertiseAddress(),
+                c.podSubnet(), c.serviceSubnet(), c.criSocket(), hostForUrl(c.advertiseAddress()));
+    }
+
+    /** JoinConfiguration with a bootstrap token: the token lives in this 0600 file, never in argv. */
+    public static String join(Join j) {
+        return """
+            # Written by gpuctl: kubeadm join --config this-file (removed after the join)
+            apiVersion: kubeadm.k8s.io/v1beta4
+            kind: JoinConfiguration
+            discovery:
+              bootstrapToken:
+                apiServerEndpoint: "%s"
+                token: "%s"
+                caCertHashes:
+                  - "%s"
+            nodeRegistration:
+              name: "%s"
+              criSocket: "%s"
+              kubeletExtraArgs:
+                - name: node-ip
+                  value: "%s"
+            """.formatted(j.apiServerEndpoint(), j.token(), j.caCertHash(), j.nodeName(), j.criSocket(), j.nodeIp());
+    }
+
+    /** An IPv6 address goes in brackets in host:port. */
+    public static String hostForUrl(String address) {
+        return address.contains(":") ? "[" + address + "]" : address;
+    }
+}

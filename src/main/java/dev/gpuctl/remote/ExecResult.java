@@ -1,0 +1,14 @@
+package dev.gpuctl.remote;
+
+/** What one command on a host returned: exit status and both output streams, complete. */
+public record ExecResult(int exit, String stdout, String stderr) {
+    public boolean ok() { return exit == 0; }
+
+    /** The last {@code lines} lines of stderr (or stdout when stderr is empty), for error messages. */
+    public String tail(int lines) {
+        String text = stderr.isBlank() ? stdout : stderr;
+        String[] all = text.strip().split("\n");
+        int from = Math.max(0, all.length - lines);
+        return String.join("\n", java.util.Arrays.copyOfRange(all, from, all.length));
+    }
+}

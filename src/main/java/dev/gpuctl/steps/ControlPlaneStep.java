@@ -1,0 +1,82 @@
+package dev.gpuctl.steps;
+
+import dev.gpuctl.hostconf.KubeadmConfig;
+import dev.gpuctl.inventory.Node;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Step 6, the control plane on the master: a kubeadm v1beta4 config rendered from the inventory, {@code kubeadm
+ * init --config}, admin.conf for the ssh user and for the admin's machine. A master that is already initialised
+ * is left alone.
+ */
+public final class ControlPlaneStep implements Step {
+    static final String CONFIG = Kube.DIR + "/kubeadm-init.yaml";
+
+    @Override public String id() { return "init"; }
+    @Override public String title() { return "control plane (kubeadm init)"; }
+    @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }
+
+    /** The laptop's copy of admin.conf: .gpuctl/CLUSTER/admin.conf beside the inventory. */
+    public static Path localKubeconfig(HostContext ctx) {
+        return ctx.inventory().stateDir().resolve(ctx.cluster().name()).resolve("admin.conf");
+    }
+
+    static String config(HostContext ctx) {
+        Node n = ctx.node();
+        return KubeadmConfig.init(new KubeadmConfig.Init(ctx.cluster().name(), Facts.ref("kubeadm.version"),
+            n.name(), n.address(), ctx.cluster().podCidr().toString(), ctx.cluster().serviceCidr().toString(),
+            ctx.cluster().runtime().criSocket()));
+    }
+
+    static String userKubeconfig(HostContext ctx) {
+        String user = ctx.node().ssh().user();
+        return "$(getent passwd " + Sh.quote(user) + " | cut -d: -f6)/.kube/config";
+    }
+
+    @Override public List<Probe> check(HostContext ctx) {
+        Path local = localKubeconfig(ctx);
+        return List.of(
+            Probe.equals("API server answers (kubectl get --raw /readyz)",
+                "test -f " + Kube.ADMIN_CONF + " && " + Kube.kubectl("get --raw=/readyz 2>&1"), "ok"),
+            Probe.succeeds("admin.conf in the ssh user's ~/.kube/config",
+                "cmp -s " + Kube.ADMIN_CONF + " \"" + userKubeconfig(ctx) + "\""),
+            Probe.of("admin.conf copied to " + local, "sha256sum " + Kube.ADMIN_CONF,
+                r -> r.ok() && r.stdout().startsWith(sha256(local)) ? Optional.empty()
+                    : Optional.of(local + " is missing or differs from the master's")));
+    }
+
+    static String sha256(Path file) {
+        try {
+            byte[] d = MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(file));
+            return HexFormat.of().formatHex(d);
+        } catch (IOException e) {
+            return "(unreadable)";
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Override public List<Op> apply(HostContext ctx) {
+        String user = Sh.quote(ctx.node().ssh().user());
+        return List.of(
+            new Op.Capture("kubeadm's version", "kubeadm version -o short",
+                out -> Map.of("kubeadm.version", out.strip()), false),
+            Op.Run.of("gpuctl's directory", "install -d -m 0700 " + Kube.DIR).unless("test -d " + Kube.DIR),
+            new Op.WriteFile("kubeadm configuration", CONFIG, config(ctx), "0600", "root:root", false),
+            Op.Run.of("kubeadm init", "kubeadm init --config " + CONFIG + " --skip-token-print")
+                .unless("test -f " + Kube.ADMIN_CONF),
+            Op.Run.of("admin.conf for the ssh user",
+                    "d=\"$(getent passwd " + user + " | cut -d: -f6)/.kube\" && install -d -m 0700 -o " + user + " \"$d\" "
+                        + "&& install -m 0600 -o " + user + " " + Kube.ADMIN_CONF + " \"$d/config\"")
+                .unless("cmp -s " + Kube.ADMIN_CONF + " \"" + userKubeconfig(ctx) + "\""),
+            new Op.Fetch("admin.conf to this machine", Kube.ADMIN_CONF, localKubeconfig(ctx)));
+    }
+}

@@ -1,0 +1,51 @@
+package dev.gpuctl.steps;
+
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Values learned during a run (kubeadm's version, a join token, each node's GPU count), shared by all hosts.
+ * Commands and file contents refer to them as {@code {{key}}}; the runner substitutes them just before use,
+ * and the plan shows the placeholder itself. Secret values are masked wherever output is shown or logged.
+ */
+public final class Facts {
+    private static final Pattern REF = Pattern.compile("\\{\\{([a-zA-Z0-9_.-]+)}}");
+    private final Map<String, String> values = new ConcurrentHashMap<>();
+    private final Map<String, Boolean> secret = new ConcurrentHashMap<>();
+
+    public void put(String key, String value, boolean isSecret) {
+        values.put(key, value);
+        if (isSecret) secret.put(key, true);
+    }
+
+    public Optional<String> get(String key) { return Optional.ofNullable(values.get(key)); }
+
+    /** Replaces every {{key}} with its value; an unknown key is an error (a step ran before what it needs). */
+    public String substitute(String text) {
+        Matcher m = REF.matcher(text);
+        StringBuilder out = new StringBuilder();
+        while (m.find()) {
+            String v = values.get(m.group(1));
+            if (v == null) throw new IllegalStateException("no value for {{" + m.group(1) + "}} yet");
+            m.appendReplacement(out, Matcher.quoteReplacement(v));
+        }
+        m.appendTail(out);
+        return out.toString();
+    }
+
+    /** Masks every secret value in text (for logs, progress and error messages). */
+    public String mask(String text) {
+        String out = text;
+        for (String key : secret.keySet()) {
+            String v = values.get(key);
+            if (v != null && !v.isEmpty()) out = out.replace(v, "<" + key + ">");
+        }
+        return out;
+    }
+
+    /** A reference to a fact, for use in commands and file contents: {@code {{key}}}. */
+    public static String ref(String key) { return "{{" + key + "}}"; }
+}

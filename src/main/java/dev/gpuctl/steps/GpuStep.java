@@ -1,0 +1,89 @@
+package dev.gpuctl.steps;
+
+import dev.gpuctl.inventory.Node;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Step 9, GPUs in the scheduler: label GPU nodes, apply the NVIDIA device plugin, then wait until each GPU
+ * node's allocatable nvidia.com/gpu equals the count its nvidia-smi reported at preflight.
+ */
+public final class GpuStep implements Step {
+    static final Duration CAPACITY_WAIT = Duration.ofMinutes(5);
+    public static final String PRESENT_LABEL = "nvidia.com/gpu.present";
+
+    @Override public String id() { return "gpu"; }
+    @Override public String title() { return "GPU labels and NVIDIA device plugin"; }
+    @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster() && !gpuNodes(ctx).isEmpty(); }
+
+    static List<Node> gpuNodes(HostContext ctx) { return ctx.inventory().nodes().stream().filter(Node::gpu).toList(); }
+
+    /** Labels gpuctl puts on a node: the inventory's, plus nvidia.com/gpu.present=true on GPU nodes. */
+    static Map<String, String> labels(Node n) {
+        Map<String, String> l = new LinkedHashMap<>();
+        if (n.gpu()) l.put(PRESENT_LABEL, "true");
+        l.putAll(new java.util.TreeMap<>(n.labels()));
+        return l;
+    }
+
+    static String path(HostContext ctx) {
+        return Manifest.remotePath("nvidia-device-plugin", ctx.cluster().devicePlugin().manifest());
+    }
+
+    /** The fact preflight learns from each GPU node's nvidia-smi. */
+    public static String gpuCountFact(Node n) { return "gpu." + n.name() + ".count"; }
+
+    @Override public List<Probe> check(HostContext ctx) {
+        List<Probe> probes = new ArrayList<>();
+        for (Node n : ctx.inventory().nodes()) {
+            Map<String, String> want = labels(n);
+            if (want.isEmpty()) continue;
+            probes.add(Probe.of("node " + n.name() + " labelled " + want, Kube.kubectl("get node " + n.name() + " -o json"), r -> {
+                if (!r.ok()) return Optional.of("node " + n.name() + " not found: " + r.tail(1));
+                var have = KubeJson.parse(r.stdout()).path("metadata").path("labels");
+                var missing = want.entrySet().stream().filter(e -> !e.getValue().equals(have.path(e.getKey()).asText(null))).map(Map.Entry::getKey).toList();
+                return missing.isEmpty() ? Optional.empty() : Optional.of("labels missing or different: " + missing);
+            }));
+        }
+        probes.add(Manifest.applied("device plugin " + ctx.cluster().devicePlugin().version(), path(ctx)));
+        return probes;
+    }
+
+    @Override public List<Op> apply(HostContext ctx) {
+        List<Op> ops = new ArrayList<>();
+        for (Node n : ctx.inventory().nodes()) {
+            Map<String, String> want = labels(n);
+            if (want.isEmpty()) continue;
+            List<String> kv = want.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList();
+            ops.add(Op.Run.of("label " + n.name(), Kube.kubectl("label node " + n.name() + " --overwrite " + Sh.words(kv))));
+        }
+        ops.addAll(Manifest.place("NVIDIA device plugin " + ctx.cluster().devicePlugin().version(),
+            ctx.cluster().devicePlugin().manifest(), path(ctx), "", java.util.function.UnaryOperator.identity()));
+        ops.add(Manifest.apply("the device plugin", path(ctx)));
+        return ops;
+    }
+
+    @Override public List<Probe> verify(HostContext ctx) {
+        List<Probe> probes = new ArrayList<>(check(ctx));
+        for (Node n : gpuNodes(ctx)) probes.add(allocatable(n).waitingUpTo(CAPACITY_WAIT));
+        return probes;
+    }
+
+    /** allocatable nvidia.com/gpu of a node equals its nvidia-smi count (a fact learned at preflight). */
+    static Probe allocatable(Node n) {
+        return Probe.of("node " + n.name() + " allocatable nvidia.com/gpu = its nvidia-smi count",
+                Kube.kubectl("get node " + n.name() + " -o json"), r -> Optional.empty())
+            .judgedWithFacts((r, facts) -> {
+                if (!r.ok()) return Optional.of("node " + n.name() + " not found: " + r.tail(1));
+                String have = KubeJson.parse(r.stdout()).path("status").path("allocatable").path("nvidia.com/gpu").asText("0");
+                String want = facts.get(gpuCountFact(n)).orElse("?");
+                return have.equals(want) ? Optional.empty()
+                    : Optional.of("allocatable nvidia.com/gpu is " + have + ", nvidia-smi counts " + want
+                        + " (is nvidia the default runtime on " + n.name() + "? see the device plugin pod's log)");
+            });
+    }
+}

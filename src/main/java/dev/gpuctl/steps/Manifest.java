@@ -1,0 +1,69 @@
+package dev.gpuctl.steps;
+
+import dev.gpuctl.inventory.ManifestRef;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.UnaryOperator;
+
+/**
+ * Puts a manifest on the master and applies it: a local file is patched here and uploaded; a URL is fetched
+ * on the master and patched there. Applying is skipped when {@code kubectl diff} finds nothing to change.
+ */
+final class Manifest {
+    private Manifest() {}
+
+    /** Where the manifest lives on the master: named after its source, so a new source is a new file. */
+    static String remotePath(String name, ManifestRef ref) {
+        try {
+            byte[] d = java.security.MessageDigest.getInstance("SHA-256").digest(ref.toString().getBytes(StandardCharsets.UTF_8));
+            return Kube.DIR + "/" + name + "-" + HexFormat.of().formatHex(d, 0, 4) + ".yaml";
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static String readLocal(ManifestRef ref) {
+        try {
+            return Files.readString(ref.file(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read manifest " + ref.file(), e);
+        }
+    }
+
+    /** Ops that place the (patched) manifest at {@code path} on the master. */
+    static List<Op> place(String what, ManifestRef ref, String path, String rule, UnaryOperator<String> patch) {
+        List<Op> ops = new ArrayList<>();
+        ops.add(Op.Run.of("gpuctl's directory", "install -d -m 0700 " + Kube.DIR).unless("test -d " + Kube.DIR));
+        if (ref.isFile()) {
+            ops.add(Op.WriteFile.of(what + " (from " + ref.file().getFileName() + (rule.isEmpty() ? "" : ", " + rule) + ")",
+                path, patch.apply(readLocal(ref)), "0600"));
+        } else {
+            ops.add(Op.Run.of("fetch " + what,
+                    "curl -fsSL " + Sh.quote(ref.url().toString()) + " -o " + path + ".download && mv " + path + ".download " + path)
+                .unless("test -s " + path).changing(path));
+            if (!rule.isEmpty()) ops.add(new Op.EditFile(what + ": " + rule, path, rule, patch, "0600"));
+        }
+        return ops;
+    }
+
+    static Op.Run apply(String what, String path) {
+        return Op.Run.of("apply " + what, Kube.kubectl("apply -f " + path))
+            .unless("test -s " + path + " && " + Kube.kubectl("diff -f " + path) + " >/dev/null 2>&1");
+    }
+
+    static Probe applied(String what, String path) {
+        return Probe.of(what + " applied and unchanged (kubectl diff)",
+            "test -s " + path + " && " + Kube.kubectl("diff -f " + path) + " >/dev/null 2>&1; echo $?",
+            r -> switch (r.stdout().strip()) {
+                case "0" -> Optional.empty();
+                case "1" -> Optional.of("the cluster differs from " + path);
+                default -> Optional.of(path + " is missing or kubectl diff failed");
+            });
+    }
+}

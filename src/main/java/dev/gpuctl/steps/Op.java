@@ -1,0 +1,67 @@
+package dev.gpuctl.steps;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.function.UnaryOperator;
+
+/**
+ * One change an apply makes on a host. The runner executes ops; the plan renders the same ops.
+ * Strings may hold {@code {{fact}}} references (see {@link Facts}).
+ */
+public sealed interface Op {
+    /** A short description for people. */
+    String what();
+
+    /**
+     * A shell command run as root.
+     *
+     * @param unless        when set, a read-only command run first: exit 0 means "already right", skip
+     * @param onlyIfChanged when non-empty, run only if one of these paths was changed earlier in this step
+     * @param changes       paths this command changes (so later onlyIfChanged ops see them)
+     */
+    record Run(String what, String command, String unless, List<String> onlyIfChanged, List<String> changes)
+        implements Op {
+        public Run {
+            onlyIfChanged = List.copyOf(onlyIfChanged);
+            changes = List.copyOf(changes);
+        }
+        public static Run of(String what, String command) { return new Run(what, command, null, List.of(), List.of()); }
+        public Run unless(String check) { return new Run(what, command, check, onlyIfChanged, changes); }
+        public Run onlyIfChanged(String... paths) { return new Run(what, command, unless, List.of(paths), changes); }
+        public Run changing(String... paths) { return new Run(what, command, unless, onlyIfChanged, List.of(paths)); }
+    }
+
+    /**
+     * Makes a file hold exactly {@code content}: skipped when it already does; else the old file is backed up
+     * once ({@code PATH.gpuctl-orig}) and the new one written to a temp file and renamed into place.
+     * A secret file's content never appears in logs or output.
+     */
+    record WriteFile(String what, String path, String content, String mode, String owner, boolean secret)
+        implements Op {
+        public static WriteFile of(String what, String path, String content, String mode) {
+            return new WriteFile(what, path, content, mode, "root:root", false);
+        }
+        public WriteFile secret() { return new WriteFile(what, path, content, mode, owner, true); }
+    }
+
+    /**
+     * Reads a file (empty when absent), transforms it with a pure function, and writes it back like
+     * {@link WriteFile} when the result differs. Mode and owner are kept when the file exists.
+     *
+     * @param rule  what the edit does, for people (the plan shows it, and its result on an empty file)
+     */
+    record EditFile(String what, String path, String rule, UnaryOperator<String> edit, String mode)
+        implements Op {}
+
+    /** Copies a file from the host to the admin's machine (mode 0600), e.g. admin.conf. */
+    record Fetch(String what, String remotePath, Path localPath) implements Op {}
+
+    /**
+     * Runs a command and keeps facts parsed from its stdout for later ops ({@code {{key}}}).
+     * With {@code secret}, the values are masked everywhere they would be shown.
+     */
+    record Capture(String what, String command, Function<String, Map<String, String>> parse, boolean secret)
+        implements Op {}
+}

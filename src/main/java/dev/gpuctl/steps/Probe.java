@@ -1,0 +1,56 @@
+package dev.gpuctl.steps;
+
+import dev.gpuctl.remote.ExecResult;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+
+/**
+ * A read-only question asked of a host: a command and a judgement of its result.
+ *
+ * @param what      what must be true, for people ("no active swap in /proc/swaps")
+ * @param command   read-only shell command run as root on the host
+ * @param judge     empty when right, else what is wrong ("swap is on: /swap.img")
+ * @param learn     facts this probe teaches the run (e.g. a node's GPU count); may be empty
+ * @param waitUpTo  in verify, how long to keep asking before calling it wrong (ZERO: ask once)
+ */
+public record Probe(String what, String command, BiFunction<ExecResult, Facts, Optional<String>> judge,
+                    Function<ExecResult, Map<String, String>> learn, Duration waitUpTo) {
+
+    public static Probe of(String what, String command, Function<ExecResult, Optional<String>> judge) {
+        return new Probe(what, command, (r, f) -> judge.apply(r), r -> Map.of(), Duration.ZERO);
+    }
+
+    /** Right when the command's trimmed stdout equals {@code expected}. */
+    public static Probe equals(String what, String command, String expected) {
+        return of(what, command, r -> r.stdout().strip().equals(expected) ? Optional.empty()
+            : Optional.of("got '" + oneLine(r.stdout()) + "'" + stderrHint(r) + ", expected '" + expected + "'"));
+    }
+
+    /** Right when the command exits 0. */
+    public static Probe succeeds(String what, String command) {
+        return of(what, command, r -> r.ok() ? Optional.empty()
+            : Optional.of("exit " + r.exit() + stderrHint(r)));
+    }
+
+    public Probe waitingUpTo(Duration d) { return new Probe(what, command, judge, learn, d); }
+
+    public Probe learning(Function<ExecResult, Map<String, String>> l) {
+        return new Probe(what, command, judge, l, waitUpTo);
+    }
+
+    public Probe judgedWithFacts(BiFunction<ExecResult, Facts, Optional<String>> j) {
+        return new Probe(what, command, j, learn, waitUpTo);
+    }
+
+    static String oneLine(String s) {
+        String t = s.strip().replace('\n', ' ');
+        return t.length() > 120 ? t.substring(0, 117) + "..." : t;
+    }
+
+    static String stderrHint(ExecResult r) {
+        return r.stderr().isBlank() ? "" : " (" + oneLine(r.stderr()) + ")";
+    }
+}

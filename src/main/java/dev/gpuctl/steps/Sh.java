@@ -1,0 +1,69 @@
+package dev.gpuctl.steps;
+
+import java.util.Collection;
+import java.util.stream.Collectors;
+
+/** Small helpers for writing shell commands safely. */
+public final class Sh {
+    private Sh() {}
+
+    /** Single-quotes a word for POSIX sh. */
+    public static String quote(String s) {
+        if (s.matches("[A-Za-z0-9_@%+=:,./-]+")) return s;
+        return "'" + s.replace("'", "'\\''") + "'";
+    }
+
+    public static String words(Collection<String> words) {
+        return words.stream().map(Sh::quote).collect(Collectors.joining(" "));
+    }
+
+    static final String APT_ENV = "DEBIAN_FRONTEND=noninteractive";
+
+    /** apt-get install of packages not yet installed; apt's lists are refreshed first. */
+    public static Op.Run aptInstall(String what, Collection<String> packages) {
+        String pkgs = words(packages);
+        return Op.Run.of(what,
+                "export " + APT_ENV + "; apt-get update -q && apt-get install -y -q --no-install-recommends " + pkgs)
+            .unless(allInstalled(packages));
+    }
+
+    /** Exit 0 when every package is installed. */
+    public static String allInstalled(Collection<String> packages) {
+        return "test \"$(dpkg-query -W -f='${db:Status-Status}\\n' " + words(packages)
+            + " 2>/dev/null | grep -c '^installed$')\" = " + packages.size();
+    }
+
+    /** Probe: every package installed. */
+    public static Probe packagesInstalled(Collection<String> packages) {
+        return Probe.of("packages installed: " + String.join(", ", packages),
+            "dpkg-query -W -f='${Package} ${db:Status-Status}\\n' " + words(packages) + " 2>&1 || true",
+            r -> {
+                var missing = packages.stream()
+                    .filter(p -> !r.stdout().lines().anyMatch(l -> l.equals(p + " installed")))
+                    .toList();
+                return missing.isEmpty() ? java.util.Optional.empty()
+                    : java.util.Optional.of("not installed: " + String.join(", ", missing));
+            });
+    }
+
+    /** Probe: systemd units enabled and active. */
+    public static Probe unitsRunning(Collection<String> units) {
+        String list = words(units);
+        return Probe.of("enabled and active: " + String.join(", ", units),
+            "for u in " + list + "; do echo \"$u $(systemctl is-enabled \"$u\" 2>/dev/null) $(systemctl is-active \"$u\" 2>/dev/null)\"; done",
+            r -> {
+                var bad = r.stdout().lines()
+                    .filter(l -> !l.matches("\\S+ (enabled|static|indirect|generated|alias) active"))
+                    .toList();
+                return bad.isEmpty() ? java.util.Optional.empty()
+                    : java.util.Optional.of("not enabled+active: " + String.join("; ", bad));
+            });
+    }
+
+    /** Run: enable and start units unless they are already enabled and active. */
+    public static Op.Run enableNow(Collection<String> units) {
+        String list = words(units);
+        return Op.Run.of("enable and start " + String.join(", ", units), "systemctl enable --now " + list)
+            .unless("for u in " + list + "; do systemctl is-enabled -q \"$u\" && systemctl is-active -q \"$u\" || exit 1; done");
+    }
+}

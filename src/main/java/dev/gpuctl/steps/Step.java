@@ -1,0 +1,32 @@
+package dev.gpuctl.steps;
+
+import java.util.List;
+
+/**
+ * One small piece of the bootstrap, in three parts (DESIGN.md "Steps"):
+ * <ul>
+ *   <li>{@link #check}: read-only probes; all right means nothing to do;</li>
+ *   <li>{@link #apply}: idempotent ops that make it right;</li>
+ *   <li>{@link #verify}: probes that prove it, after apply and in {@code gpuctl verify} after a reboot.</li>
+ * </ul>
+ * Steps only describe work; the runner executes it and the plan renders it, from the same objects.
+ */
+public interface Step {
+    /** The name used by {@code --only} and in output: "swap". */
+    String id();
+
+    /** For people: "swap off, now and at boot". */
+    String title();
+
+    /** Whether this step has work on that host at all. */
+    boolean runsOn(HostContext ctx);
+
+    List<Probe> check(HostContext ctx);
+
+    List<Op> apply(HostContext ctx);
+
+    default List<Probe> verify(HostContext ctx) { return check(ctx); }
+
+    /** Ops run once on the master before this step applies on any host (e.g. create a join token). */
+    default List<Op> prepareOnMaster(HostContext masterCtx) { return List.of(); }
+}

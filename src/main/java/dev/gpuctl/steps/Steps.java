@@ -1,0 +1,37 @@
+package dev.gpuctl.steps;
+
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/** The bootstrap's phases and steps, in order (DESIGN.md "Steps" 0–10). */
+public final class Steps {
+    private Steps() {}
+
+    public static List<Phase> phases() {
+        return List.of(
+            new Phase("preflight", "preflight: every host, read-only", List.of(new PreflightStep()), true),
+            new Phase("hosts", "host preparation", List.of(new TimeSyncStep(), new SwapStep(), new KernelStep(),
+                new RuntimeStep(), new KubePackagesStep()), false),
+            new Phase("control-plane", "control plane and pod network", List.of(new ControlPlaneStep(), new CniStep()), false),
+            new Phase("join", "workers join", List.of(new JoinStep()), false),
+            new Phase("gpu", "GPUs", List.of(new GpuStep()), false),
+            new Phase("nfs-server", "NFS server", List.of(new NfsServerStep()), false),
+            new Phase("nfs-clients", "NFS clients", List.of(new NfsClientStep()), false));
+    }
+
+    /** Step ids accepted by --only, in order. */
+    public static List<String> ids() {
+        return phases().stream().flatMap(p -> p.steps().stream()).map(Step::id).distinct().toList();
+    }
+
+    /** Phases reduced to the steps named (preflight always stays). */
+    public static List<Phase> only(Set<String> ids) {
+        if (ids.isEmpty()) return phases();
+        return phases().stream()
+            .map(p -> new Phase(p.id(), p.title(), p.steps().stream()
+                .filter(s -> p.readOnly() || ids.contains(s.id())).collect(Collectors.toList()), p.readOnly()))
+            .filter(p -> !p.steps().isEmpty())
+            .toList();
+    }
+}

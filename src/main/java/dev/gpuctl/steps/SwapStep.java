@@ -1,0 +1,74 @@
+package dev.gpuctl.steps;
+
+import dev.gpuctl.hostconf.Fstab;
+import dev.gpuctl.hostconf.ProcSwaps;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Step 2, swap off now and at every boot. The guide's {@code sed '/ swap /'} misses fstab lines written with
+ * tabs (Ubuntu's /swap.img line) and ignores swap units and zram, which bring swap back at a reboot.
+ */
+public final class SwapStep implements Step {
+    static final String ZRAM_CONF = "/etc/systemd/zram-generator.conf";
+    static final String ZRAM_GENERATOR =
+        "{ [ -e /usr/lib/systemd/system-generators/zram-generator ] || [ -e /lib/systemd/system-generators/zram-generator ]; }";
+
+    @Override public String id() { return "swap"; }
+    @Override public String title() { return "swap off, now and at boot"; }
+    @Override public boolean runsOn(HostContext ctx) { return true; }
+
+    @Override public List<Probe> check(HostContext ctx) {
+        return List.of(
+            Probe.of("no active swap (/proc/swaps)", "cat /proc/swaps", r -> {
+                var active = ProcSwaps.parse(r.stdout());
+                return active.isEmpty() ? Optional.empty()
+                    : Optional.of("swap is on: " + active.stream().map(s -> s.filename()).toList());
+            }),
+            Probe.of("no active swap entry in /etc/fstab", "cat /etc/fstab", r -> {
+                var lines = Fstab.activeSwapEntries(r.stdout());
+                return lines.isEmpty() ? Optional.empty()
+                    : Optional.of("active swap lines: " + lines.stream().map(l -> l.replace('\t', ' ')).toList());
+            }),
+            Probe.of("no swap unit enabled (systemctl list-unit-files --type=swap)",
+                "systemctl list-unit-files --type=swap --no-legend --plain 2>/dev/null || true", r -> {
+                    var on = enabledSwapUnits(r.stdout());
+                    return on.isEmpty() ? Optional.empty() : Optional.of("swap units that start at boot: " + on);
+                }),
+            Probe.of("zram swap disabled (" + ZRAM_CONF + ")",
+                "if " + ZRAM_GENERATOR + "; then if [ -e " + ZRAM_CONF + " ]; then grep -c '^[[:space:]]*\\[zram' "
+                    + ZRAM_CONF + " || true; else echo missing; fi; else echo no-generator; fi",
+                r -> switch (r.stdout().strip()) {
+                    case "no-generator", "0" -> Optional.empty();
+                    case "missing" -> Optional.of("zram-generator is installed and " + ZRAM_CONF + " does not disable it");
+                    default -> Optional.of(ZRAM_CONF + " defines zram devices");
+                }));
+    }
+
+    /** Swap units whose state makes them start at boot: enabled, enabled-runtime, or generated from fstab. */
+    static List<String> enabledSwapUnits(String listUnitFiles) {
+        return listUnitFiles.lines()
+            .map(l -> l.trim().split("\\s+"))
+            .filter(f -> f.length >= 2 && f[0].endsWith(".swap"))
+            .filter(f -> f[1].equals("enabled") || f[1].equals("enabled-runtime") || f[1].equals("generated"))
+            .map(f -> f[0])
+            .toList();
+    }
+
+    @Override public List<Op> apply(HostContext ctx) {
+        return List.of(
+            Op.Run.of("turn swap off now", "swapoff -a").unless("test \"$(wc -l < /proc/swaps)\" -le 1"),
+            new Op.EditFile("comment out swap in /etc/fstab", "/etc/fstab",
+                "comment out every active swap entry (any whitespace, files and partitions)",
+                Fstab::commentOutSwap, "0644"),
+            Op.Run.of("reload systemd's fstab units", "systemctl daemon-reload").onlyIfChanged("/etc/fstab"),
+            Op.Run.of("mask swap units that would start at boot",
+                "systemctl list-unit-files --type=swap --no-legend --plain | awk '$2==\"enabled\"||$2==\"enabled-runtime\"||$2==\"generated\"{print $1}' "
+                    + "| while read -r u; do systemctl mask --now -- \"$u\"; done")
+                .unless("! systemctl list-unit-files --type=swap --no-legend --plain | awk '$2==\"enabled\"||$2==\"enabled-runtime\"||$2==\"generated\"{f=1} END{exit !f}'"),
+            Op.Run.of("disable zram swap",
+                "printf '# Written by gpuctl: kubelet needs swap off; no zram devices.\\n' > " + ZRAM_CONF
+                    + " && systemctl daemon-reload && for d in /dev/zram*; do [ -b \"$d\" ] && swapoff \"$d\" 2>/dev/null; done; true")
+                .unless("! " + ZRAM_GENERATOR + " || { [ -e " + ZRAM_CONF + " ] && ! grep -q '^[[:space:]]*\\[zram' " + ZRAM_CONF + "; }"));
+    }
+}

@@ -1,0 +1,63 @@
+package dev.gpuctl.steps;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Step 1, time sync. The guide installs {@code ntp}, a transitional package on Debian 12 and Ubuntu 24.04;
+ * gpuctl installs chrony, points it at the inventory's timeServers (else the distribution's pool), and
+ * proves synchronisation by asking systemd ({@code timedatectl}), waiting a bounded time.
+ */
+public final class TimeSyncStep implements Step {
+    static final String SOURCES = "/etc/chrony/sources.d/gpuctl.sources";
+    static final Duration SYNC_WAIT = Duration.ofSeconds(90);
+
+    @Override public String id() { return "time"; }
+    @Override public String title() { return "time sync (chrony)"; }
+    @Override public boolean runsOn(HostContext ctx) { return true; }
+
+    /** chrony's sources file for the inventory's servers; empty when the distribution's pool is used. */
+    static Optional<String> sourcesFile(List<String> servers) {
+        if (servers.isEmpty()) return Optional.empty();
+        StringBuilder sb = new StringBuilder("# Written by gpuctl from the inventory's cluster.timeServers.\n");
+        for (String s : servers) sb.append("server ").append(s).append(" iburst\n");
+        return Optional.of(sb.toString());
+    }
+
+    @Override public List<Probe> check(HostContext ctx) {
+        List<Probe> probes = new ArrayList<>();
+        probes.add(Sh.packagesInstalled(List.of("chrony")));
+        sourcesFile(ctx.cluster().timeServers()).ifPresent(content ->
+            probes.add(Probe.of("chrony uses the inventory's time servers (" + SOURCES + ")",
+                "cat " + SOURCES + " 2>/dev/null || true",
+                r -> r.stdout().equals(content) ? Optional.empty()
+                    : Optional.of(SOURCES + " does not list " + String.join(", ", ctx.cluster().timeServers())))));
+        probes.add(Sh.unitsRunning(List.of("chrony")));
+        probes.add(synchronized_());
+        return probes;
+    }
+
+    static Probe synchronized_() {
+        return Probe.equals("clock synchronised (timedatectl NTPSynchronized)",
+            "timedatectl show -p NTPSynchronized --value", "yes");
+    }
+
+    @Override public List<Op> apply(HostContext ctx) {
+        List<Op> ops = new ArrayList<>();
+        ops.add(Sh.aptInstall("install chrony", List.of("chrony")));
+        sourcesFile(ctx.cluster().timeServers()).ifPresent(content -> {
+            ops.add(Op.WriteFile.of("chrony sources from the inventory", SOURCES, content, "0644"));
+            ops.add(Op.Run.of("reload chrony's sources", "chronyc reload sources >/dev/null").onlyIfChanged(SOURCES));
+        });
+        ops.add(Sh.enableNow(List.of("chrony")));
+        return ops;
+    }
+
+    @Override public List<Probe> verify(HostContext ctx) {
+        List<Probe> probes = new ArrayList<>(check(ctx));
+        probes.set(probes.size() - 1, synchronized_().waitingUpTo(SYNC_WAIT));
+        return probes;
+    }
+}

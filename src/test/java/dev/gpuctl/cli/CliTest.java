@@ -1,0 +1,114 @@
+package dev.gpuctl.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The command line: exit codes, and results on stdout with diagnostics on stderr. */
+class CliTest {
+    record Run(int code, String out, String err) {
+        @Override public String toString() { return "exit " + code + "\n--- stdout\n" + out + "--- stderr\n" + err; }
+    }
+
+    static Run run(Map<String, String> env, String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = Main.run(args, new PrintWriter(out), new PrintWriter(err), env);
+        return new Run(code, out.toString(), err.toString());
+    }
+
+    static Run run(String... args) { return run(Map.of(), args); }
+
+    static final Path EXAMPLE = Path.of("inventory.example.yaml");
+
+    @Test void planOfTheExampleGoesToStdout() {
+        Run r = run("plan", EXAMPLE.toString());
+        assertEquals(0, r.code, r::toString);
+        assertTrue(r.out.contains("[worker-3 172.16.10.102 worker]"), r::toString);
+        assertTrue(r.out.contains("step join"), r::toString);
+        assertEquals("", r.err, r::toString);
+    }
+
+    @Test void planJsonIsJson() throws IOException {
+        Run r = run("plan", "--json", EXAMPLE.toString());
+        assertEquals(0, r.code, r::toString);
+        var tree = new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.out);
+        assertEquals("gpu-lab", tree.get("cluster").asText());
+        assertEquals("preflight", tree.get("phases").get(0).get("id").asText());
+    }
+
+    @Test void inventoryFromEnvironmentAndOption(@TempDir Path dir) throws IOException {
+        Path copy = dir.resolve("my inventory.yaml");
+        Files.copy(EXAMPLE, copy);
+        assertEquals(0, run(Map.of("GPUCTL_INVENTORY", copy.toString()), "plan").code);
+        assertEquals(0, run("plan", "-i", copy.toString()).code);
+    }
+
+    @Test void missingInventoryIsAUsageError(@TempDir Path dir) {
+        Run r = run("plan", dir.resolve("nope.yaml").toString());
+        assertEquals(2, r.code, r::toString);
+        assertEquals("", r.out);
+        assertTrue(r.err.contains("nope.yaml"), r::toString);
+        assertFalse(r.err.contains("Exception"), r::toString);
+    }
+
+    @Test void directoryInsteadOfInventory(@TempDir Path dir) {
+        Run r = run("plan", dir.toString());
+        assertEquals(2, r.code, r::toString);
+        assertFalse(r.err.contains("at dev.gpuctl"), r::toString);
+    }
+
+    @Test void brokenInventoryListsEveryErrorWithPosition(@TempDir Path dir) throws IOException {
+        Path f = dir.resolve("inv.yaml");
+        Files.writeString(f, Files.readString(EXAMPLE).replace("runtime: docker", "runtime: podman")
+            .replace("podCidr: 10.244.0.0/16", "podCidr: 10.244.0.0/33"));
+        Run r = run("plan", f.toString());
+        assertEquals(2, r.code, r::toString);
+        assertEquals("", r.out, r::toString);
+        assertTrue(r.err.contains(f + ":9:"), r::toString);
+        assertTrue(r.err.contains(f + ":11:"), r::toString);
+        assertFalse(r.err.contains("Exception"), r::toString);
+    }
+
+    @Test void overlappingPodCidrExits3AndNamesBothRanges(@TempDir Path dir) throws IOException {
+        Path f = dir.resolve("inv.yaml");
+        Files.writeString(f, Files.readString(EXAMPLE).replace("podCidr: 10.244.0.0/16", "podCidr: 172.16.10.0/24"));
+        Run r = run("plan", f.toString());
+        assertEquals(3, r.code, r::toString);
+        assertTrue(r.err.contains("172.16.10.0/24 (cluster.podCidr) overlaps 172.16.10.90/32 (node master address)"), r::toString);
+    }
+
+    @Test void unknownFlagAndCommandAreUsageErrors() {
+        Run r = run("plan", "--frobnicate");
+        assertEquals(2, r.code, r::toString);
+        assertTrue(r.err.contains("--frobnicate"), r::toString);
+        assertEquals(2, run("bootstrapp").code);
+        assertEquals(2, run().code);
+    }
+
+    @Test void versionAndHelpGoToStdout() {
+        Run v = run("--version");
+        assertEquals(0, v.code);
+        assertTrue(v.out.startsWith("gpuctl "), v::toString);
+        Run h = run("--help");
+        assertEquals(0, h.code);
+        assertTrue(h.out.contains("Exit codes:"), h::toString);
+    }
+
+    @Test void completionScriptForBashAndZsh() {
+        Run b = run("completion", "bash");
+        assertEquals(0, b.code);
+        assertTrue(b.out.contains("complete -F") && b.out.contains("plan"), "bash script mentions commands");
+        assertEquals(0, run("completion", "zsh").code);
+        assertEquals(2, run("completion", "fish").code);
+    }
+}
