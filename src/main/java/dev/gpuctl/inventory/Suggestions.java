@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 
-/** "did you mean …?": the known word closest to a misspelt one, ignoring case, within an edit distance of 2. */
+/** "did you mean …?": the known word closest to a misspelt one, ignoring case, within an edit distance of 2 (1 for words of up to 3 letters). */
 final class Suggestions {
     private Suggestions() {}
 
@@ -19,7 +19,7 @@ final class Suggestions {
                 bestDistance = d;
             }
         }
-        int limit = Math.min(2, Math.max(1, lower.length() / 3));
+        int limit = lower.length() <= 3 ? 1 : 2;
         return bestDistance <= limit ? Optional.of(best) : Optional.empty();
     }
 
