@@ -11,6 +11,7 @@ import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.nodes.NodeTuple;
 import org.yaml.snakeyaml.nodes.ScalarNode;
 import org.yaml.snakeyaml.nodes.SequenceNode;
+import org.yaml.snakeyaml.nodes.Tag;
 
 /** Reads `nodes:` and checks the list as a whole. See {@link InventoryLoader} for the rules. */
 final class NodesReader {
@@ -84,7 +85,7 @@ final class NodesReader {
 
     /** Kubernetes labels: a mapping of label keys to label values, both strings. */
     private Map<String, String> labels(Node value, String path) {
-        if (!(value instanceof MappingNode mapping) || !Section.describe(value).equals("a mapping")) {
+        if (!(value instanceof MappingNode mapping) || !value.getTag().equals(Tag.MAP)) {
             problems.at(value, path + ": expected a mapping of label keys to values, got " + Section.describe(value));
             return Map.of();
         }

@@ -1,11 +1,11 @@
 package dev.gpuctl.inventory;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.regex.Pattern;
 import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.nodes.ScalarNode;
@@ -62,7 +62,7 @@ final class StorageReader {
             problems.at(dir, path + ": '" + text + "' is not an absolute path (expected e.g. /export/dataset)");
             return false;
         }
-        boolean dots = Set.of(text.split("/")).stream().anyMatch(p -> p.equals(".") || p.equals(".."));
+        boolean dots = Arrays.stream(text.split("/")).anyMatch(p -> p.equals(".") || p.equals(".."));
         if (!EXPORT_PATH.matcher(text).matches() || dots) {
             problems.at(dir, path + ": '" + text + "' is not usable as an export path (expected an absolute path"
                 + " other than /, without spaces, '.' or '..' parts, '//' or a trailing '/')");

@@ -521,6 +521,7 @@ class InventoryLoaderTest {
                   - { path: "/export/my data" }
                   - { path: /export/ckpt, readOnly: true }
                   - { path: /export/../etc }
+                  - { path: /data/data }
             """,
             "inv.yaml:7:17: storage.nfs.exports[0].path: 'export/dataset' is not an absolute path (expected e.g. /export/dataset)",
             "inv.yaml:9:17: storage.nfs.exports[2].path: '/export/my data' is not usable as an export path (expected an absolute path other than /, without spaces, '.' or '..' parts, '//' or a trailing '/')",
