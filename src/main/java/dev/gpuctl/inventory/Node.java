@@ -3,7 +3,7 @@ package dev.gpuctl.inventory;
 import java.util.Map;
 
 /**
- * One host. Workers have GPUs unless the inventory says gpu: false; the master never has.
+ * One host. Workers have GPUs unless the inventory says gpu: false; the master has none unless gpu: true.
  * connection is "ssh" (default) or "local" (commands run on the machine gpuctl runs on).
  */
 public record Node(String name, String address, Role role, boolean gpu, Map<String, String> labels,

@@ -1,0 +1,170 @@
+package dev.gpuctl.inventory;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.yaml.snakeyaml.nodes.MappingNode;
+import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.nodes.NodeTuple;
+import org.yaml.snakeyaml.nodes.ScalarNode;
+import org.yaml.snakeyaml.nodes.SequenceNode;
+import org.yaml.snakeyaml.nodes.Tag;
+
+/** Reads `nodes:` and checks the list as a whole. See {@link InventoryLoader} for the rules. */
+final class NodesReader {
+    static final List<String> KEYS = List.of("name", "address", "role", "gpu", "labels", "ssh", "connection");
+    static final List<String> CONNECTIONS = List.of("ssh", "local");
+    private static final Map<String, String> HINTS = hints();
+
+    private static Map<String, String> hints() {
+        Map<String, String> hints = new HashMap<>();
+        for (String key : SshReader.NODE_KEYS) hints.put(key, "it belongs under the node's ssh:");
+        return hints;
+    }
+
+    private final Problems problems;
+    private final SshReader ssh;
+
+    NodesReader(ReadContext ctx) {
+        this.problems = ctx.problems;
+        this.ssh = new SshReader(ctx);
+    }
+
+    /** One node as read, with the YAML nodes that later checks point at. */
+    private record Read(ScalarNode nameNode, ScalarNode addressNode, ScalarNode roleNode,
+                        ScalarNode connectionNode, String canonicalAddress) {}
+
+    List<dev.gpuctl.inventory.Node> read(Section top, SequenceNode list, SshReader.Partial defaults) {
+        if (list.getValue().isEmpty()) {
+            problems.at(list, "nodes: the list is empty (expected at least one node: exactly one master and any number of workers)");
+        }
+        List<dev.gpuctl.inventory.Node> nodes = new ArrayList<>();
+        List<Read> reads = new ArrayList<>();
+        for (int i = 0; i < list.getValue().size(); i++) {
+            String path = "nodes[" + i + "]";
+            Section.read(problems, path, list.getValue().get(i), KEYS, HINTS)
+                .ifPresent(s -> nodes.add(node(s, defaults, reads)));
+        }
+        checkMasters(top, reads);
+        checkUnique(reads);
+        return nodes;
+    }
+
+    private dev.gpuctl.inventory.Node node(Section n, SshReader.Partial defaults, List<Read> reads) {
+        Optional<ScalarNode> nameNode = n.requiredScalar("name", "a node name such as 'worker-1'");
+        nameNode.filter(s -> !Names.isDnsSubdomain(s.getValue())).ifPresent(s -> problems.at(s, n.child("name")
+            + ": '" + s.getValue() + "' is not a valid node name (expected a DNS-1123 subdomain, as Kubernetes"
+            + " needs for node names: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit)"));
+        Optional<ScalarNode> addressNode = n.requiredScalar("address", "the node's IP address or host name");
+        Optional<String> canonical = addressNode.flatMap(s -> {
+            Optional<String> a = Names.canonicalAddress(s.getValue());
+            if (a.isEmpty()) problems.at(s, n.child("address") + ": " + SshReader.badAddress(s.getValue()));
+            return a;
+        });
+        if (n.value("role").isEmpty()) n.missing("role", "master or worker");
+        Optional<Role> role = Choices.read(n, "role", "role", Role.values(), Role::key);
+        boolean gpu = n.bool("gpu").orElse(role.orElse(Role.WORKER) == Role.WORKER);
+        Map<String, String> labels = n.value("labels").map(v -> labels(v, n.child("labels"))).orElse(Map.of());
+        SshReader.Partial own = n.section("ssh", SshReader.NODE_KEYS, Map.of()).map(ssh::read)
+            .orElse(SshReader.Partial.NONE);
+        Optional<ScalarNode> connectionNode = n.scalar("connection");
+        String connection = connectionNode.map(ScalarNode::getValue).orElse("ssh");
+        if (!CONNECTIONS.contains(connection)) {
+            problems.at(connectionNode.orElseThrow(), n.child("connection") + ": unknown connection '" + connection
+                + "' (expected one of: " + String.join(", ", CONNECTIONS) + ")");
+        }
+        reads.add(new Read(nameNode.orElse(null), addressNode.orElse(null),
+            role.flatMap(r -> n.scalar("role")).orElse(null), connectionNode.orElse(null), canonical.orElse(null)));
+        return new dev.gpuctl.inventory.Node(nameNode.map(ScalarNode::getValue).orElse(""),
+            addressNode.map(ScalarNode::getValue).orElse(""), role.orElse(Role.WORKER), gpu, labels,
+            ssh.resolve(own.over(defaults)), connection);
+    }
+
+    /** Kubernetes labels: a mapping of label keys to label values, both strings. */
+    private Map<String, String> labels(Node value, String path) {
+        if (!(value instanceof MappingNode mapping) || !value.getTag().equals(Tag.MAP)) {
+            problems.at(value, path + ": expected a mapping of label keys to values, got " + Section.describe(value));
+            return Map.of();
+        }
+        Map<String, String> labels = new LinkedHashMap<>();
+        Map<String, Node> firstKeys = new HashMap<>();
+        for (NodeTuple t : mapping.getValue()) {
+            Node k = t.getKeyNode();
+            Node v = t.getValueNode();
+            if (!Section.isPlainScalar(k)) {
+                problems.at(k, path + ": expected a label key, got " + Section.describe(k));
+                continue;
+            }
+            String key = ((ScalarNode) k).getValue();
+            if (firstKeys.containsKey(key)) {
+                problems.at(k, "duplicate key '" + key + "' in " + path + " (first at line " + Problems.line(firstKeys.get(key)) + ")");
+                continue;
+            }
+            firstKeys.put(key, k);
+            if (!Names.isLabelKey(key)) {
+                problems.at(k, path + ": '" + key + "' is not a valid label key (expected [prefix/]name: a name of at"
+                    + " most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit,"
+                    + " and an optional DNS subdomain prefix)");
+            }
+            if (!Section.isPlainScalar(v)) {
+                problems.at(v, path + "." + key + ": expected a label value (a string), got " + Section.describe(v));
+                continue;
+            }
+            String text = ((ScalarNode) v).getValue();
+            if (!Names.isLabelValue(text)) {
+                problems.at(v, path + "." + key + ": '" + text + "' is not a valid label value (expected at most 63"
+                    + " letters, digits, '-', '_' and '.', starting and ending with a letter or digit)");
+            }
+            labels.put(key, text);
+        }
+        return labels;
+    }
+
+    /** Exactly one master: none is reported at `nodes`, each extra one at its role. */
+    private void checkMasters(Section top, List<Read> reads) {
+        List<Read> masters = reads.stream()
+            .filter(r -> r.roleNode() != null && r.roleNode().getValue().equals(Role.MASTER.key())).toList();
+        boolean complete = reads.stream().allMatch(r -> r.roleNode() != null);
+        if (masters.isEmpty() && complete && !reads.isEmpty()) {
+            problems.at(top.keyNode("nodes").orElse(top.node()),
+                "nodes: no node has role master (expected exactly one master)");
+        }
+        for (Read extra : masters.subList(Math.min(1, masters.size()), masters.size())) {
+            Read first = masters.get(0);
+            problems.at(extra.roleNode(), "a second master " + nameOf(extra) + " (expected exactly one master; "
+                + nameOf(first) + " at line " + Problems.line(first.roleNode()) + " is the master)");
+        }
+    }
+
+    /** Node names, addresses and local connections are unique; the second of a pair is reported. */
+    private void checkUnique(List<Read> reads) {
+        Map<String, Read> names = new HashMap<>();
+        Map<String, Read> addresses = new HashMap<>();
+        Read local = null;
+        for (Read r : reads) {
+            if (r.nameNode() != null) {
+                Read first = names.putIfAbsent(r.nameNode().getValue(), r);
+                if (first != null) problems.at(r.nameNode(), "duplicate node name '" + r.nameNode().getValue()
+                    + "' (first at line " + Problems.line(first.nameNode()) + ")");
+            }
+            if (r.canonicalAddress() != null) {
+                Read first = addresses.putIfAbsent(r.canonicalAddress(), r);
+                if (first != null) problems.at(r.addressNode(), "duplicate node address '" + r.addressNode().getValue()
+                    + "' (" + nameOf(first) + " at line " + Problems.line(first.addressNode()) + " has it too)");
+            }
+            if (r.connectionNode() != null && r.connectionNode().getValue().equals("local")) {
+                if (local != null) problems.at(r.connectionNode(), "a second node with connection: local (only the"
+                    + " machine gpuctl runs on can be local, and " + nameOf(local) + " at line "
+                    + Problems.line(local.connectionNode()) + " is already)");
+                else local = r;
+            }
+        }
+    }
+
+    private static String nameOf(Read r) {
+        return r.nameNode() == null ? "the node" : "node '" + r.nameNode().getValue() + "'";
+    }
+}

@@ -1,0 +1,112 @@
+package dev.gpuctl.inventory;
+
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import org.yaml.snakeyaml.nodes.ScalarNode;
+
+/**
+ * What reading one inventory needs besides the YAML: where its problems go, the directory that
+ * relative paths are relative to, and HOME for '~'.
+ */
+final class ReadContext {
+    final Problems problems;
+    private final Path baseDir;
+    private final Optional<Path> home;
+    private final Set<String> reportedDefaults = new HashSet<>();
+
+    ReadContext(Problems problems, Path baseDir, Optional<String> home) {
+        this.problems = problems;
+        this.baseDir = baseDir.toAbsolutePath().normalize();
+        this.home = home.filter(h -> !h.isBlank()).flatMap(ReadContext::toPath);
+    }
+
+    private static Optional<Path> toPath(String text) {
+        try {
+            return Optional.of(Path.of(text));
+        } catch (InvalidPathException e) {
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * A file path from the inventory: '~' and '~/…' are expanded with HOME, a relative path is
+     * resolved against the inventory's directory. '~user' is not supported.
+     */
+    Optional<Path> path(ScalarNode node, String path) {
+        String text = node.getValue();
+        if (text.isEmpty() || text.indexOf('\0') >= 0) {
+            problems.at(node, path + ": expected a file path, got " + Section.describe(node));
+            return Optional.empty();
+        }
+        if (text.startsWith("~") && !text.equals("~") && !text.startsWith("~/")) {
+            problems.at(node, path + ": '" + text + "' names another user's home, which is not supported"
+                + " (expected '~/…', an absolute path, or a path relative to the inventory)");
+            return Optional.empty();
+        }
+        if (text.startsWith("~")) {
+            if (home.isEmpty()) {
+                problems.at(node, path + ": cannot expand '~' because HOME is not set (expected an absolute path)");
+                return Optional.empty();
+            }
+            return toPath(text.length() <= 2 ? "" : text.substring(2)).map(p -> home.get().resolve(p).normalize());
+        }
+        Optional<Path> p = toPath(text).map(rel -> baseDir.resolve(rel).normalize());
+        if (p.isEmpty()) problems.at(node, path + ": '" + text + "' is not a valid file path");
+        return p;
+    }
+
+    /** A default path under HOME ("~/.ssh/id_ed25519"); without HOME, reported once per key. */
+    Path underHome(String relative, String key) {
+        if (home.isPresent()) return home.get().resolve(relative).normalize();
+        if (reportedDefaults.add(key)) {
+            problems.whole(key + ": cannot use the default ~/" + relative
+                + " because HOME is not set (set " + key + " to an absolute path)");
+        }
+        return Path.of("/", relative);
+    }
+
+    /**
+     * A manifest: an http:// or https:// URL, or else a local file, which must exist and be a
+     * regular file (relative to the inventory's directory).
+     */
+    Optional<ManifestRef> manifest(ScalarNode node, String path) {
+        String text = node.getValue();
+        var scheme = java.util.regex.Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*)://.*", java.util.regex.Pattern.DOTALL)
+            .matcher(text);
+        if (scheme.matches()) {
+            String name = scheme.group(1).toLowerCase(Locale.ROOT);
+            if (!name.equals("http") && !name.equals("https")) {
+                problems.at(node, path + ": unsupported URL scheme '" + scheme.group(1)
+                    + "' (expected an http:// or https:// URL, or a local file)");
+                return Optional.empty();
+            }
+            try {
+                URI uri = new URI(text);
+                if (uri.getHost() == null || uri.getHost().isEmpty()) throw new URISyntaxException(text, "no host");
+                return Optional.of(ManifestRef.ofUrl(text));
+            } catch (URISyntaxException | IllegalArgumentException e) {
+                problems.at(node, path + ": '" + text + "' is not a valid URL (expected e.g. https://example.com/manifest.yaml)");
+                return Optional.empty();
+            }
+        }
+        Optional<Path> file = path(node, path);
+        if (file.isEmpty()) return Optional.empty();
+        if (!Files.exists(file.get())) {
+            problems.at(node, path + ": file " + file.get() + " does not exist"
+                + " (expected an http(s) URL, or a local file relative to the inventory's directory)");
+            return Optional.empty();
+        }
+        if (!Files.isRegularFile(file.get())) {
+            problems.at(node, path + ": " + file.get() + " is not a regular file (expected a manifest file)");
+            return Optional.empty();
+        }
+        return Optional.of(ManifestRef.ofFile(file.get()));
+    }
+}

@@ -1,0 +1,81 @@
+package dev.gpuctl.inventory;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Pattern;
+import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.nodes.ScalarNode;
+import org.yaml.snakeyaml.nodes.SequenceNode;
+
+/** Reads `storage:`. See {@link InventoryLoader} for the rules. */
+final class StorageReader {
+    static final List<String> KEYS = List.of("nfs");
+    static final List<String> NFS_KEYS = List.of("server", "exports");
+    static final List<String> EXPORT_KEYS = List.of("path", "readOnly");
+    /** Absolute, no empty parts (no '//', no trailing '/'), no whitespace or control characters. */
+    private static final Pattern EXPORT_PATH = Pattern.compile("(/[^/\\s\\p{Cntrl}]+)+");
+
+    private final Problems problems;
+
+    StorageReader(Problems problems) { this.problems = problems; }
+
+    Optional<Nfs> read(Section storage, List<dev.gpuctl.inventory.Node> nodes) {
+        return storage.section("nfs", NFS_KEYS, Map.of()).map(nfs -> nfs(nfs, nodes));
+    }
+
+    private Nfs nfs(Section nfs, List<dev.gpuctl.inventory.Node> nodes) {
+        Optional<ScalarNode> server = nfs.requiredScalar("server", "the name of the node that serves NFS");
+        List<String> names = nodes.stream().map(dev.gpuctl.inventory.Node::name).toList();
+        server.filter(s -> !names.contains(s.getValue())).ifPresent(s -> problems.at(s, nfs.child("server")
+            + ": no node named '" + s.getValue() + "' (expected the name of a node: " + String.join(", ", names) + ")"));
+        if (nfs.value("exports").isEmpty()) nfs.missing("exports", "a list of exports such as { path: /export/dataset }");
+        List<NfsExport> exports = nfs.list("exports").map(list -> exports(nfs, list)).orElse(List.of());
+        return new Nfs(server.map(ScalarNode::getValue).orElse(""), exports);
+    }
+
+    private List<NfsExport> exports(Section nfs, SequenceNode list) {
+        if (list.getValue().isEmpty()) {
+            problems.at(list, nfs.child("exports") + ": the list is empty (expected at least one export)");
+        }
+        List<NfsExport> exports = new ArrayList<>();
+        Map<String, Node> seen = new HashMap<>();
+        for (int i = 0; i < list.getValue().size(); i++) {
+            String path = nfs.child("exports") + "[" + i + "]";
+            Optional<Section> export = Section.read(problems, path, list.getValue().get(i), EXPORT_KEYS, Map.of());
+            if (export.isEmpty()) continue;
+            Optional<ScalarNode> dir = export.get().requiredScalar("path", "an absolute path such as /export/dataset");
+            boolean readOnly = export.get().bool("readOnly").orElse(false);
+            dir.filter(d -> exportPath(d, export.get().child("path")))
+                .filter(d -> unique(d, seen))
+                .ifPresent(d -> exports.add(new NfsExport(d.getValue(), readOnly)));
+        }
+        return exports;
+    }
+
+    private boolean exportPath(ScalarNode dir, String path) {
+        String text = dir.getValue();
+        if (!text.startsWith("/")) {
+            problems.at(dir, path + ": '" + text + "' is not an absolute path (expected e.g. /export/dataset)");
+            return false;
+        }
+        boolean dots = Arrays.stream(text.split("/")).anyMatch(p -> p.equals(".") || p.equals(".."));
+        if (!EXPORT_PATH.matcher(text).matches() || dots) {
+            problems.at(dir, path + ": '" + text + "' is not usable as an export path (expected an absolute path"
+                + " other than /, without spaces, '.' or '..' parts, '//' or a trailing '/')");
+            return false;
+        }
+        return true;
+    }
+
+    private boolean unique(ScalarNode dir, Map<String, Node> seen) {
+        Node first = seen.putIfAbsent(dir.getValue(), dir);
+        if (first != null) {
+            problems.at(dir, "duplicate export path '" + dir.getValue() + "' (first at line " + Problems.line(first) + ")");
+        }
+        return first == null;
+    }
+}

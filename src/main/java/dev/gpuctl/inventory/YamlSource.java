@@ -1,0 +1,59 @@
+package dev.gpuctl.inventory;
+
+import java.io.StringReader;
+import java.util.Optional;
+import org.yaml.snakeyaml.DumperOptions;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+import org.yaml.snakeyaml.error.Mark;
+import org.yaml.snakeyaml.error.MarkedYAMLException;
+import org.yaml.snakeyaml.error.YAMLException;
+import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.representer.Representer;
+
+/**
+ * Parses inventory text into a YAML node tree, with positions, and never into objects: no type is
+ * ever instantiated from the file. Limits: 1 Mi code points, 50 aliases, nesting depth 32, one
+ * document, no recursive keys.
+ */
+final class YamlSource {
+    static final int CODE_POINT_LIMIT = 1024 * 1024;
+    static final int NESTING_DEPTH_LIMIT = 32;
+
+    private YamlSource() {}
+
+    /** The document's root node, or empty when the text is not valid YAML (reported) or has no document. */
+    static Optional<Node> compose(String text, Problems problems) {
+        LoaderOptions options = new LoaderOptions();
+        options.setAllowDuplicateKeys(false);
+        options.setMaxAliasesForCollections(50);
+        options.setCodePointLimit(CODE_POINT_LIMIT);
+        options.setAllowRecursiveKeys(false);
+        options.setNestingDepthLimit(NESTING_DEPTH_LIMIT);
+        options.setProcessComments(false);
+        DumperOptions dumper = new DumperOptions();
+        Yaml yaml = new Yaml(new SafeConstructor(options), new Representer(dumper), dumper, options);
+        try {
+            return Optional.ofNullable(yaml.compose(new StringReader(text)));
+        } catch (MarkedYAMLException e) {
+            Mark mark = e.getProblemMark() != null ? e.getProblemMark() : e.getContextMark();
+            problems.at(mark, "invalid YAML: " + describe(e));
+        } catch (YAMLException e) {
+            problems.whole("invalid YAML: " + e.getMessage());
+        }
+        return Optional.empty();
+    }
+
+    /** snakeyaml's problem, and its context ("while scanning a simple key at line 3") when there is one. */
+    private static String describe(MarkedYAMLException e) {
+        String problem = e.getProblem() == null ? "syntax error" : e.getProblem().strip();
+        String context = e.getContext();
+        if (context == null || context.isBlank()) return problem;
+        Mark at = e.getContextMark();
+        boolean elsewhere = at != null && e.getProblemMark() != null && at.getLine() != e.getProblemMark().getLine();
+        String where = elsewhere ? " at line " + (at.getLine() + 1) + ", column " + (at.getColumn() + 1) : "";
+        if (problem.startsWith("but ")) return context.strip() + where + ", " + problem;
+        return problem + " (" + context.strip() + where + ")";
+    }
+}
