@@ -13,7 +13,9 @@ final class Inventories {
         try {
             return InventoryLoader.load(file);
         } catch (InventoryException e) {
-            throw new GpuctlException(ExitCode.USAGE, e.getMessage());
+            var errors = e.errors();
+            String head = errors.size() == 1 ? "" : file + " has " + errors.size() + " problems:\n";
+            throw new GpuctlException(ExitCode.USAGE, head + e.getMessage());
         }
     }
 }

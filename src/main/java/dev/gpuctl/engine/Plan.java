@@ -33,6 +33,7 @@ public record Plan(String cluster, String summary, List<String> cidrConflicts, L
             + ", podCidr " + c.podCidr() + ", serviceCidr " + c.serviceCidr() + ", packages " + c.packages().key()
             + ", " + inv.nodes().size() + " hosts (" + inv.nodes().stream().filter(Node::gpu).count() + " with GPUs)";
         List<String> conflicts = CidrCheck.check(CidrCheck.staticRanges(inv)).stream().map(CidrCheck.Conflict::message).toList();
+        java.nio.file.Path base = inv.file().toAbsolutePath().getParent();
         List<PhasePlan> out = new ArrayList<>();
         for (Phase phase : phases) {
             List<HostPlan> hosts = new ArrayList<>();
@@ -42,9 +43,9 @@ public record Plan(String cluster, String summary, List<String> cidrConflicts, L
                 for (Step step : phase.steps()) {
                     if (!step.runsOn(ctx)) continue;
                     steps.add(new StepPlan(step.id(), step.title(),
-                        step.prepareOnMaster(new HostContext(inv, inv.master())).stream().map(Plan::op).toList(),
+                        step.prepareOnMaster(new HostContext(inv, inv.master())).stream().map(o -> op(o, base)).toList(),
                         step.check(ctx).stream().map(Plan::probe).toList(),
-                        step.apply(ctx).stream().map(Plan::op).toList(),
+                        step.apply(ctx).stream().map(o -> op(o, base)).toList(),
                         sameProbes(step.check(ctx), step.verify(ctx)) ? List.of()
                             : step.verify(ctx).stream().map(Plan::probe).toList()));
                 }
@@ -71,45 +72,40 @@ public record Plan(String cluster, String summary, List<String> cidrConflicts, L
         return m;
     }
 
-    static Map<String, String> op(Op op) {
+    static Map<String, String> op(Op op, java.nio.file.Path base) {
         Map<String, String> m = new LinkedHashMap<>();
         m.put("what", op.what());
-        switch (op) {
-            case Op.Run r -> {
-                m.put("kind", "run");
-                m.put("command", r.command());
-                if (r.unless() != null) m.put("skipWhen", r.unless());
-                if (!r.onlyIfChanged().isEmpty()) m.put("onlyIfChanged", String.join(" ", r.onlyIfChanged()));
+        if (op instanceof Op.Run r) {
+            m.put("kind", "run");
+            m.put("command", r.command());
+            if (r.unless() != null) m.put("skipWhen", r.unless());
+            if (!r.onlyIfChanged().isEmpty()) m.put("onlyIfChanged", String.join(" ", r.onlyIfChanged()));
+        } else if (op instanceof Op.WriteFile w) {
+            m.put("kind", "write");
+            m.put("path", w.path());
+            m.put("mode", w.mode());
+            m.put("owner", w.owner());
+            m.put("content", w.content());
+        } else if (op instanceof Op.EditFile e) {
+            m.put("kind", "edit");
+            m.put("path", e.path());
+            m.put("rule", e.rule());
+            String onEmpty;
+            try {
+                onEmpty = e.edit().apply("");
+            } catch (RuntimeException ex) {
+                onEmpty = null;
             }
-            case Op.WriteFile w -> {
-                m.put("kind", "write");
-                m.put("path", w.path());
-                m.put("mode", w.mode());
-                m.put("owner", w.owner());
-                m.put("content", w.content());
-            }
-            case Op.EditFile e -> {
-                m.put("kind", "edit");
-                m.put("path", e.path());
-                m.put("rule", e.rule());
-                String onEmpty;
-                try {
-                    onEmpty = e.edit().apply("");
-                } catch (RuntimeException ex) {
-                    onEmpty = null;
-                }
-                if (onEmpty != null && !onEmpty.isEmpty()) m.put("contentWhenAbsent", onEmpty);
-            }
-            case Op.Fetch f -> {
-                m.put("kind", "fetch");
-                m.put("path", f.remotePath());
-                m.put("to", f.localPath().toString());
-            }
-            case Op.Capture c -> {
-                m.put("kind", "capture");
-                m.put("command", c.command());
-                m.put("secret", String.valueOf(c.secret()));
-            }
+            if (onEmpty != null && !onEmpty.isEmpty()) m.put("contentWhenAbsent", onEmpty);
+        } else if (op instanceof Op.Fetch f) {
+            m.put("kind", "fetch");
+            m.put("path", f.remotePath());
+            java.nio.file.Path to = f.localPath().toAbsolutePath();
+            m.put("to", to.startsWith(base) ? base.relativize(to) + " (beside the inventory)" : to.toString());
+        } else if (op instanceof Op.Capture c) {
+            m.put("kind", "capture");
+            m.put("command", c.command());
+            m.put("secret", String.valueOf(c.secret()));
         }
         return m;
     }

@@ -42,8 +42,16 @@ public final class CidrCheck {
 
     /** Two ranges that must not overlap, but do. */
     public record Conflict(LabeledRange first, LabeledRange second) {
-        /** "podCidr 10.244.0.0/16 (cluster.podCidr) overlaps node address 10.244.3.7/32 (node worker-2)". */
-        public String message() { return first + " overlaps " + second; }
+        /**
+         * "podCidr 10.244.0.0/16 (cluster.podCidr) overlaps 10.244.3.7/32 (node worker-2 address)": the pod or
+         * service network first, named by its kind; the other range by its value and where it came from.
+         */
+        public String message() {
+            boolean swap = !CLUSTER_KINDS.contains(first.what()) && CLUSTER_KINDS.contains(second.what());
+            LabeledRange a = swap ? second : first;
+            LabeledRange b = swap ? first : second;
+            return a + " overlaps " + b.cidr() + " (" + b.source() + ")";
+        }
     }
 
     /** True when this pair is checked: at least one side is the pod or the service network. */
@@ -74,7 +82,7 @@ public final class CidrCheck {
         ranges.add(new LabeledRange(SERVICE_CIDR, inventory.cluster().serviceCidr(), "cluster.serviceCidr"));
         for (Node node : inventory.nodes()) {
             Cidr.parseAddress(node.address()).ifPresent(bytes -> ranges.add(
-                new LabeledRange(NODE_ADDRESS, new Cidr(bytes, bytes.length * 8), "node " + node.name())));
+                new LabeledRange(NODE_ADDRESS, new Cidr(bytes, bytes.length * 8), "node " + node.name() + " address")));
         }
         List<Cidr> sites = inventory.cluster().siteNetworks();
         for (int i = 0; i < sites.size(); i++) {

@@ -58,6 +58,7 @@ public final class KubePackagesStep implements Step {
         String minor = ctx.cluster().kubernetesVersion();
         List<Op> ops = new ArrayList<>();
         if (ctx.cluster().packages() == PackageSource.UPSTREAM) {
+            ops.add(Upstream.prerequisites());
             ops.add(Upstream.kubernetesKey(minor));
             ops.add(Op.WriteFile.of("Kubernetes " + minor + " apt repository", REPO_FILE, Upstream.kubernetesRepoLine(minor), "0644"));
         }

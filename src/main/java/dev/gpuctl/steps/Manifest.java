@@ -21,11 +21,16 @@ final class Manifest {
     /** Where the manifest lives on the master: named after its source, so a new source is a new file. */
     static String remotePath(String name, ManifestRef ref) {
         try {
-            byte[] d = java.security.MessageDigest.getInstance("SHA-256").digest(ref.toString().getBytes(StandardCharsets.UTF_8));
+            byte[] d = java.security.MessageDigest.getInstance("SHA-256").digest(key(ref).getBytes(StandardCharsets.UTF_8));
             return Kube.DIR + "/" + name + "-" + HexFormat.of().formatHex(d, 0, 4) + ".yaml";
         } catch (java.security.NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /** A local file is known by its name (so the plan is the same wherever the inventory lives), a URL by itself. */
+    private static String key(ManifestRef ref) {
+        return ref.isFile() ? "file:" + ref.file().getFileName() : ref.url().toString();
     }
 
     static String readLocal(ManifestRef ref) {

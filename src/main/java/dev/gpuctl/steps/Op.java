@@ -43,7 +43,7 @@ public sealed interface Op {
         public static WriteFile of(String what, String path, String content, String mode) {
             return new WriteFile(what, path, content, mode, "root:root", false);
         }
-        public WriteFile secret() { return new WriteFile(what, path, content, mode, owner, true); }
+        public WriteFile asSecret() { return new WriteFile(what, path, content, mode, owner, true); }
     }
 
     /**

@@ -82,6 +82,7 @@ public final class RuntimeStep implements Step {
         boolean docker = ctx.cluster().runtime() == ContainerRuntime.DOCKER;
         List<Op> ops = new ArrayList<>();
         if (upstream) {
+            ops.add(Upstream.prerequisites());
             ops.add(Upstream.dockerRepo()); // containerd.io comes from Docker's repository too
             if (ctx.gpu()) ops.add(Upstream.nvidiaToolkitRepo());
         }

@@ -11,6 +11,12 @@ final class Upstream {
     static final String OS = ". /etc/os-release && ";
     static final String CRI_DOCKERD_VERSION = "0.3.16";
 
+    /** What the repository set-up commands below need: curl, CA certificates, gpg. */
+    static Op.Run prerequisites() {
+        return Sh.aptInstall("curl, CA certificates and gpg for the upstream repositories",
+            java.util.List.of("curl", "ca-certificates", "gnupg"));
+    }
+
     static Op.Run dockerRepo() {
         return Op.Run.of("Docker's apt repository",
                 "install -d -m 0755 " + KEYRINGS + " && " + OS

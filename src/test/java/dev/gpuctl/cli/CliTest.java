@@ -74,17 +74,18 @@ class CliTest {
         Run r = run("plan", f.toString());
         assertEquals(2, r.code, r::toString);
         assertEquals("", r.out, r::toString);
-        assertTrue(r.err.contains(f + ":9:"), r::toString);
-        assertTrue(r.err.contains(f + ":11:"), r::toString);
+        assertTrue(r.err.contains(f + ":10:12: cluster.runtime: unknown runtime 'podman'"), r::toString);
+        assertTrue(r.err.contains(f + ":12:12: cluster.podCidr:"), r::toString);
+        assertTrue(r.err.startsWith("gpuctl: " + f + " has 2 problems:"), r::toString);
         assertFalse(r.err.contains("Exception"), r::toString);
     }
 
     @Test void overlappingPodCidrExits3AndNamesBothRanges(@TempDir Path dir) throws IOException {
         Path f = dir.resolve("inv.yaml");
-        Files.writeString(f, Files.readString(EXAMPLE).replace("podCidr: 10.244.0.0/16", "podCidr: 172.16.10.0/24"));
+        Files.writeString(f, Files.readString(EXAMPLE).replace("podCidr: 10.244.0.0/16", "podCidr: 172.16.0.0/16"));
         Run r = run("plan", f.toString());
         assertEquals(3, r.code, r::toString);
-        assertTrue(r.err.contains("172.16.10.0/24 (cluster.podCidr) overlaps 172.16.10.90/32 (node master address)"), r::toString);
+        assertTrue(r.err.contains("podCidr 172.16.0.0/16 (cluster.podCidr) overlaps 172.16.10.90/32 (node master address)"), r::toString);
     }
 
     @Test void unknownFlagAndCommandAreUsageErrors() {

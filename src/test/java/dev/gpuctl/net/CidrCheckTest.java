@@ -25,21 +25,21 @@ class CidrCheckTest {
     private static final LabeledRange SVC = r(CidrCheck.SERVICE_CIDR, "10.96.0.0/12", "cluster.serviceCidr");
 
     @Test void podCidrContainingANodeAddress() {
-        assertEquals(List.of("podCidr 10.244.0.0/16 (cluster.podCidr) overlaps node address 10.244.3.7/32 (node worker-2)"),
-            messages(POD, SVC, r(CidrCheck.NODE_ADDRESS, "10.244.3.7/32", "node worker-2")));
+        assertEquals(List.of("podCidr 10.244.0.0/16 (cluster.podCidr) overlaps 10.244.3.7/32 (node worker-2 address)"),
+            messages(POD, SVC, r(CidrCheck.NODE_ADDRESS, "10.244.3.7/32", "node worker-2 address")));
     }
 
     @Test void containmentBothWays() {
         assertEquals(List.of(
-                "podCidr 10.244.0.0/16 (cluster.podCidr) overlaps site network 10.0.0.0/8 (cluster.siteNetworks[0])",
-                "podCidr 10.244.0.0/16 (cluster.podCidr) overlaps route 10.244.128.0/24 (worker-1: ip route)",
-                "serviceCidr 10.96.0.0/12 (cluster.serviceCidr) overlaps site network 10.0.0.0/8 (cluster.siteNetworks[0])"),
+                "podCidr 10.244.0.0/16 (cluster.podCidr) overlaps 10.0.0.0/8 (cluster.siteNetworks[0])",
+                "podCidr 10.244.0.0/16 (cluster.podCidr) overlaps 10.244.128.0/24 (worker-1: ip route)",
+                "serviceCidr 10.96.0.0/12 (cluster.serviceCidr) overlaps 10.0.0.0/8 (cluster.siteNetworks[0])"),
             messages(POD, SVC, r(CidrCheck.SITE_NETWORK, "10.0.0.0/8", "cluster.siteNetworks[0]"),
                 r(CidrCheck.ROUTE, "10.244.128.0/24", "worker-1: ip route")));
     }
 
     @Test void podAndServiceMustNotOverlapEachOther() {
-        assertEquals(List.of("podCidr 10.96.0.0/16 (cluster.podCidr) overlaps serviceCidr 10.96.0.0/12 (cluster.serviceCidr)"),
+        assertEquals(List.of("podCidr 10.96.0.0/16 (cluster.podCidr) overlaps 10.96.0.0/12 (cluster.serviceCidr)"),
             messages(r(CidrCheck.POD_CIDR, "10.96.0.0/16", "cluster.podCidr"), SVC));
     }
 
@@ -54,7 +54,7 @@ class CidrCheckTest {
     }
 
     @Test void dockerRangesAgainstClusterRanges() {
-        assertEquals(List.of("podCidr 192.168.0.0/16 (cluster.podCidr) overlaps docker address pool 192.168.0.0/20 (worker-1: daemon.json)"),
+        assertEquals(List.of("podCidr 192.168.0.0/16 (cluster.podCidr) overlaps 192.168.0.0/20 (worker-1: daemon.json)"),
             messages(r(CidrCheck.POD_CIDR, "192.168.0.0/16", "cluster.podCidr"),
                 r(CidrCheck.DOCKER_ADDRESS_POOL, "192.168.0.0/20", "worker-1: daemon.json")));
     }
@@ -68,12 +68,17 @@ class CidrCheckTest {
     }
 
     @Test void defaultRouteOverlapsEverything() {
-        assertEquals(List.of("podCidr 10.244.0.0/16 (cluster.podCidr) overlaps route 0.0.0.0/0 (master: default route)"),
+        assertEquals(List.of("podCidr 10.244.0.0/16 (cluster.podCidr) overlaps 0.0.0.0/0 (master: default route)"),
             messages(POD, r(CidrCheck.ROUTE, "0.0.0.0/0", "master: default route")));
     }
 
     @Test void ipv4AndIpv6NeverOverlap() {
         assertEquals(List.of(), messages(POD, r(CidrCheck.SITE_NETWORK, "::/0", "v6"), r(CidrCheck.ROUTE, "::ffff:0:0/96", "mapped")));
+    }
+
+    @Test void theClusterRangeIsNamedFirstWhateverTheOrder() {
+        assertEquals(List.of("podCidr 10.244.0.0/16 (cluster.podCidr) overlaps 10.244.9.0/24 (worker-1: ip route)"),
+            messages(r(CidrCheck.ROUTE, "10.244.9.0/24", "worker-1: ip route"), POD));
     }
 
     @Test void theRuleIsAboutKinds() {
@@ -95,14 +100,14 @@ class CidrCheckTest {
         assertEquals(List.of(
                 "podCidr 172.16.0.0/16 (cluster.podCidr)",
                 "serviceCidr 10.96.0.0/12 (cluster.serviceCidr)",
-                "node address 172.16.10.90/32 (node master)",
-                "node address fd00::10/128 (node worker-1)",
+                "node address 172.16.10.90/32 (node master address)",
+                "node address fd00::10/128 (node worker-1 address)",
                 "site network 172.16.0.0/12 (cluster.siteNetworks[0])",
                 "site network fd00::/8 (cluster.siteNetworks[1])"),
             ranges.stream().map(LabeledRange::toString).toList());
         assertEquals(List.of(
-                "podCidr 172.16.0.0/16 (cluster.podCidr) overlaps node address 172.16.10.90/32 (node master)",
-                "podCidr 172.16.0.0/16 (cluster.podCidr) overlaps site network 172.16.0.0/12 (cluster.siteNetworks[0])"),
+                "podCidr 172.16.0.0/16 (cluster.podCidr) overlaps 172.16.10.90/32 (node master address)",
+                "podCidr 172.16.0.0/16 (cluster.podCidr) overlaps 172.16.0.0/12 (cluster.siteNetworks[0])"),
             CidrCheck.check(ranges).stream().map(CidrCheck.Conflict::message).toList());
     }
 }
