@@ -1,0 +1,144 @@
+package dev.gpuctl.remote;
+
+import dev.gpuctl.inventory.Node;
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * The machine gpuctl runs on ({@code connection: local}): commands run with {@code sh -c} through
+ * {@link ProcessBuilder}, directly when gpuctl runs as root, else through {@code sudo -n}.
+ * Same contract as {@link SshRemote}; a timeout kills the command and everything it started.
+ */
+public final class LocalRemote implements Remote {
+    private final String name;
+    private final boolean root;
+
+    LocalRemote(String name, boolean root) {
+        this.name = name;
+        this.root = root;
+    }
+
+    /** @throws RemoteException SUDO_NEEDS_PASSWORD when not root and {@code sudo -n} does not work */
+    public static LocalRemote open(Node node) {
+        LocalRemote r = new LocalRemote(node.name(), isRoot());
+        if (!r.root) {
+            Raw check = r.run(List.of("sudo", "-n", "true"), Duration.ofSeconds(30), "sudo -n true");
+            if (check.exit() != 0) {
+                throw RemoteException.sudoNeedsPassword(node.name(), System.getProperty("user.name"), Drain.text(check.err()));
+            }
+        }
+        return r;
+    }
+
+    static boolean isRoot() {
+        try {
+            return ((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).intValue() == 0;
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return "root".equals(System.getProperty("user.name"));
+        }
+    }
+
+    @Override
+    public String name() { return name; }
+
+    @Override
+    public ExecResult exec(String command, Duration timeout) {
+        Raw r = run(Shell.localArgv(command, root), timeout, command);
+        return new ExecResult(r.exit(), Drain.text(r.out()), Drain.text(r.err()));
+    }
+
+    record Raw(int exit, byte[] out, byte[] err, boolean truncated) {}
+
+    private Raw run(List<String> argv, Duration timeout, String shown) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        Process p;
+        try {
+            p = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
+        } catch (IOException e) {
+            throw RemoteException.io(name, "cannot start " + RemoteException.shown(shown), RemoteException.reason(e), e);
+        }
+        Drain out = Drain.start(p.getInputStream(), "local-" + name + "-out");
+        Drain err = Drain.start(p.getErrorStream(), "local-" + name + "-err");
+        try {
+            long left = deadline - System.nanoTime();
+            boolean exited = left > 0 && p.waitFor(left, java.util.concurrent.TimeUnit.NANOSECONDS);
+            // A background child may keep the pipes open after the shell exited: that, too, is "not finished".
+            if (!exited || !out.await(deadline) || !err.await(deadline)) {
+                kill(p);
+                throw RemoteException.timeout(name, shown, timeout);
+            }
+            if (out.error() != null || err.error() != null) {
+                IOException e = out.error() != null ? out.error() : err.error();
+                throw RemoteException.io(name, "cannot read the output of " + RemoteException.shown(shown), RemoteException.reason(e), e);
+            }
+            return new Raw(p.exitValue(), out.bytes(), err.bytes(), out.truncated() || err.truncated());
+        } catch (InterruptedException e) {
+            kill(p);
+            Thread.currentThread().interrupt();
+            throw RemoteException.io(name, "interrupted while running " + RemoteException.shown(shown), "interrupted", e);
+        }
+    }
+
+    /** Kills the command and all it started (children first, so none is re-parented and missed). */
+    private static void kill(Process p) {
+        p.descendants().forEach(ProcessHandle::destroyForcibly);
+        p.destroyForcibly();
+        try {
+            p.getInputStream().close();
+            p.getErrorStream().close();
+        } catch (IOException ignored) {
+            // the drains end with the pipes
+        }
+    }
+
+    @Override
+    public void upload(byte[] content, String path, String mode, String owner) {
+        Path tmp;
+        try {
+            tmp = Files.createTempFile(Path.of("/tmp"), ".gpuctl-", "",
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        } catch (IOException e) {
+            throw RemoteException.io(name, "cannot upload " + path + " (temp file in /tmp)", RemoteException.reason(e), e);
+        }
+        try {
+            String install = Shell.installCommand(tmp.toString(), path, mode, owner);
+            Files.write(tmp, content);
+            ExecResult r = exec(install, Duration.ofSeconds(60));
+            if (!r.ok()) {
+                throw RemoteException.io(name, "cannot install " + path + " (mode " + mode + ", owner " + owner + ")",
+                    "exit " + r.exit() + ": " + r.tail(5), null);
+            }
+        } catch (IOException e) {
+            throw RemoteException.io(name, "cannot upload " + path + " (temp file " + tmp + ")", RemoteException.reason(e), e);
+        } finally {
+            try {
+                Files.deleteIfExists(tmp);
+            } catch (IOException ignored) {
+                // install removed it, or root owns it now: nothing more to do
+            }
+        }
+    }
+
+    @Override
+    public byte[] download(String path) {
+        String command = Shell.catCommand(path);
+        Raw r = run(Shell.localArgv(command, root), Duration.ofMinutes(5), command);
+        if (r.exit() != 0) {
+            throw RemoteException.io(name, "cannot read " + path, "exit " + r.exit() + ": "
+                + RemoteException.oneLine(Drain.text(r.err())), null);
+        }
+        if (r.truncated()) throw RemoteException.io(name, "cannot read " + path, "larger than " + Drain.CAP + " bytes", null);
+        return r.out();
+    }
+
+    @Override
+    public void close() {}
+
+    @Override
+    public String toString() { return "local:" + name; }
+}

@@ -1,0 +1,39 @@
+package dev.gpuctl.remote;
+
+import java.time.Duration;
+
+/**
+ * One host, reached over SSH or run locally. Every method acts as root on the host: a non-root login
+ * user goes through {@code sudo -n}. Implementations are safe to use from several threads.
+ * Failures to reach or talk to the host are {@link RemoteException}s; a command that ran and failed
+ * is an {@link ExecResult} with a non-zero exit.
+ */
+public interface Remote extends AutoCloseable {
+    /** The node's name in the inventory. */
+    String name();
+
+    /**
+     * Runs {@code command} with {@code sh -c} as root, stdin closed, and returns its exit status and
+     * complete stdout and stderr (UTF-8). An exit by signal N reads as 128+N, like a shell.
+     *
+     * @throws RemoteException TIMEOUT when it has not finished within {@code timeout} (its channel or
+     *         process is then closed), CONNECTION_LOST when the connection dies meanwhile
+     */
+    ExecResult exec(String command, Duration timeout);
+
+    /**
+     * Makes {@code path} (absolute) hold exactly {@code content}, with {@code mode} (octal, e.g. "0644")
+     * and {@code owner} ("user" or "user:group"). The content goes to a 0600 temp file first, is
+     * installed beside the target as {@code PATH.gpuctl-tmp} with the mode and owner asked, and renamed
+     * over the target, so readers never see a half-written file. The directory must exist.
+     * Nothing is left in /tmp.
+     */
+    void upload(byte[] content, String path, String mode, String owner);
+
+    /** The bytes of the file at {@code path}, read as root. A missing or unreadable file is an IO error. */
+    byte[] download(String path);
+
+    /** Closes the connection; never throws. */
+    @Override
+    void close();
+}

@@ -1,0 +1,53 @@
+package dev.gpuctl.remote;
+
+import java.util.List;
+import java.util.regex.Pattern;
+
+/** The shell text gpuctl sends to hosts. Pure functions. */
+final class Shell {
+    private Shell() {}
+
+    private static final Pattern MODE = Pattern.compile("0?[0-7]{3}|[0-7]{4}");
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9_.-]*\\$?");
+
+    /** One POSIX shell word that stands for exactly {@code s} (newlines, quotes and $ included). */
+    static String quote(String s) {
+        if (s.indexOf('\0') >= 0) throw new IllegalArgumentException("a shell word cannot hold a NUL character");
+        return "'" + s.replace("'", "'\\''") + "'";
+    }
+
+    /** The command line sent over SSH: the user's login shell runs it; it runs {@code command} as root with sh. */
+    static String sshCommand(String command, boolean root) {
+        return (root ? "sh -c " : "sudo -n sh -c ") + quote(command);
+    }
+
+    /** The argv that runs {@code command} on this machine as root with sh. */
+    static List<String> localArgv(String command, boolean root) {
+        return root ? List.of("sh", "-c", command) : List.of("sudo", "-n", "sh", "-c", command);
+    }
+
+    /**
+     * Installs {@code tmp} as {@code path} with {@code mode} and {@code owner} (run as root): a sibling temp
+     * file, then a rename over the target; the temp files are removed whatever happens.
+     */
+    static String installCommand(String tmp, String path, String mode, String owner) {
+        if (!path.startsWith("/") || path.endsWith("/")) {
+            throw new IllegalArgumentException("not an absolute file path: '" + path + "'");
+        }
+        if (!MODE.matcher(mode).matches()) {
+            throw new IllegalArgumentException("not an octal file mode: '" + mode + "' (expected e.g. 0644)");
+        }
+        String[] og = owner.split(":", -1);
+        if (og.length > 2 || !NAME.matcher(og[0]).matches() || (og.length == 2 && !NAME.matcher(og[1]).matches())) {
+            throw new IllegalArgumentException("not an owner: '" + owner + "' (expected user or user:group)");
+        }
+        String side = quote(path + ".gpuctl-tmp");
+        String ownerFlags = "-o " + og[0] + (og.length == 2 ? " -g " + og[1] : "");
+        return "install -m " + mode + " " + ownerFlags + " -- " + quote(tmp) + " " + side
+            + " && mv -f -- " + side + " " + quote(path) + "; rc=$?; rm -f -- " + quote(tmp) + " " + side + "; exit $rc";
+    }
+
+    static String catCommand(String path) {
+        return "cat -- " + quote(path);
+    }
+}

@@ -1,0 +1,54 @@
+package dev.gpuctl.remote;
+
+import java.io.Console;
+import java.time.Duration;
+import java.util.Objects;
+import net.schmizz.sshj.userauth.password.PasswordFinder;
+import net.schmizz.sshj.userauth.password.Resource;
+
+/**
+ * How gpuctl connects, for all hosts of a run.
+ *
+ * @param connectTimeout     TCP connect timeout (also bounds the SSH handshake)
+ * @param keepAlive          interval of keepalive@openssh.com requests; a dead connection is noticed after 5 misses
+ * @param acceptNewHostKeys  add unknown host keys to known_hosts (OpenSSH's accept-new); changed keys are always refused
+ * @param passphrase         asks for an identity file's passphrase; null: never ask (an encrypted key then fails
+ *                           with AUTH_FAILED)
+ */
+public record SshOptions(Duration connectTimeout, Duration keepAlive, boolean acceptNewHostKeys,
+                         PasswordFinder passphrase) {
+    public SshOptions {
+        Objects.requireNonNull(connectTimeout, "connectTimeout");
+        Objects.requireNonNull(keepAlive, "keepAlive");
+        if (connectTimeout.isNegative() || connectTimeout.isZero()) throw new IllegalArgumentException("connectTimeout must be > 0");
+        if (keepAlive.isNegative() || keepAlive.toSeconds() < 1) throw new IllegalArgumentException("keepAlive must be >= 1s");
+    }
+
+    /** 10 s connect timeout, 15 s keepalive, passphrases asked on the terminal when there is one. */
+    public static SshOptions defaults(boolean acceptNewHostKeys) {
+        return new SshOptions(Duration.ofSeconds(10), Duration.ofSeconds(15), acceptNewHostKeys, consolePassphrase());
+    }
+
+    /**
+     * Asks for a passphrase on {@link System#console()} (three tries); answers nothing when there is no
+     * terminal, so that an encrypted key fails fast instead of waiting for input that never comes.
+     */
+    public static PasswordFinder consolePassphrase() {
+        return new PasswordFinder() {
+            private int asked;
+
+            @Override
+            public synchronized char[] reqPassword(Resource<?> resource) {
+                Console console = System.console();
+                if (console == null) return null;
+                asked++;
+                return console.readPassword("Passphrase for %s: ", resource.getDetail());
+            }
+
+            @Override
+            public synchronized boolean shouldRetry(Resource<?> resource) {
+                return System.console() != null && asked < 3;
+            }
+        };
+    }
+}

@@ -1,0 +1,338 @@
+package dev.gpuctl.remote;
+
+import dev.gpuctl.inventory.Bastion;
+import dev.gpuctl.inventory.Node;
+import dev.gpuctl.inventory.SshSettings;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.SocketTimeoutException;
+import java.net.UnknownHostException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import net.schmizz.keepalive.KeepAliveProvider;
+import net.schmizz.sshj.DefaultConfig;
+import net.schmizz.sshj.SSHClient;
+import net.schmizz.sshj.connection.channel.direct.Session;
+import net.schmizz.sshj.connection.channel.direct.Signal;
+import net.schmizz.sshj.sftp.FileAttributes;
+import net.schmizz.sshj.sftp.OpenMode;
+import net.schmizz.sshj.sftp.RemoteFile;
+import net.schmizz.sshj.sftp.SFTPClient;
+import net.schmizz.sshj.transport.TransportException;
+import net.schmizz.sshj.userauth.UserAuthException;
+import net.schmizz.sshj.userauth.keyprovider.KeyProvider;
+import net.schmizz.sshj.userauth.password.PasswordFinder;
+import net.schmizz.sshj.userauth.password.Resource;
+
+/**
+ * A host over SSH (sshj): one connection for the whole run, one session channel per command.
+ * Host keys are checked strictly ({@link HostKeyCheck}); a bastion, when set, is connected to first
+ * (its key checked against the same known_hosts) and the host is reached through a direct-tcpip channel.
+ */
+public final class SshRemote implements Remote {
+    /** Decrypted identities by file, so that a passphrase is asked once per run, not once per host. */
+    private static final Map<Path, KeyPair> KEYS = new ConcurrentHashMap<>();
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final Node node;
+    private final SSHClient client;
+    private final SSHClient bastionClient;
+
+    private SshRemote(Node node, SSHClient client, SSHClient bastionClient) {
+        this.node = node;
+        this.client = client;
+        this.bastionClient = bastionClient;
+    }
+
+    /**
+     * Connects and logs in; for a non-root user also checks that {@code sudo -n} works.
+     *
+     * @throws RemoteException UNREACHABLE, HOST_KEY_UNKNOWN, HOST_KEY_CHANGED, AUTH_FAILED, SUDO_NEEDS_PASSWORD, IO
+     */
+    public static SshRemote connect(Node node, SshOptions opts) {
+        SshSettings ssh = node.ssh();
+        KeyPair keys = loadKeys(node.name(), ssh.identityFile(), opts.passphrase());
+        SSHClient bastion = null;
+        SSHClient client = null;
+        try {
+            if (ssh.bastion().isPresent()) {
+                Bastion b = ssh.bastion().get();
+                bastion = newClient(opts);
+                HostKeyCheck check = new HostKeyCheck(node.name() + " (bastion " + b.address() + ")", b.address(),
+                    b.port(), ssh.knownHosts(), java.util.Optional.empty(), opts.acceptNewHostKeys());
+                bastion.addHostKeyVerifier(check);
+                String label = node.name() + " (bastion " + b.address() + ")";
+                handshake(label, b.address(), b.port(), check, bastion, null);
+                login(label, b.user(), ssh.identityFile(), bastion, keys);
+            }
+            client = newClient(opts);
+            HostKeyCheck check = new HostKeyCheck(node.name(), node.address(), ssh.port(), ssh.knownHosts(),
+                ssh.hostKey(), opts.acceptNewHostKeys());
+            client.addHostKeyVerifier(check);
+            handshake(node.name(), node.address(), ssh.port(), check, client, bastion);
+            login(node.name(), ssh.user(), ssh.identityFile(), client, keys);
+            SshRemote remote = new SshRemote(node, client, bastion);
+            if (!ssh.isRoot()) remote.checkSudo(opts.connectTimeout().plusSeconds(20));
+            return remote;
+        } catch (RuntimeException e) {
+            closeQuietly(client);
+            closeQuietly(bastion);
+            throw e;
+        }
+    }
+
+    private static SSHClient newClient(SshOptions opts) {
+        DefaultConfig config = new DefaultConfig();
+        config.setKeepAliveProvider(KeepAliveProvider.KEEP_ALIVE);
+        SSHClient c = new SSHClient(config);
+        int connectMs = (int) opts.connectTimeout().toMillis();
+        c.setConnectTimeout(connectMs);
+        // The socket read timeout must outlast the keepalive interval, or an idle connection would die.
+        c.setTimeout((int) Math.max(connectMs, opts.keepAlive().toMillis() * 4));
+        c.getTransport().setTimeoutMs(Math.max(connectMs, 30_000));
+        c.getConnection().getKeepAlive().setKeepAliveInterval((int) opts.keepAlive().toSeconds());
+        return c;
+    }
+
+    private static void handshake(String label, String address, int port, HostKeyCheck check, SSHClient c,
+                                  SSHClient via) {
+        try {
+            if (via == null) {
+                c.connect(address, port);
+            } else {
+                c.connectVia(via.newDirectConnection(address, port));
+            }
+        } catch (TransportException e) {
+            if (check.problem() != null) throw check.problem();
+            throw RemoteException.unreachable(label, address, port, "SSH handshake failed: " + RemoteException.reason(e), e);
+        } catch (IOException e) {
+            if (check.problem() != null) throw check.problem();
+            throw RemoteException.unreachable(label, address, port, connectReason(e, via != null), e);
+        }
+    }
+
+    private static String connectReason(IOException e, boolean viaBastion) {
+        String hop = viaBastion ? " (from the bastion)" : "";
+        if (e instanceof ConnectException) return "connection refused" + hop;
+        if (e instanceof NoRouteToHostException) return "no route to host" + hop;
+        if (e instanceof SocketTimeoutException) return "timed out" + hop;
+        if (e instanceof UnknownHostException) return "unknown host name";
+        return RemoteException.reason(e) + hop;
+    }
+
+    private static void login(String label, String user, Path identityFile, SSHClient c, KeyPair keys) {
+        try {
+            KeyProvider kp = c.loadKeys(keys);
+            c.authPublickey(user, kp);
+        } catch (UserAuthException e) {
+            throw RemoteException.authFailed(label, user, identityFile, RemoteException.reason(e), e);
+        } catch (TransportException e) {
+            throw RemoteException.connectionLost(label, "(login as " + user + ")", e);
+        }
+    }
+
+    /** Reads (and decrypts, asking for the passphrase if there is a way to) an OpenSSH identity file, once per run. */
+    static KeyPair loadKeys(String host, Path identityFile, PasswordFinder passphrase) {
+        Path file = identityFile.toAbsolutePath().normalize();
+        KeyPair cached = KEYS.get(file);
+        if (cached != null) return cached;
+        synchronized (KEYS) {
+            cached = KEYS.get(file);
+            if (cached != null) return cached;
+            if (!Files.isReadable(file)) {
+                throw RemoteException.keyUnusable(host, identityFile, Files.exists(file) ? "it is not readable"
+                    : "no such file (set ssh.identityFile in the inventory)", null);
+            }
+            boolean[] asked = {false};
+            boolean[] answered = {false};
+            PasswordFinder finder = new PasswordFinder() {
+                @Override
+                public char[] reqPassword(Resource<?> resource) {
+                    asked[0] = true;
+                    char[] p = passphrase == null ? null : passphrase.reqPassword(resource);
+                    if (p != null) answered[0] = true;
+                    return p;
+                }
+
+                @Override
+                public boolean shouldRetry(Resource<?> resource) {
+                    return passphrase != null && answered[0] && passphrase.shouldRetry(resource);
+                }
+            };
+            try (SSHClient loader = new SSHClient()) {
+                KeyProvider kp = loader.loadKeys(file.toString(), finder);
+                KeyPair pair = new KeyPair(kp.getPublic(), kp.getPrivate());
+                KEYS.put(file, pair);
+                return pair;
+            } catch (IOException | RuntimeException e) {
+                if (asked[0] && !answered[0]) {
+                    throw RemoteException.keyUnusable(host, identityFile, "it is protected by a passphrase and there is"
+                        + " no terminal to ask for it. Run gpuctl from a terminal, or use a key without a passphrase"
+                        + " for this cluster", e);
+                }
+                if (asked[0]) throw RemoteException.keyUnusable(host, identityFile, "wrong passphrase", e);
+                throw RemoteException.keyUnusable(host, identityFile, "not an OpenSSH private key gpuctl can read"
+                    + " (ed25519, ecdsa or rsa expected): " + RemoteException.reason(e), e);
+            }
+        }
+    }
+
+    private void checkSudo(Duration timeout) {
+        Raw r = run("sudo -n true", timeout, "sudo -n true");
+        if (r.exit() != 0) {
+            throw RemoteException.sudoNeedsPassword(node.name(), node.ssh().user(), Drain.text(r.err()));
+        }
+    }
+
+    @Override
+    public String name() { return node.name(); }
+
+    @Override
+    public ExecResult exec(String command, Duration timeout) {
+        Raw r = run(Shell.sshCommand(command, node.ssh().isRoot()), timeout, command);
+        return new ExecResult(r.exit(), Drain.text(r.out()), Drain.text(r.err()));
+    }
+
+    /** Output of one command, as bytes. */
+    record Raw(int exit, byte[] out, byte[] err, boolean truncated) {}
+
+    private Raw run(String wire, Duration timeout, String shown) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        Session session;
+        try {
+            session = client.startSession();
+        } catch (IOException e) {
+            throw RemoteException.connectionLost(node.name(), shown, e);
+        }
+        try {
+            Session.Command cmd = session.exec(wire);
+            cmd.getOutputStream().close();
+            Drain out = Drain.start(cmd.getInputStream(), "ssh-" + node.name() + "-out");
+            Drain err = Drain.start(cmd.getErrorStream(), "ssh-" + node.name() + "-err");
+            if (!out.await(deadline) || !err.await(deadline)) {
+                try {
+                    cmd.signal(Signal.TERM);
+                } catch (IOException | RuntimeException ignored) {
+                    // best effort: the channel is closed below either way
+                }
+                throw RemoteException.timeout(node.name(), shown, timeout);
+            }
+            if (out.error() != null) throw RemoteException.connectionLost(node.name(), shown, out.error());
+            if (err.error() != null) throw RemoteException.connectionLost(node.name(), shown, err.error());
+            long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+            try {
+                cmd.join(left, TimeUnit.MILLISECONDS);
+            } catch (IOException e) {
+                if (!client.isConnected()) throw RemoteException.connectionLost(node.name(), shown, e);
+                throw RemoteException.timeout(node.name(), shown, timeout);
+            }
+            Integer status = cmd.getExitStatus();
+            int exit;
+            if (status != null) {
+                exit = status;
+            } else if (cmd.getExitSignal() != null) {
+                exit = 128 + signalNumber(cmd.getExitSignal());
+            } else {
+                throw RemoteException.connectionLost(node.name(), shown,
+                    new IOException("the channel closed without an exit status"));
+            }
+            return new Raw(exit, out.bytes(), err.bytes(), out.truncated() || err.truncated());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw RemoteException.io(node.name(), "interrupted while running " + RemoteException.shown(shown), "interrupted", e);
+        } catch (IOException e) {
+            throw RemoteException.connectionLost(node.name(), shown, e);
+        } finally {
+            closeQuietly(session);
+        }
+    }
+
+    static int signalNumber(Signal s) {
+        return switch (s) {
+            case HUP -> 1;
+            case INT -> 2;
+            case QUIT -> 3;
+            case ILL -> 4;
+            case ABRT -> 6;
+            case FPE -> 8;
+            case KILL -> 9;
+            case USR1 -> 10;
+            case SEGV -> 11;
+            case USR2 -> 12;
+            case PIPE -> 13;
+            case ALRM -> 14;
+            case TERM -> 15;
+            default -> 0;
+        };
+    }
+
+    @Override
+    public void upload(byte[] content, String path, String mode, String owner) {
+        String tmp = "/tmp/.gpuctl-" + HexFormat.of().formatHex(randomBytes());
+        String install = Shell.installCommand(tmp, path, mode, owner);
+        try (SFTPClient sftp = client.newSFTPClient()) {
+            FileAttributes attrs = new FileAttributes.Builder().withPermissions(0600).build();
+            try (RemoteFile f = sftp.open(tmp, EnumSet.of(OpenMode.WRITE, OpenMode.CREAT, OpenMode.EXCL), attrs);
+                 OutputStream os = f.new RemoteFileOutputStream(0, 16)) {
+                os.write(content);
+            }
+        } catch (IOException e) {
+            exec("rm -f -- " + Shell.quote(tmp), Duration.ofSeconds(30));
+            if (!client.isConnected()) throw RemoteException.connectionLost(node.name(), "(upload of " + path + ")", e);
+            throw RemoteException.io(node.name(), "cannot upload " + path + " (SFTP to " + tmp + ")", RemoteException.reason(e), e);
+        }
+        ExecResult r = exec(install, Duration.ofSeconds(60));
+        if (!r.ok()) {
+            throw RemoteException.io(node.name(), "cannot install " + path + " (mode " + mode + ", owner " + owner + ")",
+                "exit " + r.exit() + ": " + r.tail(5), null);
+        }
+    }
+
+    private static byte[] randomBytes() {
+        byte[] b = new byte[12];
+        RANDOM.nextBytes(b);
+        return b;
+    }
+
+    @Override
+    public byte[] download(String path) {
+        String command = Shell.catCommand(path);
+        Raw r = run(Shell.sshCommand(command, node.ssh().isRoot()), Duration.ofMinutes(5), command);
+        if (r.exit() != 0) {
+            throw RemoteException.io(node.name(), "cannot read " + path, "exit " + r.exit() + ": "
+                + RemoteException.oneLine(Drain.text(r.err())), null);
+        }
+        if (r.truncated()) throw RemoteException.io(node.name(), "cannot read " + path, "larger than " + Drain.CAP + " bytes", null);
+        return r.out();
+    }
+
+    @Override
+    public void close() {
+        closeQuietly(client);
+        closeQuietly(bastionClient);
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        if (c == null) return;
+        try {
+            c.close();
+        } catch (Exception ignored) {
+            // closing: nothing left to do
+        }
+    }
+
+    @Override
+    public String toString() { return "ssh:" + node.name(); }
+
+    static void forgetKeys() { KEYS.clear(); }
+}
