@@ -61,6 +61,19 @@ final class HostKeyCheck implements HostKeyVerifier {
         List<String> otherKeys = new ArrayList<>();
         try {
             List<KnownHostEntry> entries = entries();
+            byte[] blob = Fingerprints.blob(key).blob();
+            int at = 0;
+            for (KnownHostEntry e : entries) {
+                at++;
+                // A revoked key is refused for every host, whatever the line's host patterns say.
+                String line = e.getLine().strip();
+                if (line.startsWith("@revoked") && Fingerprints.keyOfLine(line)
+                        .map(k -> java.util.Arrays.equals(k.blob(), blob)).orElse(false)) {
+                    problem = RemoteException.hostKeyChanged(host, address, port, label,
+                        "the offered key marked @revoked (line " + at + ")", knownHosts.toString(), offered, knownHosts);
+                    return false;
+                }
+            }
             for (KnownHostEntry e : entries) {
                 if (!e.appliesTo(name) || e.getLine().strip().startsWith("@")) continue;
                 if (e.getType() == type && e.verify(key)) return true;
