@@ -46,7 +46,8 @@ public final class PreflightStep implements Step {
             }));
         probes.add(Probe.of("clock (compared with this machine's)", "date +%s.%N", r -> r.ok() ? Optional.empty()
                 : Optional.of("cannot read the clock"))
-            .learning(r -> Map.of("host." + n + ".clock", r.stdout().strip())));
+            .learning(r -> Map.of("host." + n + ".clock", r.stdout().strip(),
+                "host." + n + ".clockLocal", String.valueOf(System.currentTimeMillis() / 1000.0))));
         probes.add(Probe.of("interface addresses and routes (for the CIDR check)", "ip -j addr; echo; ip -j route",
                 r -> r.ok() ? Optional.empty() : Optional.of("ip -j failed: " + r.tail(1)))
             .learning(r -> Map.of("host." + n + ".ip", r.stdout())));

@@ -1,0 +1,76 @@
+package dev.gpuctl.cli;
+
+import dev.gpuctl.engine.Runner;
+import dev.gpuctl.engine.StepFailure;
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.net.CidrCheck;
+import dev.gpuctl.remote.Remotes;
+import dev.gpuctl.remote.SshOptions;
+import dev.gpuctl.steps.Steps;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+@Command(name = "bootstrap",
+    description = {"Preflight every host (read-only), then run the steps in order, hosts in parallel.",
+        "Re-running changes nothing that is already right."})
+final class BootstrapCommand implements Callable<Integer> {
+    @Mixin InventoryOption inventory;
+    @Option(names = "--dry-run", description = "Connect and check; report what would change; change nothing.") boolean dryRun;
+    @Option(names = "--only", split = ",", paramLabel = "STEP", description = "Only these steps (preflight always runs): ${COMPLETION-CANDIDATES}",
+        completionCandidates = StepIds.class) List<String> only = List.of();
+    @Option(names = "--hosts", split = ",", paramLabel = "NAME", description = "Only these hosts.") List<String> hosts = List.of();
+    @Option(names = "--concurrency", defaultValue = "16", description = "Hosts worked on at once (default ${DEFAULT-VALUE}).") int concurrency;
+    @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time (like ssh's accept-new). A changed key is always refused.") boolean acceptNew;
+    @Option(names = "--command-timeout", defaultValue = "600", paramLabel = "SECONDS", description = "Longest one command may run (default ${DEFAULT-VALUE}).") int commandTimeout;
+    @Spec CommandSpec spec;
+    @ParentCommand GpuctlCommand parent;
+
+    static final class StepIds implements Iterable<String> {
+        @Override public java.util.Iterator<String> iterator() { return Steps.ids().iterator(); }
+    }
+
+    @Override public Integer call() {
+        Inventory inv = Inventories.load(inventory.resolve(parent.env));
+        for (String s : only) {
+            if (!Steps.ids().contains(s)) throw new GpuctlException(ExitCode.USAGE, "unknown step '" + s + "' for --only (expected: " + String.join(", ", Steps.ids()) + ")");
+        }
+        for (String h : hosts) {
+            if (inv.node(h).isEmpty()) throw new GpuctlException(ExitCode.USAGE, "unknown host '" + h + "' for --hosts (the inventory has: "
+                + String.join(", ", inv.nodes().stream().map(n -> n.name()).toList()) + ")");
+        }
+        if (concurrency < 1) throw new GpuctlException(ExitCode.USAGE, "--concurrency must be at least 1");
+        var conflicts = CidrCheck.check(CidrCheck.staticRanges(inv));
+        if (!conflicts.isEmpty()) {
+            throw new GpuctlException(ExitCode.PREFLIGHT_REFUSED, "the CIDR check failed (nothing was changed):\n  "
+                + String.join("\n  ", conflicts.stream().map(CidrCheck.Conflict::message).toList()));
+        }
+        PrintWriter err = spec.commandLine().getErr();
+        SshOptions ssh = new SshOptions(Duration.ofSeconds(10), Duration.ofSeconds(15), acceptNew, null);
+        Runner runner = new Runner(inv, node -> Remotes.open(node, ssh), err,
+            new Runner.Options(dryRun, concurrency, new LinkedHashSet<>(hosts), Duration.ofSeconds(commandTimeout)));
+        Set<String> ids = new LinkedHashSet<>(only);
+        Runner.Result result = runner.run(Steps.only(ids));
+        if (result.preflightRefused()) {
+            throw new GpuctlException(ExitCode.PREFLIGHT_REFUSED, "preflight refused; nothing was changed on any host:\n"
+                + String.join("\n", result.preflightProblems()) + "\nLogs: " + result.logDir());
+        }
+        if (!result.failures().isEmpty()) {
+            StringBuilder sb = new StringBuilder("bootstrap stopped after a failure:\n");
+            for (StepFailure f : result.failures()) sb.append(f.describe());
+            sb.append("Fix the cause and run bootstrap again: it resumes where it stopped.");
+            throw new GpuctlException(ExitCode.STEP_FAILED, sb.toString());
+        }
+        spec.commandLine().getOut().println(dryRun ? "dry run complete: nothing was changed" : "bootstrap complete");
+        return ExitCode.OK.code();
+    }
+}

@@ -1,0 +1,63 @@
+package dev.gpuctl.engine;
+
+import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.steps.Facts;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
+
+/** One host's log for one run: every command, its exit status and output, with secrets masked. Mode 0600. */
+final class HostLog implements AutoCloseable {
+    private final Path file;
+    private final Writer out;
+    private final Facts facts;
+
+    HostLog(Path dir, String host, Facts facts) {
+        this.facts = facts;
+        this.file = dir.resolve(host + ".log");
+        try {
+            StateDir.ensurePrivateDir(dir);
+            Files.deleteIfExists(file);
+            Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            out = Files.newBufferedWriter(file, StandardCharsets.UTF_8, StandardOpenOption.APPEND);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write the log " + file, e);
+        }
+    }
+
+    Path file() { return file; }
+
+    synchronized void line(String text) {
+        try {
+            out.write(Instant.now() + " " + facts.mask(text) + "\n");
+            out.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    void command(String command, ExecResult r, long millis) {
+        StringBuilder sb = new StringBuilder("$ ").append(command).append("\n  exit ").append(r.exit()).append(" in ").append(millis).append(" ms");
+        if (!r.stdout().isEmpty()) sb.append("\n  stdout:\n").append(indent(r.stdout()));
+        if (!r.stderr().isEmpty()) sb.append("\n  stderr:\n").append(indent(r.stderr()));
+        line(sb.toString());
+    }
+
+    private static String indent(String s) {
+        return "    " + s.stripTrailing().replace("\n", "\n    ");
+    }
+
+    @Override public synchronized void close() {
+        try {
+            out.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

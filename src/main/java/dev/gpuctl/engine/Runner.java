@@ -1,0 +1,205 @@
+package dev.gpuctl.engine;
+
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.Node;
+import dev.gpuctl.remote.Remote;
+import dev.gpuctl.remote.RemoteException;
+import dev.gpuctl.steps.Facts;
+import dev.gpuctl.steps.HostContext;
+import dev.gpuctl.steps.Phase;
+import dev.gpuctl.steps.Step;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Function;
+
+/**
+ * Runs phases in order; within a phase every host runs its steps in order, hosts in parallel (bounded).
+ * A step is: check; if not right, apply (or, in dry-run, report what would change); then verify.
+ * When a host fails, the phase's other hosts finish, then the run stops. Preflight failures stop the run
+ * before any host is changed.
+ */
+public final class Runner {
+    public enum Outcome { OK, CHANGED, WOULD_CHANGE, SKIPPED, FAILED }
+
+    public record Options(boolean dryRun, int concurrency, Set<String> hosts, Duration commandTimeout) {}
+
+    public record Result(boolean preflightRefused, List<StepFailure> failures, List<String> preflightProblems,
+                         Map<String, Map<String, Outcome>> outcomes, Path logDir) {
+        public boolean ok() { return !preflightRefused && failures.isEmpty(); }
+    }
+
+    private final Inventory inv;
+    private final Function<Node, Remote> connector;
+    private final PrintWriter progress;
+    private final Options options;
+    private final Facts facts = new Facts();
+    private final Path logDir;
+    private final Map<String, Remote> remotes = new ConcurrentHashMap<>();
+    private final Map<String, HostLog> logs = new ConcurrentHashMap<>();
+    private final Set<String> prepared = Collections.synchronizedSet(new HashSet<>());
+
+    public Runner(Inventory inv, Function<Node, Remote> connector, PrintWriter progress, Options options) {
+        this.inv = inv;
+        this.connector = connector;
+        this.progress = progress;
+        this.options = options;
+        this.logDir = inv.stateDir().resolve("logs").resolve(LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
+    }
+
+    public Facts facts() { return facts; }
+
+    List<Node> selected() {
+        return inv.nodes().stream().filter(n -> options.hosts().isEmpty() || options.hosts().contains(n.name())).toList();
+    }
+
+    public Result run(List<Phase> phases) {
+        Map<String, Map<String, Outcome>> outcomes = new ConcurrentHashMap<>();
+        List<StepFailure> failures = Collections.synchronizedList(new ArrayList<>());
+        ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, options.concurrency()));
+        try {
+            int n = 0;
+            for (Phase phase : phases) {
+                progress.println("== phase " + n++ + ": " + phase.title() + " ==");
+                progress.flush();
+                List<Future<?>> running = new ArrayList<>();
+                for (Node node : hostsOf(phase)) {
+                    running.add(pool.submit(() -> runHost(phase, node, outcomes, failures)));
+                }
+                for (Future<?> f : running) {
+                    try {
+                        f.get();
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                }
+                if (phase.readOnly()) {
+                    List<String> problems = new ArrayList<>(failures.stream().map(StepFailure::describe).toList());
+                    if (failures.isEmpty()) problems.addAll(Preflight.crossHost(inv, selected(), facts));
+                    if (!problems.isEmpty()) return new Result(true, List.copyOf(failures), problems, outcomes, logDir);
+                } else if (!failures.isEmpty()) {
+                    break;
+                }
+            }
+            return new Result(false, List.copyOf(failures), List.of(), outcomes, logDir);
+        } finally {
+            pool.shutdownNow();
+            remotes.values().forEach(r -> {
+                try { r.close(); } catch (RuntimeException ignored) { /* closing a dead connection */ }
+            });
+            logs.values().forEach(HostLog::close);
+        }
+    }
+
+    private List<Node> hostsOf(Phase phase) {
+        return selected().stream()
+            .filter(node -> phase.steps().stream().anyMatch(s -> s.runsOn(new HostContext(inv, node))))
+            .toList();
+    }
+
+    private HostLog log(Node node) {
+        return logs.computeIfAbsent(node.name(), h -> new HostLog(logDir, h, facts));
+    }
+
+    private Remote remote(Node node) {
+        return remotes.computeIfAbsent(node.name(), h -> connector.apply(node));
+    }
+
+    private void runHost(Phase phase, Node node, Map<String, Map<String, Outcome>> outcomes, List<StepFailure> failures) {
+        HostContext ctx = new HostContext(inv, node);
+        HostLog log = log(node);
+        for (Step step : phase.steps()) {
+            if (!step.runsOn(ctx)) continue;
+            long t0 = System.nanoTime();
+            Outcome outcome;
+            try {
+                StepRunner sr = new StepRunner(remote(node), log, facts, options.commandTimeout());
+                log.line("-- step " + step.id() + ": check");
+                List<String> problems = sr.probe(step.check(ctx), false);
+                if (phase.readOnly()) {
+                    if (!problems.isEmpty()) throw new VerifyFailed(step.id(), problems);
+                    outcome = Outcome.OK;
+                } else if (problems.isEmpty()) {
+                    outcome = Outcome.OK;
+                } else if (options.dryRun()) {
+                    problems.forEach(p -> say(node, step, "would change: " + p));
+                    outcome = Outcome.WOULD_CHANGE;
+                } else {
+                    prepare(step);
+                    log.line("-- step " + step.id() + ": apply (" + String.join("; ", problems) + ")");
+                    boolean changed = sr.apply(step.apply(ctx));
+                    log.line("-- step " + step.id() + ": verify");
+                    List<String> still = sr.probe(step.verify(ctx), true);
+                    if (!still.isEmpty()) throw new VerifyFailed(step.id(), still);
+                    outcome = changed ? Outcome.CHANGED : Outcome.OK;
+                }
+            } catch (StepRunner.OpFailed e) {
+                failures.add(new StepFailure(node.name(), step.id(), e.what, facts.mask(e.command), e.result.exit(),
+                    facts.mask(e.result.tail(8)), log.file().toString()));
+                outcome = Outcome.FAILED;
+            } catch (VerifyFailed e) {
+                failures.add(new StepFailure(node.name(), step.id(), phase.readOnly() ? "preflight check" : "verify after apply",
+                    "", -1, facts.mask(String.join("\n", e.problems)), log.file().toString()));
+                outcome = Outcome.FAILED;
+            } catch (RemoteException e) {
+                failures.add(new StepFailure(node.name(), step.id(), "cannot reach the host", "", -1, facts.mask(e.getMessage()), log.file().toString()));
+                outcome = Outcome.FAILED;
+            }
+            outcomes.computeIfAbsent(node.name(), k -> new LinkedHashMap<>()).put(step.id(), outcome);
+            say(node, step, label(outcome) + " (" + seconds(System.nanoTime() - t0) + ")");
+            if (outcome == Outcome.FAILED) return;
+        }
+    }
+
+    /** Runs a step's once-per-run ops on the master (e.g. creating the join token) before its first apply. */
+    private void prepare(Step step) {
+        Node master = inv.master();
+        var ops = step.prepareOnMaster(new HostContext(inv, master));
+        if (ops.isEmpty()) return;
+        synchronized (prepared) {
+            if (prepared.contains(step.id())) return;
+            new StepRunner(remote(master), log(master), facts, options.commandTimeout()).apply(ops);
+            prepared.add(step.id());
+        }
+    }
+
+    private void say(Node node, Step step, String text) {
+        synchronized (progress) {
+            progress.printf("%-12s %-10s %s%n", node.name(), step.id(), text);
+            progress.flush();
+        }
+    }
+
+    static String label(Outcome o) {
+        return switch (o) {
+            case OK -> "ok";
+            case CHANGED -> "changed";
+            case WOULD_CHANGE -> "would change";
+            case SKIPPED -> "skipped";
+            case FAILED -> "FAILED";
+        };
+    }
+
+    static String seconds(long nanos) { return String.format("%.1fs", nanos / 1e9); }
+
+    private static final class VerifyFailed extends RuntimeException {
+        final List<String> problems;
+        VerifyFailed(String step, List<String> problems) {
+            super(step);
+            this.problems = problems;
+        }
+    }
+}

@@ -1,0 +1,22 @@
+package dev.gpuctl.engine;
+
+/**
+ * A step failed on a host: everything a person needs to act on it. Secrets are already masked.
+ *
+ * @param command   the command that failed (masked), or empty when a verify probe failed
+ * @param exit      its exit status, or -1
+ * @param detail    stderr tail, or what verify found wrong
+ */
+public record StepFailure(String host, String step, String what, String command, int exit, String detail, String log) {
+    public String describe() {
+        StringBuilder sb = new StringBuilder();
+        sb.append(host).append(": step ").append(step).append(" failed: ").append(what).append('\n');
+        if (!command.isEmpty()) sb.append("  command: ").append(command).append('\n');
+        if (exit >= 0) sb.append("  exit status: ").append(exit).append('\n');
+        if (!detail.isBlank()) {
+            for (String line : detail.strip().split("\n")) sb.append("  | ").append(line).append('\n');
+        }
+        if (!log.isEmpty()) sb.append("  log: ").append(log).append('\n');
+        return sb.toString();
+    }
+}

@@ -1,0 +1,187 @@
+package dev.gpuctl.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.InventoryLoader;
+import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.remote.Remote;
+import dev.gpuctl.steps.HostContext;
+import dev.gpuctl.steps.Op;
+import dev.gpuctl.steps.Phase;
+import dev.gpuctl.steps.Probe;
+import dev.gpuctl.steps.Step;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The runner's control flow with scripted hosts: a host here is a set of files and a command log, and the one
+ * step used writes a marker file. Real hosts are exercised by the end-to-end tests on the test bed.
+ */
+class RunnerTest {
+    /** A scripted host: answers "cat PATH"-style probes from its files, records every command it ran. */
+    static final class ScriptedHost implements Remote {
+        final String name;
+        final Map<String, String> files = new ConcurrentHashMap<>();
+        final List<String> commands = Collections.synchronizedList(new ArrayList<>());
+        volatile boolean broken;
+
+        ScriptedHost(String name) { this.name = name; }
+
+        @Override public String name() { return name; }
+
+        @Override public ExecResult exec(String command, Duration timeout) {
+            commands.add(command);
+            if (command.startsWith("cat ")) {
+                String f = files.get(command.substring(4).trim());
+                return f == null ? new ExecResult(1, "", "No such file") : new ExecResult(0, f, "");
+            }
+            if (command.startsWith("if [ -e ")) {
+                String path = command.substring(8, command.indexOf(' ', 8));
+                if (command.contains("echo present")) return new ExecResult(0, files.containsKey(path) ? "present\n" : "", "");
+                return new ExecResult(0, "", "");
+            }
+            if (command.startsWith("apply-marker")) {
+                if (broken) return new ExecResult(7, "", "disk full\nreally full");
+                files.put("/etc/marker", command.substring("apply-marker ".length()) + "\n");
+                return new ExecResult(0, "", "");
+            }
+            return new ExecResult(0, "", "");
+        }
+
+        @Override public void upload(byte[] content, String path, String mode, String owner) {
+            files.put(path, new String(content, java.nio.charset.StandardCharsets.UTF_8));
+        }
+
+        @Override public byte[] download(String path) { return files.getOrDefault(path, "").getBytes(java.nio.charset.StandardCharsets.UTF_8); }
+
+        @Override public void close() {}
+    }
+
+    /** A step that makes /etc/marker hold "v1", with a secret in its command. */
+    static final class MarkerStep implements Step {
+        @Override public String id() { return "marker"; }
+        @Override public String title() { return "marker file"; }
+        @Override public boolean runsOn(HostContext ctx) { return true; }
+        @Override public List<Probe> check(HostContext ctx) { return List.of(Probe.of("marker is v1", "cat /etc/marker",
+            r -> r.stdout().startsWith("v1") ? java.util.Optional.empty() : java.util.Optional.of("marker is '" + r.stdout() + "'"))); }
+        @Override public List<Op> apply(HostContext ctx) {
+            return List.of(
+                new Op.Capture("a secret", "make-secret", out -> Map.of("secret", "s3cr3t-value"), true),
+                Op.Run.of("write the marker", "apply-marker v1 --token={{secret}}"),
+                Op.WriteFile.of("config", "/etc/other.conf", "token={{secret}}\n", "0600").asSecret());
+        }
+    }
+
+    static final class AlwaysRightStep implements Step {
+        @Override public String id() { return "probe"; }
+        @Override public String title() { return "probe"; }
+        @Override public boolean runsOn(HostContext ctx) { return true; }
+        @Override public List<Probe> check(HostContext ctx) { return List.of(Probe.equals("os", "cat /etc/os", "debian")); }
+        @Override public List<Op> apply(HostContext ctx) { return List.of(); }
+    }
+
+    Inventory inv(Path dir) throws IOException {
+        Path f = dir.resolve("inventory.yaml");
+        Files.writeString(f, """
+            cluster: { name: t, kubernetesVersion: "1.35" }
+            nodes:
+              - { name: m, address: 10.0.0.1, role: master }
+              - { name: w1, address: 10.0.0.2, role: worker }
+              - { name: w2, address: 10.0.0.3, role: worker }
+            """);
+        return InventoryLoader.load(f);
+    }
+
+    final Map<String, ScriptedHost> hosts = new ConcurrentHashMap<>();
+    final StringWriter progress = new StringWriter();
+
+    Runner.Result run(Inventory inv, boolean dryRun, Phase... phases) {
+        Runner r = new Runner(inv, n -> hosts.computeIfAbsent(n.name(), ScriptedHost::new), new PrintWriter(progress),
+            new Runner.Options(dryRun, 2, Set.of(), Duration.ofSeconds(5)));
+        return r.run(List.of(phases));
+    }
+
+    static Phase preflight() { return new Phase("preflight", "preflight", List.of(new AlwaysRightStep()), true); }
+    static Phase marker() { return new Phase("hosts", "hosts", List.of(new MarkerStep()), false); }
+
+    void osOnAllHosts(String os) {
+        for (String h : List.of("m", "w1", "w2")) hosts.computeIfAbsent(h, ScriptedHost::new).files.put("/etc/os", os + "\n");
+    }
+
+    @Test void appliesThenReRunChangesNothing(@TempDir Path dir) throws IOException {
+        Inventory inv = inv(dir);
+        osOnAllHosts("debian");
+        Runner.Result first = run(inv, false, preflight(), marker());
+        assertTrue(first.ok(), progress::toString);
+        assertEquals(Runner.Outcome.CHANGED, first.outcomes().get("w1").get("marker"));
+        assertEquals("v1 --token=s3cr3t-value\n", hosts.get("w1").files.get("/etc/marker"));
+        int commandsBefore = hosts.get("w1").commands.size();
+        Runner.Result second = run(inv, false, preflight(), marker());
+        assertTrue(second.ok());
+        assertEquals(Runner.Outcome.OK, second.outcomes().get("w1").get("marker"));
+        assertEquals(List.of("cat /etc/os", "cat /etc/marker"), hosts.get("w1").commands.subList(commandsBefore, hosts.get("w1").commands.size()));
+        assertTrue(progress.toString().contains("== phase 1: hosts =="), progress::toString);
+    }
+
+    @Test void secretsNeverReachTheLogs(@TempDir Path dir) throws IOException {
+        Inventory inv = inv(dir);
+        osOnAllHosts("debian");
+        Runner.Result r = run(inv, false, preflight(), marker());
+        assertTrue(r.ok());
+        String log = Files.readString(r.logDir().resolve("w1.log"));
+        assertTrue(log.contains("apply-marker v1 --token=<secret>"), log);
+        assertFalse(log.contains("s3cr3t-value"), log);
+        assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(r.logDir().resolve("w1.log"))));
+    }
+
+    @Test void dryRunReportsAndChangesNothing(@TempDir Path dir) throws IOException {
+        Inventory inv = inv(dir);
+        osOnAllHosts("debian");
+        Runner.Result r = run(inv, true, preflight(), marker());
+        assertTrue(r.ok());
+        assertEquals(Runner.Outcome.WOULD_CHANGE, r.outcomes().get("m").get("marker"));
+        assertFalse(hosts.get("m").files.containsKey("/etc/marker"));
+        assertTrue(progress.toString().contains("would change: marker is v1"), progress::toString);
+    }
+
+    @Test void preflightFailureOnOneHostChangesNoHost(@TempDir Path dir) throws IOException {
+        Inventory inv = inv(dir);
+        osOnAllHosts("debian");
+        hosts.get("w2").files.put("/etc/os", "centos\n");
+        Runner.Result r = run(inv, false, preflight(), marker());
+        assertTrue(r.preflightRefused());
+        assertTrue(String.join("\n", r.preflightProblems()).contains("w2"), r.preflightProblems()::toString);
+        for (ScriptedHost h : hosts.values()) assertFalse(h.files.containsKey("/etc/marker"), h.name);
+    }
+
+    @Test void aFailingHostLetsThePhaseFinishThenStops(@TempDir Path dir) throws IOException {
+        Inventory inv = inv(dir);
+        osOnAllHosts("debian");
+        hosts.get("w1").broken = true;
+        Runner.Result r = run(inv, false, preflight(), marker(), new Phase("later", "later", List.of(new AlwaysRightStep()), false));
+        assertEquals(1, r.failures().size());
+        StepFailure f = r.failures().get(0);
+        assertEquals("w1", f.host());
+        assertEquals("marker", f.step());
+        assertEquals(7, f.exit());
+        assertEquals("apply-marker v1 --token=<secret>", f.command());
+        assertTrue(f.detail().contains("really full"));
+        assertTrue(hosts.get("w2").files.containsKey("/etc/marker"), "the phase's other hosts finish");
+        assertFalse(progress.toString().contains("phase 2"), "the run stops after the failed phase");
+    }
+}
