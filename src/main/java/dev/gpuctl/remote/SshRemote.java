@@ -220,11 +220,8 @@ public final class SshRemote implements Remote {
             Drain out = Drain.start(cmd.getInputStream(), "ssh-" + node.name() + "-out");
             Drain err = Drain.start(cmd.getErrorStream(), "ssh-" + node.name() + "-err");
             if (!out.await(deadline) || !err.await(deadline)) {
-                try {
-                    cmd.signal(Signal.TERM);
-                } catch (IOException | RuntimeException ignored) {
-                    // best effort: the channel is closed below either way
-                }
+                abandon(session, cmd);
+                session = null;
                 throw RemoteException.timeout(node.name(), shown, timeout);
             }
             if (out.error() != null) throw RemoteException.connectionLost(node.name(), shown, out.error());
@@ -234,6 +231,8 @@ public final class SshRemote implements Remote {
                 cmd.join(left, TimeUnit.MILLISECONDS);
             } catch (IOException e) {
                 if (!client.isConnected()) throw RemoteException.connectionLost(node.name(), shown, e);
+                abandon(session, cmd);
+                session = null;
                 throw RemoteException.timeout(node.name(), shown, timeout);
             }
             Integer status = cmd.getExitStatus();
@@ -255,6 +254,22 @@ public final class SshRemote implements Remote {
         } finally {
             closeQuietly(session);
         }
+    }
+
+    /**
+     * Gives up on a command that ran out of time: TERM to the process sshd started (sudo passes it on), then
+     * the channel is closed in the background. sshd answers the close only once everything holding the
+     * command's output has exited, so waiting here could take as long as the command itself.
+     */
+    private void abandon(Session session, Session.Command cmd) {
+        try {
+            cmd.signal(Signal.TERM);
+        } catch (IOException | RuntimeException ignored) {
+            // best effort: the channel is closed either way
+        }
+        Thread closer = new Thread(() -> closeQuietly(session), "ssh-" + node.name() + "-close");
+        closer.setDaemon(true);
+        closer.start();
     }
 
     static int signalNumber(Signal s) {
@@ -284,7 +299,9 @@ public final class SshRemote implements Remote {
             FileAttributes attrs = new FileAttributes.Builder().withPermissions(0600).build();
             try (RemoteFile f = sftp.open(tmp, EnumSet.of(OpenMode.WRITE, OpenMode.CREAT, OpenMode.EXCL), attrs);
                  OutputStream os = f.new RemoteFileOutputStream(0, 16)) {
-                os.write(content);
+                for (int off = 0; off < content.length; off += 32 * 1024) {
+                    os.write(content, off, Math.min(32 * 1024, content.length - off));
+                }
             }
         } catch (IOException e) {
             exec("rm -f -- " + Shell.quote(tmp), Duration.ofSeconds(30));

@@ -1,0 +1,399 @@
+package dev.gpuctl.remote;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.gpuctl.inventory.Bastion;
+import dev.gpuctl.inventory.Node;
+import dev.gpuctl.inventory.Role;
+import dev.gpuctl.inventory.SshSettings;
+import dev.gpuctl.remote.RemoteException.Kind;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * SshRemote against a real OpenSSH sshd on 127.0.0.1 (a free port, a temp config and temp keys), started
+ * here and stopped by its PID. Needs root and /usr/sbin/sshd (Debian: apt-get install openssh-server sudo).
+ * Two throwaway users are made for the non-root cases and removed afterwards.
+ */
+class SshRemoteE2E {
+    static final String SSHD = "/usr/sbin/sshd";
+    static final String USER_NOPW = "gpuctl-e2e-nopw";
+    static final String USER_SUDO = "gpuctl-e2e-sudo";
+    static final Path SUDOERS = Path.of("/etc/sudoers.d/gpuctl-e2e");
+    static final Duration T = Duration.ofSeconds(30);
+
+    @TempDir static Path dir;
+    static Process sshd;
+    static int port;
+    static Path id;
+    static Path wrongId;
+    static String hostLine;
+    static String hostFp;
+    static boolean usersMade;
+    static Path keysDir;
+    final List<Remote> open = new ArrayList<>();
+
+    @BeforeAll
+    static void startSshd() throws Exception {
+        assumeTrue(LocalRemote.isRoot(), "SshRemoteE2E runs as root (sshd, throwaway users)");
+        if (!Files.isExecutable(Path.of(SSHD))) fail(SSHD + " is missing: apt-get install -y openssh-server");
+        keygen(dir.resolve("host_ed25519"));
+        keygen(dir.resolve("id_ed25519"));
+        keygen(dir.resolve("wrong_ed25519"));
+        id = dir.resolve("id_ed25519");
+        wrongId = dir.resolve("wrong_ed25519");
+        // sshd reads authorized_keys as the user logging in: it must be readable by the throwaway users too
+        keysDir = Files.createTempDirectory("gpuctl-e2e-keys");
+        Files.setPosixFilePermissions(keysDir, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.copy(dir.resolve("id_ed25519.pub"), keysDir.resolve("authorized_keys"));
+        Files.setPosixFilePermissions(keysDir.resolve("authorized_keys"), PosixFilePermissions.fromString("rw-r--r--"));
+        String pub = Files.readString(dir.resolve("host_ed25519.pub")).strip();
+        hostFp = Fingerprints.keyOfLine("x " + pub).orElseThrow().fingerprint();
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            port = s.getLocalPort();
+        }
+        hostLine = "[127.0.0.1]:" + port + " " + pub.split(" ")[0] + " " + pub.split(" ")[1];
+        Files.createDirectories(Path.of("/run/sshd"));
+        Files.writeString(dir.resolve("sshd_config"), String.join("\n",
+            "Port " + port,
+            "ListenAddress 127.0.0.1",
+            "HostKey " + dir.resolve("host_ed25519"),
+            "PidFile " + dir.resolve("sshd.pid"),
+            "AuthorizedKeysFile " + keysDir.resolve("authorized_keys"),
+            "PermitRootLogin yes",
+            "PubkeyAuthentication yes",
+            "PasswordAuthentication no",
+            "KbdInteractiveAuthentication no",
+            "UsePAM no",
+            "StrictModes no",
+            "AllowTcpForwarding yes",
+            "LogLevel VERBOSE",
+            "Subsystem sftp /usr/lib/openssh/sftp-server",
+            ""));
+        sshd = new ProcessBuilder(SSHD, "-D", "-e", "-f", dir.resolve("sshd_config").toString())
+            .redirectErrorStream(true).redirectOutput(dir.resolve("sshd.log").toFile()).start();
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            try (Socket s = new Socket("127.0.0.1", port)) {
+                break;
+            } catch (IOException e) {
+                if (!sshd.isAlive() || System.nanoTime() > until) {
+                    fail("sshd did not start: " + Files.readString(dir.resolve("sshd.log")));
+                }
+                Thread.sleep(50);
+            }
+        }
+        usersMade = makeUsers();
+    }
+
+    /** The two throwaway users; false (and those cases skipped) when this machine cannot make them. */
+    static boolean makeUsers() throws Exception {
+        if (!Files.isExecutable(Path.of("/usr/sbin/useradd")) || !Files.isExecutable(Path.of("/usr/bin/sudo"))) return false;
+        removeUsers();
+        for (String u : List.of(USER_NOPW, USER_SUDO)) {
+            // '*' rather than useradd's locked '!': sshd without PAM refuses locked accounts even with a key
+            if (run("useradd", "-M", "-d", "/", "-s", "/bin/sh", "-p", "*", u) != 0) return false;
+        }
+        Files.writeString(SUDOERS, USER_SUDO + " ALL=(ALL) NOPASSWD: ALL\n");
+        Files.setPosixFilePermissions(SUDOERS, PosixFilePermissions.fromString("r--r-----"));
+        return true;
+    }
+
+    static void removeUsers() throws Exception {
+        Files.deleteIfExists(SUDOERS);
+        for (String u : List.of(USER_NOPW, USER_SUDO)) {
+            if (run("id", u) == 0) run("userdel", u);
+        }
+    }
+
+    @AfterAll
+    static void stopSshd() throws Exception {
+        if (sshd != null) {
+            sshd.descendants().forEach(ProcessHandle::destroy);
+            sshd.destroy();
+            if (!sshd.waitFor(5, TimeUnit.SECONDS)) sshd.destroyForcibly();
+        }
+        if (usersMade) removeUsers();
+        if (keysDir != null) {
+            Files.deleteIfExists(keysDir.resolve("authorized_keys"));
+            Files.deleteIfExists(keysDir);
+        }
+    }
+
+    @AfterEach
+    void closeAll() {
+        open.forEach(Remote::close);
+        SshRemote.forgetKeys();
+    }
+
+    static void keygen(Path file) throws Exception {
+        assertEquals(0, run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "e2e", "-f", file.toString()));
+    }
+
+    static int run(String... argv) throws Exception {
+        Process p = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        return p.waitFor();
+    }
+
+    static Node node(String user, Path identity, Path knownHosts, Optional<String> pin, int p, Optional<Bastion> bastion) {
+        return new Node("e2e", "127.0.0.1", Role.WORKER, false, Map.of(),
+            new SshSettings(user, p, identity, knownHosts, bastion, pin), "ssh");
+    }
+
+    Path knownHosts() throws IOException {
+        Path kh = Files.createTempFile(dir, "known_hosts", "");
+        Files.writeString(kh, hostLine + "\n");
+        return kh;
+    }
+
+    static SshOptions opts(boolean acceptNew) {
+        return new SshOptions(Duration.ofSeconds(5), Duration.ofSeconds(5), acceptNew, null);
+    }
+
+    Remote connect(Node n, boolean acceptNew) {
+        Remote r = Remotes.open(n, opts(acceptNew));
+        open.add(r);
+        return r;
+    }
+
+    Remote root() throws IOException {
+        return connect(node("root", id, knownHosts(), Optional.empty(), port, Optional.empty()), false);
+    }
+
+    static RemoteException refused(Node n, boolean acceptNew) {
+        return assertThrows(RemoteException.class, () -> SshRemote.connect(n, opts(acceptNew)).close());
+    }
+
+    static Set<String> tmpLeftovers() throws IOException {
+        try (Stream<Path> s = Files.list(Path.of("/tmp"))) {
+            return s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(".gpuctl-")).collect(Collectors.toSet());
+        }
+    }
+
+    static String localSh(String command) throws Exception {
+        Process p = new ProcessBuilder("sh", "-c", command).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor();
+        return out;
+    }
+
+    // ---- commands ----
+
+    @Test
+    void execReturnsStdoutStderrAndExitExactly() throws Exception {
+        Remote r = root();
+        assertInstanceOf(SshRemote.class, r);
+        assertEquals(new ExecResult(7, "out\nline 2\n", "err"), r.exec("printf 'out\\nline 2\\n'; printf err >&2; exit 7", T));
+        assertEquals("0\n", r.exec("id -u", T).stdout());
+        assertEquals("", r.exec("cat", T).stdout(), "stdin is closed");
+        String nasty = "x='it'\"'\"'s $HOME'; printf '%s|' \"$x\" \"`echo back`\" \"$(echo dollar)\" '\\\\'\necho\necho \"ünï\"";
+        assertEquals(localSh(nasty), r.exec(nasty, T).stdout());
+        assertEquals(143, r.exec("kill -TERM $$", T).exit(), "a signal reads as 128+N");
+    }
+
+    @Test
+    void bigOutputOnBothStreamsAtOnceDoesNotDeadlock() throws Exception {
+        Remote r = root();
+        ExecResult res = r.exec("head -c 5000000 /dev/zero | tr '\\0' a & head -c 5000000 /dev/zero | tr '\\0' b >&2; wait",
+            Duration.ofSeconds(120));
+        assertEquals(0, res.exit(), res.tail(3));
+        assertEquals(5_000_000, res.stdout().length());
+        assertEquals(5_000_000, res.stderr().length());
+        assertTrue(res.stdout().chars().allMatch(c -> c == 'a'));
+        assertTrue(res.stderr().chars().allMatch(c -> c == 'b'));
+    }
+
+    @Test
+    void timeoutFiresNamesTheCommandAndTheConnectionStaysUsable() throws Exception {
+        Remote r = root();
+        long t0 = System.nanoTime();
+        RemoteException e = assertThrows(RemoteException.class, () -> r.exec("sleep 30; echo never", Duration.ofSeconds(1)));
+        assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(15), "took too long to time out");
+        assertEquals(Kind.TIMEOUT, e.kind());
+        assertTrue(e.getMessage().contains("`sleep 30; echo never`"), e.getMessage());
+        assertEquals("ok\n", r.exec("echo ok", T).stdout());
+    }
+
+    @Test
+    void connectionLostMidCommand() throws Exception {
+        Remote r = root();
+        CompletableFuture<ExecResult> running = CompletableFuture.supplyAsync(() -> r.exec("sleep 30", T));
+        Thread.sleep(1000);
+        // this connection's sshd processes are children of the sshd this test started
+        sshd.descendants().forEach(ProcessHandle::destroyForcibly);
+        Throwable t = assertThrows(Exception.class, () -> running.get(20, TimeUnit.SECONDS)).getCause();
+        RemoteException e = assertInstanceOf(RemoteException.class, t);
+        assertEquals(Kind.CONNECTION_LOST, e.kind(), e.getMessage());
+        assertTrue(e.getMessage().contains("`sleep 30`"), e.getMessage());
+    }
+
+    // ---- files ----
+
+    @Test
+    void uploadPutsContentModeAndOwnerAndLeavesNothingInTmp() throws Exception {
+        Remote r = root();
+        Set<String> before = tmpLeftovers();
+        Path target = dir.resolve("etc/with space's.conf");
+        Files.createDirectories(target.getParent());
+        Files.writeString(target, "old content");
+        r.upload("a=1\nb=2\n".getBytes(StandardCharsets.UTF_8), target.toString(), "0640", "root:daemon");
+        assertEquals("a=1\nb=2\n", Files.readString(target));
+        PosixFileAttributes a = Files.readAttributes(target, PosixFileAttributes.class);
+        assertEquals("rw-r-----", PosixFilePermissions.toString(a.permissions()));
+        assertEquals("root", a.owner().getName());
+        assertEquals("daemon", a.group().getName());
+        assertFalse(Files.exists(Path.of(target + ".gpuctl-tmp")));
+        assertEquals(before, tmpLeftovers());
+        RemoteException e = assertThrows(RemoteException.class,
+            () -> r.upload(new byte[] {1}, dir.resolve("no/such/dir/x").toString(), "0644", "root"));
+        assertEquals(Kind.IO, e.kind());
+        assertEquals(before, tmpLeftovers());
+    }
+
+    @Test
+    void downloadRoundTripsBinary() throws Exception {
+        Remote r = root();
+        byte[] data = new byte[1_000_000];
+        new Random(42).nextBytes(data);
+        Path f = dir.resolve("blob.bin");
+        r.upload(data, f.toString(), "0600", "root");
+        assertArrayEquals(data, Files.readAllBytes(f));
+        assertArrayEquals(data, r.download(f.toString()));
+        assertArrayEquals(new byte[0], r.download("/dev/null"));
+        RemoteException e = assertThrows(RemoteException.class, () -> r.download(dir.resolve("missing").toString()));
+        assertEquals(Kind.IO, e.kind());
+    }
+
+    // ---- host keys ----
+
+    @Test
+    void unknownHostKeyIsRefusedShowingItsFingerprint() throws Exception {
+        Path kh = dir.resolve("unknown/known_hosts");
+        RemoteException e = refused(node("root", id, kh, Optional.empty(), port, Optional.empty()), false);
+        assertEquals(Kind.HOST_KEY_UNKNOWN, e.kind(), e.getMessage());
+        assertTrue(e.getMessage().contains(hostFp), e.getMessage());
+        assertTrue(e.getMessage().contains("--accept-new-host-keys"), e.getMessage());
+        assertFalse(Files.exists(kh));
+    }
+
+    @Test
+    void acceptNewAppendsAndASecondConnectWorksWithoutIt() throws Exception {
+        Path kh = dir.resolve("accept/known_hosts");
+        Node n = node("root", id, kh, Optional.empty(), port, Optional.empty());
+        assertEquals("ok\n", connect(n, true).exec("echo ok", T).stdout());
+        assertEquals(List.of(hostLine), Files.readAllLines(kh));
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(kh)));
+        assertEquals("ok\n", connect(n, false).exec("echo ok", T).stdout());
+        assertEquals(List.of(hostLine), Files.readAllLines(kh));
+    }
+
+    @Test
+    void changedHostKeyIsRefusedShowingBothFingerprints() throws Exception {
+        keygen(dir.resolve("other_host"));
+        String other = Files.readString(dir.resolve("other_host.pub")).strip();
+        String otherFp = Fingerprints.keyOfLine("x " + other).orElseThrow().fingerprint();
+        Path kh = Files.createTempFile(dir, "changed", "");
+        Files.writeString(kh, "[127.0.0.1]:" + port + " " + other + "\n");
+        for (boolean acceptNew : new boolean[] {false, true}) {
+            RemoteException e = refused(node("root", id, kh, Optional.empty(), port, Optional.empty()), acceptNew);
+            assertEquals(Kind.HOST_KEY_CHANGED, e.kind(), e.getMessage());
+            assertTrue(e.getMessage().contains(otherFp), e.getMessage());
+            assertTrue(e.getMessage().contains(hostFp), e.getMessage());
+            assertTrue(e.getMessage().contains("ssh-keygen -R '[127.0.0.1]:" + port + "'"), e.getMessage());
+        }
+        assertEquals(1, Files.readAllLines(kh).size());
+    }
+
+    @Test
+    void pinnedHostKey() throws Exception {
+        Path none = dir.resolve("pinned/none");
+        assertEquals("ok\n", connect(node("root", id, none, Optional.of(hostFp), port, Optional.empty()), false)
+            .exec("echo ok", T).stdout());
+        assertFalse(Files.exists(none), "a pinned key needs no known_hosts and writes none");
+        RemoteException e = refused(node("root", id, knownHosts(), Optional.of(TestKeys.ED25519_FP), port, Optional.empty()), true);
+        assertEquals(Kind.HOST_KEY_CHANGED, e.kind(), e.getMessage());
+        assertTrue(e.getMessage().contains(TestKeys.ED25519_FP) && e.getMessage().contains(hostFp), e.getMessage());
+    }
+
+    // ---- login ----
+
+    @Test
+    void wrongIdentityIsAuthFailed() throws Exception {
+        RemoteException e = refused(node("root", wrongId, knownHosts(), Optional.empty(), port, Optional.empty()), false);
+        assertEquals(Kind.AUTH_FAILED, e.kind(), e.getMessage());
+        assertTrue(e.getMessage().contains(wrongId.toString()), e.getMessage());
+    }
+
+    @Test
+    void nothingListeningIsUnreachableQuickly() throws Exception {
+        int closed;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            closed = s.getLocalPort();
+        }
+        long t0 = System.nanoTime();
+        RemoteException e = refused(node("root", id, knownHosts(), Optional.empty(), closed, Optional.empty()), false);
+        assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(3), "took too long");
+        assertEquals(Kind.UNREACHABLE, e.kind(), e.getMessage());
+        assertTrue(e.getMessage().contains("127.0.0.1:" + closed) && e.getMessage().contains("refused"), e.getMessage());
+    }
+
+    @Test
+    void nonRootUserWhoseSudoWantsAPassword() throws Exception {
+        assumeTrue(usersMade, "useradd or sudo missing: cannot make a throwaway user");
+        RemoteException e = refused(node(USER_NOPW, id, knownHosts(), Optional.empty(), port, Optional.empty()), false);
+        assertEquals(Kind.SUDO_NEEDS_PASSWORD, e.kind(), e.getMessage());
+        assertTrue(e.getMessage().contains("user " + USER_NOPW + " needs a password for sudo"), e.getMessage());
+    }
+
+    @Test
+    void nonRootUserWithSudoWorksAsRoot() throws Exception {
+        assumeTrue(usersMade, "useradd or sudo missing: cannot make a throwaway user");
+        Remote r = connect(node(USER_SUDO, id, knownHosts(), Optional.empty(), port, Optional.empty()), false);
+        assertEquals("0\n", r.exec("id -u", T).stdout());
+        String nasty = "printf '%s|' 'it'\"'\"'s' \"$(echo \\$x)\"\necho 'line two'";
+        assertEquals(localSh(nasty), r.exec(nasty, T).stdout());
+        Set<String> before = tmpLeftovers();
+        Path target = dir.resolve("sudo-upload");
+        r.upload("secret\n".getBytes(StandardCharsets.UTF_8), target.toString(), "0600", "root:root");
+        assertEquals("root", Files.getOwner(target).getName());
+        assertEquals("secret\n", new String(r.download(target.toString()), StandardCharsets.UTF_8));
+        assertEquals(before, tmpLeftovers());
+    }
+
+    @Test
+    void throughABastion() throws Exception {
+        // the bastion is the same sshd: the node is reached over a direct-tcpip channel from it
+        Node n = node("root", id, knownHosts(), Optional.empty(), port, Optional.of(new Bastion("127.0.0.1", "root", port)));
+        assertEquals("ok\n", connect(n, false).exec("echo ok", T).stdout());
+    }
+}
