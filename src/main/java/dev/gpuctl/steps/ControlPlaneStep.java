@@ -48,7 +48,7 @@ public final class ControlPlaneStep implements Step {
                 "test -f " + Kube.ADMIN_CONF + " && " + Kube.kubectl("get --raw=/readyz 2>&1"), "ok"),
             Probe.succeeds("admin.conf in the ssh user's ~/.kube/config",
                 "cmp -s " + Kube.ADMIN_CONF + " \"" + userKubeconfig(ctx) + "\""),
-            Probe.of("admin.conf copied to " + local, "sha256sum " + Kube.ADMIN_CONF,
+            Probe.of("admin.conf copied to .gpuctl/" + ctx.cluster().name() + "/admin.conf beside the inventory", "sha256sum " + Kube.ADMIN_CONF,
                 r -> r.ok() && r.stdout().startsWith(sha256(local)) ? Optional.empty()
                     : Optional.of(local + " is missing or differs from the master's")));
     }
