@@ -635,3 +635,46 @@ def go_template(fmt, obj, typename="types.Info"):
                              % (m.start() + 2, words[-1], e.args[0], typename))
         raise ValueError('template: :1: function "%s" not defined' % words[0])
     return re.sub(r"\{\{-?\s*(.*?)\s*-?\}\}", action, fmt.replace("\\n", "\n").replace("\\t", "\t"))
+
+
+# ---------------------------------------------------------------- TOML writer (go-toml style, for nvidia-ctk)
+def _toml_val(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_val(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join("%s = %s" % (_toml_key(k), _toml_val(x)) for k, x in v.items()) + "}"
+    return json.dumps(str(v))
+
+
+def _toml_key(k):
+    return k if re.match(r"^[A-Za-z0-9_-]+$", k) else json.dumps(k)
+
+
+def toml_dump(d):
+    out = []
+
+    def table(prefix, t, indent):
+        scalars = [(k, v) for k, v in t.items() if not isinstance(v, dict)]
+        subs = [(k, v) for k, v in t.items() if isinstance(v, dict)]
+        if prefix:
+            out.append("")
+            out.append("  " * (indent - 1) + "[" + ".".join(_toml_key(p) for p in prefix) + "]")
+        for k, v in scalars:
+            out.append("  " * max(indent, 0) + "%s = %s" % (_toml_key(k), _toml_val(v)))
+        for k, v in subs:
+            table(prefix + [k], v, indent + 1)
+    table([], d, 0)
+    return "\n".join(out).lstrip("\n") + "\n"
+
+
+def containerd_cri_section(conf):
+    """(version, runtime-plugin dict) for a containerd config (v2: io.containerd.grpc.v1.cri, v3: io.containerd.cri.v1.runtime)."""
+    ver = int(conf.get("version", 1) or 1)
+    plugins = conf.setdefault("plugins", {})
+    if ver >= 3:
+        return ver, plugins.setdefault("io.containerd.cri.v1.runtime", {})
+    return ver, plugins.setdefault("io.containerd.grpc.v1.cri", {})
