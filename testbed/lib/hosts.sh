@@ -140,15 +140,18 @@ host_wait() {
   done
 }
 
-# host_after_boot I: the emulated NVIDIA driver on GPU workers, when the repository has it
+# host_after_boot I: GPU workers get the emulated NVIDIA driver (when the repository has it),
+# installed from the local repository as an admin would
 host_after_boot() {
-  local i=$1 deb
+  local i=$1
   [ "$(host_role "$i")" = worker ] || return 0
-  deb=$(cd "$REPO_DIR" && ls nvidia-driver-emu_*.deb 2>/dev/null | sort -V | tail -n1) || true
-  [ -n "$deb" ] || return 0
+  grep -q '^Package: nvidia-driver-emu$' "$REPO_DIR/Packages" 2>/dev/null || return 0
   ssh "${SSH_OPTS[@]}" "root@$(host_addr "$i")" \
-    "dpkg-query -W -f='\${Status}' nvidia-driver-emu 2>/dev/null | grep -q 'ok installed' || DEBIAN_FRONTEND=noninteractive apt-get -qq install -y /srv/bedrepo/$deb >/dev/null" \
-    || { echo "h$i: installing $deb failed" >&2; return 1; }
+    "dpkg-query -W -f='\${Status}' nvidia-driver-emu 2>/dev/null | grep -q 'ok installed' && exit 0
+     export DEBIAN_FRONTEND=noninteractive
+     apt-get -qq update && apt-get -qq install -y nvidia-driver-emu >/tmp/gpuctl-testbed-driver.log 2>&1 \
+       || { tail -n 20 /tmp/gpuctl-testbed-driver.log; exit 1; }" \
+    || { echo "h$i: installing nvidia-driver-emu from the local repository failed (see above)" >&2; return 1; }
 }
 
 known_hosts_write() {

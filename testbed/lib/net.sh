@@ -25,7 +25,10 @@ host_net_up() {
   ns=$(host_netns "$i"); veth=$(host_veth "$i")
   host_net_down "$i"
   quiet ip netns add "$ns"
-  quiet ip link add "$veth" type veth peer name eth0 netns "$ns"
+  # fixed MACs, like a real NIC: a new MAC at each boot would leave the old one in the other
+  # hosts' (and this machine's) ARP caches for half a minute
+  quiet ip link add "$veth" address "$(printf '02:42:%02x:%02x:00:01' "$NET_X" "$i")" \
+    type veth peer name eth0 netns "$ns" address "$(printf '02:42:0a:d5:%02x:%02x' "$NET_X" $((10 + i)))"
   quiet ip link set "$veth" master "$BRIDGE" up
   quiet ip -n "$ns" link set lo up
   quiet ip -n "$ns" addr add "$(host_addr "$i")/24" dev eth0
