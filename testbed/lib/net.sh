@@ -30,6 +30,8 @@ host_net_up() {
   quiet ip link add "$veth" address "$(printf '02:42:%02x:%02x:00:01' "$NET_X" "$i")" \
     type veth peer name eth0 netns "$ns" address "$(printf '02:42:0a:d5:%02x:%02x' "$NET_X" $((10 + i)))"
   quiet ip link set "$veth" master "$BRIDGE" up
+  # a new namespace copies this machine's current net.* settings; a host boots with forwarding off
+  ip netns exec "$ns" sh -c 'echo 0 > /proc/sys/net/ipv4/ip_forward; echo 0 > /proc/sys/net/ipv6/conf/all/forwarding' 2>/dev/null || true
   quiet ip -n "$ns" link set lo up
   quiet ip -n "$ns" addr add "$(host_addr "$i")/24" dev eth0
   quiet ip -n "$ns" link set eth0 up
