@@ -166,7 +166,8 @@ build
 pkg cri-dockerd "$CRID_VERSION.3-0.debian-bookworm" amd64 "gpuctl-emu-common" "Docker Engine CRI shim (cri-dockerd)" "Recommends: docker-ce"
 inst "$B/cri-dockerd" /usr/bin/cri-dockerd
 inst "$U/cri-docker.service" /usr/lib/systemd/system/cri-docker.service 0644
-svc_postinst cri-docker.service restart
+inst "$U/cri-docker.socket" /usr/lib/systemd/system/cri-docker.socket 0644
+svc_postinst "cri-docker.socket cri-docker.service" restart
 build
 
 pkg nvidia-container-toolkit-base "$CTK_VERSION-1" amd64 "gpuctl-emu-common" "NVIDIA Container Toolkit Base"

@@ -238,6 +238,12 @@ class UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer)
 
 
 def serve_unix(path, handler_cls):
+    """Serves on a unix socket: the one systemd passes (socket activation, LISTEN_FDS), else one bound here."""
+    if os.environ.get("LISTEN_FDS") == "1" and os.environ.get("LISTEN_PID") == str(os.getpid()):
+        srv = UnixHTTPServer(R(path), handler_cls, bind_and_activate=False)
+        srv.socket.close()
+        srv.socket = socket.socket(fileno=3)
+        return srv
     p = R(path)
     os.makedirs(os.path.dirname(p), exist_ok=True)
     if os.path.lexists(p):

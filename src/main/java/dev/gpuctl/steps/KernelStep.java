@@ -23,7 +23,7 @@ public final class KernelStep implements Step {
     static String liveSysctls() { return "sysctl -n " + String.join(" ", SYSCTLS); }
 
     static String modulesLoaded() {
-        return "for m in " + String.join(" ", MODULES) + "; do grep -q \"^$m \" /proc/modules || [ -d /sys/module/$m ] || echo \"$m\"; done";
+        return "mods=$(lsmod 2>/dev/null); for m in " + String.join(" ", MODULES) + "; do printf '%s\\n' \"$mods\" | grep -q \"^$m \" || [ -d /sys/module/$m ] || echo \"$m\"; done";
     }
 
     @Override public List<Probe> check(HostContext ctx) {

@@ -39,9 +39,27 @@ public final class TimeSyncStep implements Step {
         return probes;
     }
 
+    /**
+     * Synchronised when systemd says so (NTPSynchronized=yes: the kernel's clock is disciplined), or when chrony
+     * itself has selected a source and reports a normal leap status. The second form is what a host whose
+     * kernel clock gpuctl may not discipline (a container) can prove; on a normal host both agree.
+     */
     static Probe synchronized_() {
-        return Probe.equals("clock synchronised (timedatectl NTPSynchronized)",
-            "timedatectl show -p NTPSynchronized --value", "yes");
+        return Probe.of("clock synchronised (timedatectl NTPSynchronized, or chrony's selected source)",
+            "timedatectl show -p NTPSynchronized --value 2>/dev/null; chronyc -n tracking 2>/dev/null | grep '^Leap status'; "
+                + "chronyc -n sources 2>/dev/null | grep -c '^[\\^=]\\*' || true",
+            r -> synchronisationProblem(r.stdout()));
+    }
+
+    static Optional<String> synchronisationProblem(String out) {
+        List<String> lines = out.lines().map(String::strip).toList();
+        if (lines.contains("yes")) return Optional.empty();
+        boolean leapNormal = lines.stream().anyMatch(l -> l.matches("Leap status\\s*:\\s*Normal"));
+        boolean selected = !lines.isEmpty() && lines.get(lines.size() - 1).matches("[1-9][0-9]*");
+        if (leapNormal && selected) return Optional.empty();
+        return Optional.of("not synchronised yet (NTPSynchronized=no; chrony: "
+            + (leapNormal ? "" : "leap status not normal, ") + (selected ? "a source selected" : "no source selected") + ")"
+            + " — check that the time servers answer: chronyc -n sources");
     }
 
     @Override public List<Op> apply(HostContext ctx) {

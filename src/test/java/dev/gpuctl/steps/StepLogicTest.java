@@ -68,4 +68,12 @@ class StepLogicTest {
         assertEquals("# Written by gpuctl from the inventory's cluster.timeServers.\nserver ntp1.lan iburst\nserver 10.0.0.5 iburst\n",
             TimeSyncStep.sourcesFile(List.of("ntp1.lan", "10.0.0.5")).orElseThrow());
     }
+
+    @Test void timeSynchronisation() {
+        assertEquals(Optional.empty(), TimeSyncStep.synchronisationProblem("yes\nLeap status     : Normal\n1\n"));
+        assertEquals(Optional.empty(), TimeSyncStep.synchronisationProblem("no\nLeap status     : Normal\n1\n"));
+        assertTrue(TimeSyncStep.synchronisationProblem("no\nLeap status     : Not synchronised\n0\n").orElseThrow().contains("no source selected"));
+        assertTrue(TimeSyncStep.synchronisationProblem("no\n0\n").isPresent());
+        assertTrue(TimeSyncStep.synchronisationProblem("").isPresent());
+    }
 }
