@@ -9,10 +9,6 @@ public final class Main {
     private Main() {}
 
     public static void main(String[] args) {
-        // Libraries log at warn unless -v says otherwise (set before the first logger is made).
-        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel",
-            java.util.Arrays.asList(args).contains("-v") || java.util.Arrays.asList(args).contains("--verbose") ? "debug" : "warn");
-        System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
         System.exit(run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true), System.getenv()));
     }
 

@@ -33,53 +33,79 @@ public final class TestBed {
         return t;
     });
 
-    private static TestBed shared;
-    private static IllegalStateException sharedFailure;
+    private static final Map<String, TestBed> BEDS = new java.util.HashMap<>();
+    private static final Map<String, IllegalStateException> FAILURES = new java.util.HashMap<>();
 
     private final Path repoRoot;
     private final Path script;
     private final Map<String, String> env;
+    private final String name;
 
-    private TestBed(Path repoRoot, Map<String, String> env) {
+    private TestBed(Path repoRoot, Map<String, String> env, String name) {
         this.repoRoot = repoRoot;
         this.script = repoRoot.resolve("testbed/bed");
         this.env = env;
+        this.name = name;
     }
 
-    /** The bed, up: started on first use (testbed/bed up 3), taken down when the JVM exits. */
-    public static synchronized TestBed shared() {
-        if (shared != null) {
-            return shared;
+    /** The bed's name ($GPUCTL_BED for testbed/bed). */
+    public String name() { return name; }
+
+    static String baseName() {
+        String n = System.getenv("GPUCTL_BED");
+        return n == null || n.isBlank() ? "bed" : n;
+    }
+
+    /** The shared bed: started on first use (testbed/bed up 3), taken down when the JVM exits. */
+    public static TestBed shared() {
+        return named(baseName(), WORKERS);
+    }
+
+    /**
+     * A bed of its own for tests that change hosts in ways other tests must not see (a whole bootstrap):
+     * named "$GPUCTL_BED" + SUFFIX (letters and digits, at most 12), started on first use, taken down when the JVM exits.
+     */
+    public static TestBed own(String suffix, int workers) {
+        String name = (baseName() + suffix).replaceAll("[^a-z0-9]", "");
+        return named(name.length() > 12 ? name.substring(0, 12) : name, workers);
+    }
+
+    private static synchronized TestBed named(String name, int workers) {
+        if (BEDS.containsKey(name)) {
+            return BEDS.get(name);
         }
-        if (sharedFailure != null) {
-            throw sharedFailure;
+        if (FAILURES.containsKey(name)) {
+            throw FAILURES.get(name);
         }
         Path root = findRepoRoot();
         Path script = root.resolve("testbed/bed");
-        ExecResult up = run(List.of(script.toString(), "up", Integer.toString(WORKERS)), BED_TIMEOUT);
+        ExecResult up = run(List.of(script.toString(), "up", Integer.toString(workers)), BED_TIMEOUT, name);
         if (up.exit() != 0) {
-            sharedFailure = new IllegalStateException("the test bed did not start: `testbed/bed up " + WORKERS
-                    + "` exited " + up.exit() + "\n" + up.err() + up.out());
+            IllegalStateException failure = new IllegalStateException("the test bed did not start: `GPUCTL_BED=" + name
+                    + " testbed/bed up " + workers + "` exited " + up.exit() + "\n" + up.err() + up.out());
+            FAILURES.put(name, failure);
             // a half-started bed is taken down too
-            registerTeardown(script);
-            throw sharedFailure;
+            registerTeardown(script, name);
+            throw failure;
         }
-        registerTeardown(script);
-        ExecResult envOut = run(List.of(script.toString(), "env"), Duration.ofMinutes(1));
+        registerTeardown(script, name);
+        ExecResult envOut = run(List.of(script.toString(), "env"), Duration.ofMinutes(1), name);
         if (envOut.exit() != 0) {
-            sharedFailure = new IllegalStateException("`testbed/bed env` failed:\n" + envOut);
-            throw sharedFailure;
+            IllegalStateException failure = new IllegalStateException("`testbed/bed env` failed:\n" + envOut);
+            FAILURES.put(name, failure);
+            throw failure;
         }
-        shared = new TestBed(root, parseEnv(envOut.out()));
-        return shared;
+        TestBed bed = new TestBed(root, parseEnv(envOut.out()), name);
+        BEDS.put(name, bed);
+        return bed;
     }
 
-    private static void registerTeardown(Path script) {
+    private static void registerTeardown(Path script, String name) {
         if ("1".equals(System.getenv("GPUCTL_BED_KEEP"))) {
             return;
         }
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            ExecResult down = run(List.of(script.toString(), "down"), Duration.ofMinutes(3));
+            ExecResult down = run(List.of(script.toString(), "down"), Duration.ofMinutes(3), name);
             if (down.exit() != 0) {
                 System.err.println("testbed/bed down failed: " + down);
             }
@@ -160,7 +186,7 @@ public final class TestBed {
 
     public ExecResult ssh(String host, String cmd, Duration timeout) {
         address(host);
-        return run(List.of(script.toString(), "ssh", host, cmd), timeout);
+        return run(List.of(script.toString(), "ssh", host, cmd), timeout, name);
     }
 
     /** Stops host and boots it again (its disk is kept); returns once sshd answers and boot finished. */
@@ -176,12 +202,13 @@ public final class TestBed {
         List<String> cmd = new ArrayList<>();
         cmd.add(script.toString());
         cmd.addAll(Arrays.asList(args));
-        return run(cmd, BED_TIMEOUT);
+        return run(cmd, BED_TIMEOUT, name);
     }
 
-    static ExecResult run(List<String> cmd, Duration timeout) {
+    static ExecResult run(List<String> cmd, Duration timeout, String bedName) {
         try {
             ProcessBuilder pb = new ProcessBuilder(cmd);
+            pb.environment().put("GPUCTL_BED", bedName);
             pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
             Process p = pb.start();
             CompletableFuture<String> out = drain(p.getInputStream());
