@@ -87,13 +87,18 @@ host_start() {
   die "the runner of h$i did not start; see $d/runner.log"
 }
 
-# host_stop I: orderly shutdown (the container's systemd halts), then the leftovers
+# host_stop I [fast]: orderly shutdown (the container's systemd halts), then the leftovers;
+# with "fast" (bed down: the disk is thrown away) nspawn is told at once to terminate the container
 host_stop() {
-  local i=$1 d pid n
+  local i=$1 fast=${2:-} d pid n
   d=$(host_dir "$i")
   if pid_is_ours "$d/runner.pid" host-runner.sh; then
     pid=$(cat "$d/runner.pid")
     kill -TERM "$pid" 2>/dev/null || true
+    if [ "$fast" = fast ] && pid_is_ours "$d/nspawn.pid" systemd-nspawn; then
+      # nspawn: a second SIGTERM terminates the container immediately
+      sleep 0.2; kill -TERM "$(cat "$d/nspawn.pid")" 2>/dev/null || true
+    fi
     for n in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     if kill -0 "$pid" 2>/dev/null; then
       log "h$i did not shut down in 30 s; killing it"
