@@ -86,8 +86,10 @@ public final class LocalRemote implements Remote {
 
     /** Kills the command and all it started (children first, so none is re-parented and missed). */
     private static void kill(Process p) {
-        p.descendants().forEach(ProcessHandle::destroyForcibly);
+        // Snapshot the tree, then stop the shell first so it cannot start its next command, then the rest.
+        var tree = p.descendants().toList();
         p.destroyForcibly();
+        tree.forEach(ProcessHandle::destroyForcibly);
         try {
             p.getInputStream().close();
             p.getErrorStream().close();
