@@ -67,6 +67,7 @@ public final class CniStep implements Step {
         List<Probe> probes = new ArrayList<>(check(ctx));
         String ns = namespace(ctx.cluster().cni());
         probes.add(KubeJson.podsRunning(ns + " pods running", ns, "").waitingUpTo(PODS_WAIT));
+        probes.add(KubeJson.nodesReady(ctx.inventory().nodes().stream().map(n -> n.name()).toList()).waitingUpTo(PODS_WAIT));
         return probes;
     }
 }

@@ -35,4 +35,26 @@ final class KubeJson {
             return notRunning.isEmpty() ? Optional.empty() : Optional.of("not running: " + String.join(", ", notRunning));
         });
     }
+
+    /** Every node of the list is registered and Ready (nodes join after the pod network: missing ones are fine). */
+    static Probe nodesReady(List<String> names) {
+        return Probe.of("every node that joined is Ready", Kube.kubectl("get nodes -o json"), r -> {
+            if (!r.ok()) return Optional.of("kubectl failed: " + r.tail(2));
+            List<String> notReady = new ArrayList<>();
+            for (JsonNode n : parse(r.stdout()).path("items")) {
+                String name = n.path("metadata").path("name").asText();
+                if (!names.contains(name)) continue;
+                boolean ready = false;
+                String why = "no Ready condition";
+                for (JsonNode c : n.path("status").path("conditions")) {
+                    if (c.path("type").asText().equals("Ready")) {
+                        ready = c.path("status").asText().equals("True");
+                        why = c.path("reason").asText() + ": " + c.path("message").asText();
+                    }
+                }
+                if (!ready) notReady.add(name + " (" + why + ")");
+            }
+            return notReady.isEmpty() ? Optional.empty() : Optional.of("not Ready: " + String.join(", ", notReady));
+        });
+    }
 }

@@ -1,0 +1,64 @@
+package dev.gpuctl.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.gpuctl.engine.Verifier;
+import dev.gpuctl.engine.VerifyText;
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.Node;
+import dev.gpuctl.remote.Remotes;
+import dev.gpuctl.remote.SshOptions;
+import dev.gpuctl.steps.Steps;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+@Command(name = "verify",
+    description = {"Prove that every host setting and the cluster are still right (after a reboot or an update).",
+        "Read-only. Exit 0: all pass; 4: a check failed; 1: a host could not be reached."})
+final class VerifyCommand implements Callable<Integer> {
+    @Mixin InventoryOption inventory;
+    @Option(names = "--json", description = "Print the report as JSON (schema in README.md).") boolean json;
+    @Option(names = "--hosts", split = ",", paramLabel = "NAME", description = "Only these hosts.") List<String> hosts = List.of();
+    @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+    @Spec CommandSpec spec;
+    @ParentCommand GpuctlCommand parent;
+
+    @Override public Integer call() throws Exception {
+        Inventory inv = Inventories.load(inventory.resolve(parent.env));
+        for (String h : hosts) {
+            if (inv.node(h).isEmpty()) throw new GpuctlException(ExitCode.USAGE, "unknown host '" + h + "' for --hosts");
+        }
+        List<Node> nodes = inv.nodes().stream().filter(n -> hosts.isEmpty() || hosts.contains(n.name())).toList();
+        SshOptions ssh = SshOptions.defaults(acceptNew);
+        Verifier.Report report = new Verifier(inv, n -> Remotes.open(n, ssh), Duration.ofMinutes(2))
+            .verify(Steps.phases(), nodes, 16);
+        PrintWriter out = spec.commandLine().getOut();
+        if (json) {
+            Map<String, Object> doc = new LinkedHashMap<>();
+            doc.put("schema", "gpuctl.verify/v1");
+            doc.put("cluster", inv.cluster().name());
+            doc.put("ok", report.ok());
+            doc.put("hosts", report.hosts());
+            out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(doc));
+        } else {
+            out.print(VerifyText.render(report));
+        }
+        out.flush();
+        if (!report.unreachable().isEmpty()) {
+            spec.commandLine().getErr().println("gpuctl: cannot reach " + String.join(", ",
+                report.unreachable().stream().map(Verifier.HostReport::name).toList()));
+            return ExitCode.STEP_FAILED.code();
+        }
+        return report.ok() ? ExitCode.OK.code() : ExitCode.VERIFY_FAILED.code();
+    }
+}

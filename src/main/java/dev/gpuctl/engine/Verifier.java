@@ -1,0 +1,115 @@
+package dev.gpuctl.engine;
+
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.Node;
+import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.remote.Remote;
+import dev.gpuctl.remote.RemoteException;
+import dev.gpuctl.steps.Facts;
+import dev.gpuctl.steps.HostContext;
+import dev.gpuctl.steps.Phase;
+import dev.gpuctl.steps.Probe;
+import dev.gpuctl.steps.Step;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Function;
+
+/**
+ * {@code gpuctl verify}: asks every host every step's verify probes, read-only, hosts in parallel. Preflight's
+ * probes run first on every host, so that facts such as each node's nvidia-smi GPU count are known when the
+ * master's cluster checks compare against them.
+ */
+public final class Verifier {
+    /** One check's answer. fix is the command that makes it right. */
+    public record Check(String step, String check, boolean ok, String problem, String fix) {}
+
+    public record HostReport(String name, String address, boolean reachable, String error, List<Check> checks) {
+        public boolean ok() { return reachable && checks.stream().allMatch(Check::ok); }
+    }
+
+    public record Report(List<HostReport> hosts) {
+        public boolean ok() { return hosts.stream().allMatch(HostReport::ok); }
+        public List<HostReport> unreachable() { return hosts.stream().filter(h -> !h.reachable()).toList(); }
+    }
+
+    private final Inventory inv;
+    private final Function<Node, Remote> connector;
+    private final Duration timeout;
+
+    public Verifier(Inventory inv, Function<Node, Remote> connector, Duration timeout) {
+        this.inv = inv;
+        this.connector = connector;
+        this.timeout = timeout;
+    }
+
+    public Report verify(List<Phase> phases, List<Node> nodes, int concurrency) {
+        Facts facts = new Facts();
+        Map<String, Remote> remotes = new ConcurrentHashMap<>();
+        Map<String, String> unreachable = new ConcurrentHashMap<>();
+        Map<String, List<Check>> checks = new ConcurrentHashMap<>();
+        ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, concurrency));
+        try {
+            for (Phase phase : phases) {
+                List<Future<?>> running = new ArrayList<>();
+                for (Node node : nodes) {
+                    if (unreachable.containsKey(node.name())) continue;
+                    running.add(pool.submit(() -> {
+                        HostContext ctx = new HostContext(inv, node);
+                        for (Step step : phase.steps()) {
+                            if (!step.runsOn(ctx)) continue;
+                            try {
+                                Remote remote = remotes.computeIfAbsent(node.name(), n -> connector.apply(node));
+                                List<Probe> probes = phase.readOnly() ? step.check(ctx) : step.verify(ctx);
+                                for (Probe p : probes) {
+                                    checks.computeIfAbsent(node.name(), n -> new java.util.concurrent.CopyOnWriteArrayList<>())
+                                        .add(ask(remote, p, facts, step, node));
+                                }
+                            } catch (RemoteException e) {
+                                unreachable.put(node.name(), e.getMessage());
+                                return;
+                            }
+                        }
+                    }));
+                }
+                for (Future<?> f : running) {
+                    try {
+                        f.get();
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+            remotes.values().forEach(Remote::close);
+        }
+        List<HostReport> hosts = new ArrayList<>();
+        for (Node n : nodes) {
+            hosts.add(new HostReport(n.name(), n.address(), !unreachable.containsKey(n.name()),
+                unreachable.getOrDefault(n.name(), ""), checks.getOrDefault(n.name(), List.of())));
+        }
+        return new Report(hosts);
+    }
+
+    private Check ask(Remote remote, Probe p, Facts facts, Step step, Node node) {
+        ExecResult r = remote.exec(facts.substitute(p.command()), timeout);
+        p.learn().apply(r).forEach((k, v) -> facts.put(k, v, false));
+        Optional<String> problem;
+        try {
+            problem = p.judge().apply(r, facts);
+        } catch (RuntimeException e) {
+            problem = Optional.of("could not read the answer: " + e.getMessage());
+        }
+        String fix = step.id().equals("preflight") ? "see the problem; preflight checks are not changed by gpuctl"
+            : "gpuctl bootstrap --only " + step.id() + " --hosts " + node.name() + " " + Path.of(inv.file().toString());
+        return new Check(step.id(), p.what(), problem.isEmpty(), facts.mask(problem.orElse("")), problem.isEmpty() ? "" : fix);
+    }
+}

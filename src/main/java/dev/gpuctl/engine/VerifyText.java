@@ -1,0 +1,46 @@
+package dev.gpuctl.engine;
+
+/** Renders a verify report as a table: one line per host and check, a mark, and for failures what and how to fix. */
+public final class VerifyText {
+    private VerifyText() {}
+
+    public static String render(Verifier.Report report) {
+        int hostW = 4;
+        int stepW = 4;
+        int checkW = 5;
+        for (var h : report.hosts()) {
+            hostW = Math.max(hostW, h.name().length());
+            for (var c : h.checks()) {
+                stepW = Math.max(stepW, c.step().length());
+                checkW = Math.max(checkW, Math.min(72, c.check().length()));
+            }
+        }
+        String fmt = "%-" + hostW + "s  %-" + stepW + "s  %-" + checkW + "s  %s%n";
+        StringBuilder sb = new StringBuilder(String.format(fmt, "HOST", "STEP", "CHECK", "RESULT"));
+        int failed = 0;
+        int total = 0;
+        for (var h : report.hosts()) {
+            if (!h.reachable()) {
+                sb.append(String.format(fmt, h.name(), "-", "reachable over SSH", "UNREACHABLE"));
+                sb.append("      ").append(h.error().replace("\n", "\n      ")).append('\n');
+                continue;
+            }
+            for (var c : h.checks()) {
+                total++;
+                String check = c.check().length() > 72 ? c.check().substring(0, 69) + "..." : c.check();
+                sb.append(String.format(fmt, h.name(), c.step(), check, c.ok() ? "ok" : "FAIL"));
+                if (!c.ok()) {
+                    failed++;
+                    sb.append("      wrong: ").append(c.problem().replace("\n", "\n             ")).append('\n');
+                    sb.append("      fix:   ").append(c.fix()).append('\n');
+                }
+            }
+        }
+        sb.append('\n').append(total - failed).append(" of ").append(total).append(" checks passed");
+        if (!report.unreachable().isEmpty()) {
+            sb.append("; unreachable: ").append(String.join(", ", report.unreachable().stream().map(Verifier.HostReport::name).toList()));
+        }
+        sb.append('\n');
+        return sb.toString();
+    }
+}

@@ -1,0 +1,150 @@
+package dev.gpuctl.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.gpuctl.testbed.ExecResult;
+import dev.gpuctl.testbed.TestBed;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * The whole bootstrap on the test bed's real hosts (emulated kubeadm, kubelet, docker, NVIDIA): a cluster whose
+ * workers offer nvidia.com/gpu, a re-run that changes nothing, a worker added later that joins alone, and
+ * join-token. The bed has 3 workers; the inventory starts with the first two.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ClusterBootstrapE2E {
+    static TestBed bed;
+    static Path full;
+    static Path firstTwo;
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    @BeforeAll static void up() throws IOException {
+        bed = TestBed.own("cluster", 3);
+        full = bed.inventory("docker", "flannel");
+        String late = bed.workers().get(2);
+        firstTwo = full.resolveSibling("inventory-first-two.yaml");
+        Files.writeString(firstTwo, Files.readString(full).lines()
+            .filter(l -> !l.contains("name: " + late + ","))
+            .collect(Collectors.joining("\n", "", "\n")));
+        Files.copy(full, full.resolveSibling("inventory.yaml"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    static String ok(String host, String cmd) {
+        ExecResult r = bed.ssh(host, cmd);
+        assertEquals(0, r.exit(), () -> host + ": " + cmd + "\n" + r);
+        return r.out();
+    }
+
+    static JsonNode kubectl(String args) throws IOException {
+        return JSON.readTree(ok(bed.master(), "kubectl --kubeconfig=/etc/kubernetes/admin.conf " + args));
+    }
+
+    static String logs(Path inventory) throws IOException {
+        Path logs = inventory.resolveSibling(".gpuctl/logs");
+        try (Stream<Path> files = Files.walk(logs)) {
+            StringBuilder sb = new StringBuilder();
+            for (Path f : files.filter(Files::isRegularFile).toList()) sb.append(Files.readString(f));
+            return sb.toString();
+        }
+    }
+
+    @Test @Order(1) void bootstrapMakesAClusterWithGpus() throws IOException {
+        Gpuctl.Run r = Gpuctl.run("bootstrap", firstTwo.toString());
+        assertEquals(0, r.code(), r::toString);
+
+        JsonNode nodes = kubectl("get nodes -o json");
+        assertEquals(3, nodes.path("items").size(), nodes::toPrettyString);
+        for (JsonNode n : nodes.path("items")) {
+            String name = n.path("metadata").path("name").asText();
+            boolean ready = false;
+            for (JsonNode c : n.path("status").path("conditions")) {
+                if (c.path("type").asText().equals("Ready")) ready = c.path("status").asText().equals("True");
+            }
+            assertTrue(ready, name + " Ready");
+            if (!name.equals(bed.master())) {
+                assertEquals("1", n.path("status").path("allocatable").path("nvidia.com/gpu").asText(), name + " GPUs");
+                assertEquals("true", n.path("metadata").path("labels").path("nvidia.com/gpu.present").asText(), name + " label");
+            }
+        }
+        for (JsonNode p : kubectl("get pods -n kube-flannel -o json").path("items")) {
+            assertEquals("Running", p.path("status").path("phase").asText(), p.path("metadata").path("name").asText());
+        }
+        // flannel got the inventory's pod CIDR
+        assertTrue(kubectl("get configmap -n kube-flannel kube-flannel-cfg -o json").path("data").path("net-conf.json").asText().contains("10.244.0.0/16"));
+
+        // kubeconfig on the laptop: 0600, pointing at the master
+        Path kubeconfig = firstTwo.resolveSibling(".gpuctl/gpu-bed/admin.conf");
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(kubeconfig)));
+        assertTrue(Files.readString(kubeconfig).contains("server: https://" + bed.address(bed.master()) + ":6443"));
+        assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(firstTwo.resolveSibling(".gpuctl"))));
+        ok(bed.master(), "cmp /etc/kubernetes/admin.conf /root/.kube/config");
+
+        // the join token is in no log and no file was left behind on the workers
+        String allLogs = logs(firstTwo);
+        String tokens = ok(bed.master(), "kubeadm token list -o json");
+        for (JsonNode t : JSON.readerFor(JsonNode.class).<JsonNode>readValues(tokens).readAll()) {
+            String secret = t.path("token").asText();
+            assertFalse(allLogs.contains(secret), "a token leaked into the logs");
+            assertFalse(r.err().contains(secret) || r.out().contains(secret), "a token leaked into the output");
+        }
+        for (String w : List.of(bed.workers().get(0), bed.workers().get(1))) {
+            assertNotEquals(0, bed.ssh(w, "test -e /etc/kubernetes/gpuctl/kubeadm-join.yaml").exit(), w + " kept the join file");
+        }
+    }
+
+    @Test @Order(2) void reRunChangesNothing() {
+        Gpuctl.Run r = Gpuctl.run("bootstrap", firstTwo.toString());
+        assertEquals(0, r.code(), r::toString);
+        assertEquals(0, r.count("changed"), r::toString);
+    }
+
+    @Test @Order(3) void aWorkerAddedLaterJoinsAloneAndNothingElseIsTouched() throws IOException {
+        String late = bed.workers().get(2);
+        Gpuctl.Run r = Gpuctl.run("bootstrap", full.toString());
+        assertEquals(0, r.code(), r::toString);
+        List<String> changed = r.err().lines().filter(l -> l.matches("\\S+\\s+\\S+\\s+changed \\(.*")).toList();
+        assertFalse(changed.isEmpty(), r::toString);
+        for (String line : changed) {
+            String host = line.split("\\s+")[0];
+            String step = line.split("\\s+")[1];
+            assertTrue(host.equals(late) || step.equals("gpu"), "only the new worker (and its labels) change: " + line + "\n" + r);
+        }
+        JsonNode node = kubectl("get node " + late + " -o json");
+        assertEquals("1", node.path("status").path("allocatable").path("nvidia.com/gpu").asText(), r::toString);
+    }
+
+    @Test @Order(4) void joinTokenRefreshPrintsAValidCommandAndTheCacheIsChecked() {
+        Gpuctl.Run fresh = Gpuctl.run("join-token", "--refresh", "--ttl", "2h", full.toString());
+        assertEquals(0, fresh.code(), fresh::toString);
+        String command = fresh.out().strip();
+        assertTrue(command.matches("kubeadm join \\S+:6443 --token [a-z0-9]{6}\\.[a-z0-9]{16} --discovery-token-ca-cert-hash sha256:[0-9a-f]{64} --cri-socket unix:///var/run/cri-dockerd.sock"), command);
+        assertFalse(fresh.err().contains(command.split(" ")[4]), "the token goes to stdout only");
+
+        Gpuctl.Run cached = Gpuctl.run("join-token", full.toString());
+        assertEquals(0, cached.code(), cached::toString);
+        assertEquals(command, cached.out().strip());
+
+        String tokenId = command.split(" ")[4].split("\\.")[0];
+        ok(bed.master(), "kubeadm token delete " + tokenId);
+        Gpuctl.Run expired = Gpuctl.run("join-token", full.toString());
+        assertEquals(1, expired.code(), expired::toString);
+        assertTrue(expired.err().contains("gpuctl join-token --refresh"), expired::toString);
+        assertEquals("", expired.out());
+    }
+}
