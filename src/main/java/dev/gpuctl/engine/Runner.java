@@ -73,10 +73,12 @@ public final class Runner {
         try {
             int n = 0;
             for (Phase phase : phases) {
+                List<Node> phaseHosts = hostsOf(phase);
+                if (phaseHosts.isEmpty()) continue;
                 progress.println("== phase " + n++ + ": " + phase.title() + " ==");
                 progress.flush();
                 List<Future<?>> running = new ArrayList<>();
-                for (Node node : hostsOf(phase)) {
+                for (Node node : phaseHosts) {
                     running.add(pool.submit(() -> runHost(phase, node, outcomes, failures)));
                 }
                 for (Future<?> f : running) {
