@@ -10,6 +10,9 @@ public final class VerbosityMixin {
     void setVerbose(boolean v) {
         verbose = v;
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", v ? "debug" : "warn");
+        // sshj reports refused host keys and the like as stack traces; gpuctl reports them itself
+        System.setProperty("org.slf4j.simpleLogger.log.net.schmizz", v ? "debug" : "off");
+        System.setProperty("org.slf4j.simpleLogger.log.com.hierynomus", v ? "debug" : "off");
     }
 
     public static boolean isVerbose() { return verbose; }

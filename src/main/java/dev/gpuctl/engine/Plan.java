@@ -82,6 +82,7 @@ public record Plan(String cluster, String summary, List<String> cidrConflicts, L
             if (!r.onlyIfChanged().isEmpty()) m.put("onlyIfChanged", String.join(" ", r.onlyIfChanged()));
         } else if (op instanceof Op.WriteFile w) {
             m.put("kind", "write");
+            if (w.unless() != null) m.put("skipWhen", w.unless());
             m.put("path", w.path());
             m.put("mode", w.mode());
             m.put("owner", w.owner());

@@ -63,6 +63,7 @@ public final class PlanText {
                     sb.append("          $ ").append(op.get("command")).append('\n');
                 }
                 case "write" -> {
+                    if (op.containsKey("skipWhen")) sb.append("          skip when: $ ").append(op.get("skipWhen")).append('\n');
                     sb.append("          write ").append(op.get("path")).append(" (").append(op.get("mode")).append(' ')
                         .append(op.get("owner")).append("; backup once, atomic):\n");
                     block(sb, op.get("content"));

@@ -102,6 +102,7 @@ final class StepRunner {
             return true;
         }
         if (op instanceof Op.WriteFile w) {
+            if (w.unless() != null && exec(w.unless()).ok()) return false;
             String content = facts.substitute(w.content());
             if (currentContent(w.path()).map(content::equals).orElse(false)) return false;
             backupOnce(w.path(), w.what());

@@ -70,7 +70,7 @@ public final class ControlPlaneStep implements Step {
             new Op.Capture("kubeadm's version", "kubeadm version -o short",
                 out -> Map.of("kubeadm.version", out.strip()), false),
             Op.Run.of("gpuctl's directory", "install -d -m 0700 " + Kube.DIR).unless("test -d " + Kube.DIR),
-            new Op.WriteFile("kubeadm configuration", CONFIG, config(ctx), "0600", "root:root", false),
+            Op.WriteFile.of("kubeadm configuration", CONFIG, config(ctx), "0600"),
             Op.Run.of("kubeadm init", "kubeadm init --config " + CONFIG + " --skip-token-print")
                 .unless("test -f " + Kube.ADMIN_CONF),
             Op.Run.of("admin.conf for the ssh user",

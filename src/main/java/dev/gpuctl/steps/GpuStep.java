@@ -69,6 +69,7 @@ public final class GpuStep implements Step {
 
     @Override public List<Probe> verify(HostContext ctx) {
         List<Probe> probes = new ArrayList<>(check(ctx));
+        probes.add(KubeJson.nodesReady(ctx.inventory().nodes().stream().map(Node::name).toList()).waitingUpTo(CAPACITY_WAIT));
         for (Node n : gpuNodes(ctx)) probes.add(allocatable(n).waitingUpTo(CAPACITY_WAIT));
         return probes;
     }

@@ -32,19 +32,19 @@ public final class JoinStep implements Step {
             Facts.ref("join.caCertHash"), ctx.node().name(), ctx.node().address(), ctx.cluster().runtime().criSocket()));
     }
 
+    static final String JOINED = "test -s /etc/kubernetes/kubelet.conf";
+
     @Override public List<Probe> check(HostContext ctx) {
-        return List.of(Probe.succeeds("joined (/etc/kubernetes/kubelet.conf present)", "test -s /etc/kubernetes/kubelet.conf"));
+        return List.of(Probe.succeeds("joined (/etc/kubernetes/kubelet.conf present)", JOINED),
+            Sh.unitsRunning(List.of("kubelet")));
     }
 
     @Override public List<Op> apply(HostContext ctx) {
         return List.of(
             Op.Run.of("gpuctl's directory", "install -d -m 0700 " + Kube.DIR).unless("test -d " + Kube.DIR),
-            new Op.WriteFile("join configuration (holds the token)", CONFIG, config(ctx), "0600", "root:root", true),
+            Op.WriteFile.of("join configuration (holds the token)", CONFIG, config(ctx), "0600").asSecret().unless(JOINED),
             Op.Run.of("kubeadm join (the configuration file is removed afterwards)",
-                "kubeadm join --config " + CONFIG + "; rc=$?; rm -f " + CONFIG + "; exit $rc"));
-    }
-
-    @Override public List<Probe> verify(HostContext ctx) {
-        return List.of(check(ctx).get(0), Sh.unitsRunning(List.of("kubelet")));
+                "kubeadm join --config " + CONFIG + "; rc=$?; rm -f " + CONFIG + "; exit $rc").unless(JOINED),
+            Sh.enableNow(List.of("kubelet")));
     }
 }

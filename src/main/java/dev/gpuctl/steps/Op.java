@@ -36,14 +36,16 @@ public sealed interface Op {
     /**
      * Makes a file hold exactly {@code content}: skipped when it already does; else the old file is backed up
      * once ({@code PATH.gpuctl-orig}) and the new one written to a temp file and renamed into place.
-     * A secret file's content never appears in logs or output.
+     * A secret file's content never appears in logs or output. With {@code unless}, a read-only command run
+     * first: exit 0 means the file is not needed now, and it is not written.
      */
-    record WriteFile(String what, String path, String content, String mode, String owner, boolean secret)
+    record WriteFile(String what, String path, String content, String mode, String owner, boolean secret, String unless)
         implements Op {
         public static WriteFile of(String what, String path, String content, String mode) {
-            return new WriteFile(what, path, content, mode, "root:root", false);
+            return new WriteFile(what, path, content, mode, "root:root", false, null);
         }
-        public WriteFile asSecret() { return new WriteFile(what, path, content, mode, owner, true); }
+        public WriteFile asSecret() { return new WriteFile(what, path, content, mode, owner, true, unless); }
+        public WriteFile unless(String check) { return new WriteFile(what, path, content, mode, owner, secret, check); }
     }
 
     /**

@@ -1,0 +1,196 @@
+package dev.gpuctl.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.gpuctl.testbed.ExecResult;
+import dev.gpuctl.testbed.TestBed;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * gpuctl verify after reboots, and eight sabotages done by hand on one host, each caught with the right host and
+ * check (exit 4), each repaired by the very command verify prints. Verify itself changes nothing.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class VerifyE2E {
+    static TestBed bed;
+    static Path inventory;
+    static String w1;
+    static String w2;
+
+    static final String FINGERPRINT = "sha256sum /etc/fstab /etc/docker/daemon.json /etc/modules-load.d/k8s.conf "
+        + "/etc/sysctl.d/k8s.conf /proc/swaps /etc/chrony/sources.d/gpuctl.sources 2>&1; apt-mark showhold; "
+        + "systemctl is-active chrony docker kubelet cri-docker; ls /etc/kubernetes /tmp";
+
+    @BeforeAll static void up() {
+        bed = TestBed.own("verify", 2);
+        inventory = bed.inventory("docker", "flannel");
+        w1 = bed.workers().get(0);
+        w2 = bed.workers().get(1);
+        Gpuctl.Run r = Gpuctl.run("bootstrap", inventory.toString());
+        assertEquals(0, r.code(), r::toString);
+    }
+
+    static String ok(String host, String cmd) {
+        ExecResult r = bed.ssh(host, cmd);
+        assertEquals(0, r.exit(), () -> host + ": " + cmd + "\n" + r);
+        return r.out();
+    }
+
+    /** host -> step of every failed check in verify's JSON report. */
+    static Set<String> failures(Gpuctl.Run r) throws IOException {
+        JsonNode doc = new ObjectMapper().readTree(r.out());
+        Set<String> failed = new TreeSet<>();
+        for (JsonNode h : doc.path("hosts")) {
+            for (JsonNode c : h.path("checks")) {
+                if (!c.path("ok").asBoolean()) failed.add(h.path("name").asText() + " " + c.path("step").asText());
+            }
+        }
+        return failed;
+    }
+
+    /** Runs verify; asserts exit 4 and that exactly these host/step pairs fail; then runs the fixes it printed. */
+    static void caughtThenRepaired(Set<String> expected) throws IOException {
+        Gpuctl.Run json = Gpuctl.run("verify", "--json", inventory.toString());
+        assertEquals(4, json.code(), json::toString);
+        assertEquals(expected, failures(json), json::toString);
+        Gpuctl.Run table = Gpuctl.run("verify", inventory.toString());
+        assertEquals(4, table.code(), table::toString);
+        List<String> fixes = table.out().lines().filter(l -> l.strip().startsWith("fix:")).map(l -> l.strip().substring(4).strip()).distinct().toList();
+        assertFalse(fixes.isEmpty(), table::toString);
+        for (String fix : fixes) {
+            assertTrue(fix.startsWith("gpuctl bootstrap --only "), fix);
+            String[] args = fix.substring("gpuctl ".length()).split(" ");
+            Gpuctl.Run repaired = Gpuctl.run(args);
+            assertEquals(0, repaired.code(), () -> fix + "\n" + repaired);
+        }
+        long deadline = System.nanoTime() + 120_000_000_000L;
+        Gpuctl.Run again;
+        do {
+            again = Gpuctl.run("verify", inventory.toString());
+        } while (again.code() != 0 && System.nanoTime() < deadline && sleep());
+        assertEquals(0, again.code(), again.toString());
+    }
+
+    static boolean sleep() {
+        try {
+            Thread.sleep(3000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return true;
+    }
+
+    static Map<String, String> fingerprints() {
+        Map<String, String> m = new HashMap<>();
+        for (String h : bed.hosts()) m.put(h, bed.ssh(h, FINGERPRINT).out());
+        return m;
+    }
+
+    @Test @Order(1) void afterEveryHostRebootsVerifyPassesAndChangesNothing() {
+        for (String h : bed.hosts()) bed.reboot(h);
+        long deadline = System.nanoTime() + 120_000_000_000L;
+        Gpuctl.Run r;
+        do {
+            r = Gpuctl.run("verify", inventory.toString());
+        } while (r.code() != 0 && System.nanoTime() < deadline && sleep());
+        assertEquals(0, r.code(), r.toString());
+        assertTrue(r.out().contains(" of ") && r.out().contains("checks passed"), r.out());
+        Map<String, String> before = fingerprints();
+        Gpuctl.Run again = Gpuctl.run("verify", "--json", inventory.toString());
+        assertEquals(0, again.code(), again::toString);
+        assertEquals(before, fingerprints(), "verify changed a host");
+    }
+
+    @Test @Order(2) void swapLineUncommentedAndRebooted() throws IOException {
+        ok(w1, "sed -i 's/^#gpuctl-swapoff# //' /etc/fstab");
+        bed.reboot(w1);
+        caughtThenRepaired(Set.of(w1 + " swap"));
+    }
+
+    @Test @Order(3) void modulesLoadFileRemovedAndRebooted() throws IOException {
+        ok(w2, "rm /etc/modules-load.d/k8s.conf");
+        bed.reboot(w2);
+        caughtThenRepaired(Set.of(w2 + " kernel"));
+    }
+
+    @Test @Order(4) void sysctlFileChanged() throws IOException {
+        ok(w1, "sed -i 's/ip_forward = 1/ip_forward = 0/' /etc/sysctl.d/k8s.conf");
+        caughtThenRepaired(Set.of(w1 + " kernel"));
+    }
+
+    @Test @Order(5) void defaultRuntimeRemovedAndDockerRestarted() throws IOException {
+        ok(w2, "python3 -c \"import json;p='/etc/docker/daemon.json';d=json.load(open(p));d.pop('default-runtime');json.dump(d,open(p,'w'))\" && systemctl restart docker");
+        Gpuctl.Run r = Gpuctl.run("verify", "--json", inventory.toString());
+        assertEquals(4, r.code(), r::toString);
+        assertTrue(failures(r).contains(w2 + " runtime"), r::toString);
+        caughtThenRepaired(failures(r));
+    }
+
+    @Test @Order(6) void kubeletStopped() throws IOException {
+        ok(w1, "systemctl stop kubelet");
+        Gpuctl.Run r = Gpuctl.run("verify", "--json", inventory.toString());
+        assertTrue(failures(r).contains(w1 + " join"), r::toString);
+        caughtThenRepaired(failures(r));
+    }
+
+    @Test @Order(7) void chronyStopped() throws IOException {
+        ok(w2, "systemctl stop chrony");
+        caughtThenRepaired(Set.of(w2 + " time"));
+    }
+
+    @Test @Order(8) void devicePluginPodDeletedWithTheRuntimeBroken() throws IOException {
+        ok(w1, "python3 -c \"import json;p='/etc/docker/daemon.json';d=json.load(open(p));d.pop('default-runtime');json.dump(d,open(p,'w'))\" && systemctl restart docker");
+        String pods = ok(bed.master(), "kubectl --kubeconfig=/etc/kubernetes/admin.conf get pods -A -o json");
+        List<String> deleted = new ArrayList<>();
+        for (JsonNode p : new ObjectMapper().readTree(pods).path("items")) {
+            if (p.path("spec").path("nodeName").asText().equals(w1) && p.path("metadata").path("name").asText().startsWith("nvidia-device-plugin")) {
+                ok(bed.master(), "kubectl --kubeconfig=/etc/kubernetes/admin.conf delete pod -n " + p.path("metadata").path("namespace").asText()
+                    + " " + p.path("metadata").path("name").asText());
+                deleted.add(p.path("metadata").path("name").asText());
+            }
+        }
+        if (deleted.isEmpty()) fail("no device plugin pod on " + w1 + ":\n" + pods);
+        long deadline = System.nanoTime() + 90_000_000_000L;
+        Gpuctl.Run r;
+        do {
+            r = Gpuctl.run("verify", "--json", inventory.toString());
+        } while (!failures(r).contains(bed.master() + " gpu") && System.nanoTime() < deadline && sleep());
+        assertEquals(4, r.code(), r::toString);
+        assertTrue(failures(r).containsAll(Set.of(w1 + " runtime", bed.master() + " gpu")), r::toString);
+        assertTrue(r.out().contains("allocatable nvidia.com/gpu is 0"), r::toString);
+        caughtThenRepaired(failures(r));
+    }
+
+    @Test @Order(9) void packageUnheld() throws IOException {
+        ok(w2, "apt-mark unhold kubelet");
+        caughtThenRepaired(Set.of(w2 + " packages"));
+    }
+
+    @Test @Order(10) void anUnreachableHostIsNamedWithExit1() {
+        ok(w2, "systemctl stop ssh");
+        try {
+            Gpuctl.Run r = Gpuctl.run("verify", inventory.toString());
+            assertEquals(1, r.code(), r::toString);
+            assertTrue(r.err().contains("cannot reach " + w2), r::toString);
+        } finally {
+            bed.reboot(w2);
+        }
+    }
+}
