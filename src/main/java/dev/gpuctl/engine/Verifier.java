@@ -55,6 +55,9 @@ public final class Verifier {
         Map<String, Remote> remotes = new ConcurrentHashMap<>();
         Map<String, String> unreachable = new ConcurrentHashMap<>();
         Map<String, List<Check>> checks = new ConcurrentHashMap<>();
+        Path logDir = inv.stateDir().resolve("logs").resolve(java.time.LocalDateTime.now()
+            .format(java.time.format.DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + "-verify");
+        Map<String, HostLog> logs = new ConcurrentHashMap<>();
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, concurrency));
         try {
             for (Phase phase : phases) {
@@ -69,8 +72,9 @@ public final class Verifier {
                                 Remote remote = remotes.computeIfAbsent(node.name(), n -> connector.apply(node));
                                 List<Probe> probes = phase.readOnly() ? step.check(ctx) : step.verify(ctx);
                                 for (Probe p : probes) {
+                                    HostLog log = logs.computeIfAbsent(node.name(), n -> new HostLog(logDir, n, facts));
                                     checks.computeIfAbsent(node.name(), n -> new java.util.concurrent.CopyOnWriteArrayList<>())
-                                        .add(ask(remote, p, facts, step, node));
+                                        .add(ask(remote, log, p, facts, step, node));
                                 }
                             } catch (RemoteException e) {
                                 unreachable.put(node.name(), e.getMessage());
@@ -90,6 +94,7 @@ public final class Verifier {
         } finally {
             pool.shutdownNow();
             remotes.values().forEach(Remote::close);
+            logs.values().forEach(HostLog::close);
         }
         List<HostReport> hosts = new ArrayList<>();
         for (Node n : nodes) {
@@ -99,8 +104,11 @@ public final class Verifier {
         return new Report(hosts);
     }
 
-    private Check ask(Remote remote, Probe p, Facts facts, Step step, Node node) {
-        ExecResult r = remote.exec(facts.substitute(p.command()), timeout);
+    private Check ask(Remote remote, HostLog log, Probe p, Facts facts, Step step, Node node) {
+        String command = facts.substitute(p.command());
+        long t0 = System.nanoTime();
+        ExecResult r = remote.exec(command, timeout);
+        log.command(command, r, (System.nanoTime() - t0) / 1_000_000);
         p.learn().apply(r).forEach((k, v) -> facts.put(k, v, false));
         Optional<String> problem;
         try {

@@ -64,9 +64,20 @@ public final class PreflightStep implements Step {
                         if (scan.problem().isPresent()) return scan.problem();
                         return scan.gpus().isEmpty() ? Optional.of("nvidia-smi lists no GPU") : Optional.empty();
                     })
-                .learning(r -> r.ok() ? Map.of(GpuStep.gpuCountFact(ctx.node()), String.valueOf(NvidiaSmi.parseQuery(r.stdout()).gpus().size())) : Map.of()));
+                .learning(r -> gpuFacts(ctx, r)));
         }
         return probes;
+    }
+
+    /** What nvidia-smi taught: the GPU count (what allocatable nvidia.com/gpu must equal) and the driver version. */
+    static Map<String, String> gpuFacts(HostContext ctx, dev.gpuctl.remote.ExecResult r) {
+        if (!r.ok()) return Map.of();
+        var scan = NvidiaSmi.parseQuery(r.stdout());
+        Map<String, String> facts = new java.util.HashMap<>();
+        facts.put(GpuStep.gpuCountFact(ctx.node()), String.valueOf(scan.gpus().size()));
+        scan.gpus().stream().map(NvidiaSmi.Gpu::driverVersion).filter(java.util.Objects::nonNull).findFirst()
+            .ifPresent(v -> facts.put("gpu." + ctx.node().name() + ".driver", v));
+        return facts;
     }
 
     @Override public List<Op> apply(HostContext ctx) { return List.of(); }

@@ -36,7 +36,7 @@ class EmulatorFlowE2E {
 
     @BeforeAll
     static void bed() {
-        bed = TestBed.shared();
+        bed = TestBed.own("emu", 2); // its by-hand cluster must not meet the other tests
         List<String> hosts = bed.hosts();
         assertTrue(hosts.size() >= 3, "needs a master and two workers, got " + hosts);
         master = hosts.get(0);
