@@ -9,9 +9,17 @@ import java.nio.file.attribute.PosixFilePermissions;
 public final class StateDir {
     private StateDir() {}
 
+    /** Creates dir; it and every directory from .gpuctl/ down to it are 0700. */
     public static void ensurePrivateDir(Path dir) throws IOException {
-        Files.createDirectories(dir);
-        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+        Path abs = dir.toAbsolutePath().normalize();
+        Files.createDirectories(abs);
+        Path top = abs;
+        for (Path p = abs; p != null; p = p.getParent()) {
+            if (p.getFileName() != null && p.getFileName().toString().equals(".gpuctl")) top = p;
+        }
+        for (Path p = abs; p != null && p.startsWith(top); p = p.getParent()) {
+            Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwx------"));
+        }
     }
 
     /** Writes a private file: a temp file (0600) in the same directory, renamed into place. */

@@ -64,11 +64,13 @@ final class Manifest {
 
     static Probe applied(String what, String path) {
         return Probe.of(what + " applied and unchanged (kubectl diff)",
-            "test -s " + path + " && " + Kube.kubectl("diff -f " + path) + " >/dev/null 2>&1; echo $?",
+            "if [ -s " + path + " ]; then " + Kube.kubectl("diff -f " + path) + " >/dev/null 2>&1; echo $?; else echo missing; fi",
             r -> switch (r.stdout().strip()) {
                 case "0" -> Optional.empty();
                 case "1" -> Optional.of("the cluster differs from " + path);
-                default -> Optional.of(path + " is missing or kubectl diff failed");
+                case "missing" -> Optional.of(path + " is not on the master yet");
+                case "127" -> Optional.of("kubectl is not installed");
+                default -> Optional.of("kubectl diff failed (exit " + r.stdout().strip() + "): is the API server up?");
             });
     }
 }

@@ -38,8 +38,13 @@ public final class PreflightStep implements Step {
         probes.add(Probe.equals("commands run as root", "id -u", "0"));
         probes.add(Probe.of("supported OS (/etc/os-release)", "cat /etc/os-release", r -> osProblem(r.stdout())));
         probes.add(Probe.equals("cgroup v2 (/sys/fs/cgroup)", "stat -fc %T /sys/fs/cgroup", "cgroup2fs"));
-        probes.add(Probe.of("hostname and machine-id", "hostname; cat /etc/machine-id", r -> r.ok() ? Optional.empty()
-                : Optional.of("cannot read: " + r.tail(1)))
+        probes.add(Probe.of("hostname and machine-id", "hostname; cat /etc/machine-id", r -> {
+                    String[] l = r.stdout().strip().split("\n");
+                    if (!r.ok()) return Optional.of("cannot read: " + r.tail(1));
+                    return l.length < 2 || l[1].isBlank()
+                        ? Optional.of("/etc/machine-id is empty: give the host one (systemd-machine-id-setup); the kubelet and cluster networking tell nodes apart by it")
+                        : Optional.empty();
+                })
             .learning(r -> {
                 String[] l = r.stdout().strip().split("\n");
                 return l.length < 2 ? Map.of() : Map.of("host." + n + ".hostname", l[0].strip(), "host." + n + ".machineId", l[1].strip());
@@ -49,7 +54,9 @@ public final class PreflightStep implements Step {
             .learning(r -> Map.of("host." + n + ".clock", r.stdout().strip(),
                 "host." + n + ".clockLocal", String.valueOf(System.currentTimeMillis() / 1000.0))));
         probes.add(Probe.of("interface addresses and routes (for the CIDR check)", "ip -j addr; echo; ip -j route",
-                r -> r.ok() ? Optional.empty() : Optional.of("ip -j failed: " + r.tail(1)))
+                r -> r.ok() ? Optional.empty() : Optional.of(r.exit() == 127
+                    ? "the ip command is missing: install iproute2 (apt-get install iproute2)"
+                    : "ip -j failed: " + r.tail(1)))
             .learning(r -> Map.of("host." + n + ".ip", r.stdout())));
         probes.add(Probe.of("docker's bridge and address pools, if docker runs (for the CIDR check)",
                 "if command -v docker >/dev/null && docker info >/dev/null 2>&1; then cat /etc/docker/daemon.json 2>/dev/null; echo; docker network inspect bridge; fi",
