@@ -159,6 +159,12 @@ public final class Runner {
             } catch (RemoteException e) {
                 failures.add(new StepFailure(node.name(), step.id(), "cannot reach the host", "", -1, facts.mask(e.getMessage()), log.file().toString()));
                 outcome = Outcome.FAILED;
+            } catch (RuntimeException e) {
+                // e.g. a file on the host that gpuctl refuses to edit (daemon.json that is not JSON): stop this host, say why
+                log.line("step " + step.id() + " stopped: " + e);
+                failures.add(new StepFailure(node.name(), step.id(), "stopped", "", -1,
+                    facts.mask(String.valueOf(e.getMessage())), log.file().toString()));
+                outcome = Outcome.FAILED;
             }
             outcomes.computeIfAbsent(node.name(), k -> new LinkedHashMap<>()).put(step.id(), outcome);
             say(node, step, label(outcome) + " (" + seconds(System.nanoTime() - t0) + ")");

@@ -184,4 +184,26 @@ class RunnerTest {
         assertTrue(hosts.get("w2").files.containsKey("/etc/marker"), "the phase's other hosts finish");
         assertFalse(progress.toString().contains("phase 2"), "the run stops after the failed phase");
     }
+
+    /** A step whose pure edit refuses the host's file (like daemon.json that is not JSON). */
+    static final class RefusingEditStep implements Step {
+        @Override public String id() { return "edit"; }
+        @Override public String title() { return "edit"; }
+        @Override public boolean runsOn(HostContext ctx) { return true; }
+        @Override public List<Probe> check(HostContext ctx) { return List.of(Probe.equals("os", "cat /etc/os", "never")); }
+        @Override public List<Op> apply(HostContext ctx) {
+            return List.of(new Op.EditFile("merge", "/etc/os", "merge", text -> {
+                throw new dev.gpuctl.hostconf.HostConfException("/etc/os is not valid JSON at line 1 column 1; fix or move it");
+            }, "0644"));
+        }
+    }
+
+    @Test void aFileGpuctlRefusesToEditStopsThatHostWithAMessageAndIsNotReplaced(@TempDir Path dir) throws IOException {
+        Inventory inv = inv(dir);
+        osOnAllHosts("debian");
+        Runner.Result r = run(inv, false, preflight(), new Phase("edit", "edit", List.of(new RefusingEditStep()), false));
+        assertEquals(3, r.failures().size());
+        assertTrue(r.failures().get(0).detail().contains("not valid JSON"), r.failures()::toString);
+        assertEquals("debian\n", hosts.get("w1").files.get("/etc/os"));
+    }
 }
