@@ -104,17 +104,36 @@ public final class Verifier {
         return new Report(hosts);
     }
 
-    private Check ask(Remote remote, HostLog log, Probe p, Facts facts, Step step, Node node) {
+    /**
+     * Longest verify waits for a probe that declares a wait (time sync, pods, node readiness settle in seconds
+     * after a reboot); bootstrap waits the probe's full time.
+     */
+    public static final Duration MAX_WAIT = Duration.ofSeconds(30);
+
+    private Optional<String> askOnce(Remote remote, HostLog log, Probe p, Facts facts) {
         String command = facts.substitute(p.command());
         long t0 = System.nanoTime();
         ExecResult r = remote.exec(command, timeout);
         log.command(command, r, (System.nanoTime() - t0) / 1_000_000);
         p.learn().apply(r).forEach((k, v) -> facts.put(k, v, false));
-        Optional<String> problem;
         try {
-            problem = p.judge().apply(r, facts);
+            return p.judge().apply(r, facts);
         } catch (RuntimeException e) {
-            problem = Optional.of("could not read the answer: " + e.getMessage());
+            return Optional.of("could not read the answer: " + e.getMessage());
+        }
+    }
+
+    private Check ask(Remote remote, HostLog log, Probe p, Facts facts, Step step, Node node) {
+        long deadline = System.nanoTime() + Math.min(p.waitUpTo().toNanos(), MAX_WAIT.toNanos());
+        Optional<String> problem = askOnce(remote, log, p, facts);
+        while (problem.isPresent() && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(2000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            problem = askOnce(remote, log, p, facts);
         }
         String fix = step.id().equals("preflight") ? "see the problem; preflight checks are not changed by gpuctl"
             : "gpuctl bootstrap --only " + step.id() + " --hosts " + node.name() + " " + Path.of(inv.file().toString());

@@ -16,6 +16,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -33,6 +34,10 @@ class ClusterBootstrapE2E {
     static Path full;
     static Path firstTwo;
     static final ObjectMapper JSON = new ObjectMapper();
+
+    @AfterAll static void down() {
+        if (bed != null) bed.down();
+    }
 
     @BeforeAll static void up() throws IOException {
         bed = TestBed.own("cluster", 3);

@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -32,6 +33,10 @@ class HostPreparationE2E {
     static final String FINGERPRINT = "sha256sum /etc/fstab /etc/docker/daemon.json /etc/modules-load.d/k8s.conf "
         + "/etc/sysctl.d/k8s.conf /proc/swaps 2>&1; dpkg-query -W -f='${Package} ${Version}\\n' 2>/dev/null | sha256sum; "
         + "apt-mark showhold; sysctl -n net.ipv4.ip_forward";
+
+    @AfterAll static void down() {
+        if (bed != null) bed.down();
+    }
 
     @BeforeAll static void up() {
         bed = TestBed.own("prep", 2);

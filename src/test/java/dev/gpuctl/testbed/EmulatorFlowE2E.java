@@ -13,6 +13,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -33,6 +34,10 @@ class EmulatorFlowE2E {
     static List<String> workers;
     static String masterIp;
     static String joinCommand;
+
+    @AfterAll static void down() {
+        if (bed != null) bed.down();
+    }
 
     @BeforeAll
     static void bed() {
