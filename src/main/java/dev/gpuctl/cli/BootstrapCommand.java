@@ -32,6 +32,9 @@ final class BootstrapCommand implements Callable<Integer> {
     @Option(names = "--concurrency", defaultValue = "16", description = "Hosts worked on at once (default ${DEFAULT-VALUE}).") int concurrency;
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time (like ssh's accept-new). A changed key is always refused.") boolean acceptNew;
     @Option(names = "--command-timeout", defaultValue = "600", paramLabel = "SECONDS", description = "Longest one command may run (default ${DEFAULT-VALUE}).") int commandTimeout;
+    @Option(names = "--wait-timeout", paramLabel = "SECONDS",
+        description = "Longest wait for what settles after a change (pods running, nodes Ready, GPUs allocatable); default: each step's own (up to 5 min).")
+    Integer waitTimeout;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -57,7 +60,8 @@ final class BootstrapCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         SshOptions ssh = new SshOptions(Duration.ofSeconds(10), Duration.ofSeconds(15), acceptNew, null);
         Runner runner = new Runner(inv, node -> Remotes.open(node, ssh), err,
-            new Runner.Options(dryRun, concurrency, new LinkedHashSet<>(hosts), Duration.ofSeconds(commandTimeout)));
+            new Runner.Options(dryRun, concurrency, new LinkedHashSet<>(hosts), Duration.ofSeconds(commandTimeout),
+                waitTimeout == null ? null : Duration.ofSeconds(waitTimeout)));
         Set<String> ids = new LinkedHashSet<>(only);
         Runner.Result result = runner.run(Steps.only(ids));
         if (result.preflightRefused()) {

@@ -35,7 +35,12 @@ import java.util.function.Function;
 public final class Runner {
     public enum Outcome { OK, CHANGED, WOULD_CHANGE, SKIPPED, FAILED }
 
-    public record Options(boolean dryRun, int concurrency, Set<String> hosts, Duration commandTimeout) {}
+    /** @param maxWait caps how long a verify waits for a probe that settles (pods, GPUs); null: each probe's own */
+    public record Options(boolean dryRun, int concurrency, Set<String> hosts, Duration commandTimeout, Duration maxWait) {
+        public Options(boolean dryRun, int concurrency, Set<String> hosts, Duration commandTimeout) {
+            this(dryRun, concurrency, hosts, commandTimeout, null);
+        }
+    }
 
     public record Result(boolean preflightRefused, List<StepFailure> failures, List<String> preflightProblems,
                          Map<String, Map<String, Outcome>> outcomes, Path logDir) {
@@ -128,7 +133,7 @@ public final class Runner {
             long t0 = System.nanoTime();
             Outcome outcome;
             try {
-                StepRunner sr = new StepRunner(remote(node), log, facts, options.commandTimeout());
+                StepRunner sr = new StepRunner(remote(node), log, facts, options.commandTimeout(), options.maxWait());
                 log.line("-- step " + step.id() + ": check");
                 List<String> problems = sr.probe(step.check(ctx), false);
                 if (phase.readOnly()) {
@@ -179,7 +184,7 @@ public final class Runner {
         if (ops.isEmpty()) return;
         synchronized (prepared) {
             if (prepared.contains(step.id())) return;
-            new StepRunner(remote(master), log(master), facts, options.commandTimeout()).apply(ops);
+            new StepRunner(remote(master), log(master), facts, options.commandTimeout(), options.maxWait()).apply(ops);
             prepared.add(step.id());
         }
     }

@@ -24,12 +24,14 @@ final class StepRunner {
     private final HostLog log;
     private final Facts facts;
     private final Duration timeout;
+    private final Duration maxWait;
 
-    StepRunner(Remote remote, HostLog log, Facts facts, Duration timeout) {
+    StepRunner(Remote remote, HostLog log, Facts facts, Duration timeout, Duration maxWait) {
         this.remote = remote;
         this.log = log;
         this.facts = facts;
         this.timeout = timeout;
+        this.maxWait = maxWait;
     }
 
     /** Thrown when a command of an apply fails; carries what the failure report shows. */
@@ -60,7 +62,8 @@ final class StepRunner {
         for (Probe p : probes) {
             Optional<String> problem = ask(p);
             if (wait && problem.isPresent() && !p.waitUpTo().isZero()) {
-                long deadline = System.nanoTime() + p.waitUpTo().toNanos();
+                Duration limit = maxWait != null && maxWait.compareTo(p.waitUpTo()) < 0 ? maxWait : p.waitUpTo();
+                long deadline = System.nanoTime() + limit.toNanos();
                 while (problem.isPresent() && System.nanoTime() < deadline) {
                     sleep(Duration.ofSeconds(2));
                     problem = ask(p);

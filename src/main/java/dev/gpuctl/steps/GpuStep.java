@@ -50,6 +50,7 @@ public final class GpuStep implements Step {
             }));
         }
         probes.add(Manifest.applied("device plugin " + ctx.cluster().devicePlugin().version(), path(ctx)));
+        for (Node n : gpuNodes(ctx)) probes.add(allocatable(n));
         return probes;
     }
 
@@ -68,23 +69,45 @@ public final class GpuStep implements Step {
     }
 
     @Override public List<Probe> verify(HostContext ctx) {
-        List<Probe> probes = new ArrayList<>(check(ctx));
+        List<Probe> probes = new ArrayList<>(check(ctx).stream().filter(p -> !p.what().contains("allocatable")).toList());
         probes.add(KubeJson.nodesReady(ctx.inventory().nodes().stream().map(Node::name).toList()).waitingUpTo(CAPACITY_WAIT));
         for (Node n : gpuNodes(ctx)) probes.add(allocatable(n).waitingUpTo(CAPACITY_WAIT));
         return probes;
     }
 
-    /** allocatable nvidia.com/gpu of a node equals its nvidia-smi count (a fact learned at preflight). */
+    /**
+     * allocatable nvidia.com/gpu of a node equals its nvidia-smi count (a fact learned at preflight); when it does
+     * not, the message names the node's device plugin pod and its state, and what to check.
+     */
     static Probe allocatable(Node n) {
         return Probe.of("node " + n.name() + " allocatable nvidia.com/gpu = its nvidia-smi count",
-                Kube.kubectl("get node " + n.name() + " -o json"), r -> Optional.empty())
+                Kube.kubectl("get node " + n.name() + " -o json") + " && echo @@@ && " + Kube.kubectl("get pods -A -o json"),
+                r -> Optional.empty())
             .judgedWithFacts((r, facts) -> {
                 if (!r.ok()) return Optional.of("node " + n.name() + " not found: " + r.tail(1));
-                String have = KubeJson.parse(r.stdout()).path("status").path("allocatable").path("nvidia.com/gpu").asText("0");
+                String[] parts = r.stdout().split("\n@@@\n", 2);
+                String have = KubeJson.parse(parts[0]).path("status").path("allocatable").path("nvidia.com/gpu").asText("0");
                 String want = facts.get(gpuCountFact(n)).orElse("?");
-                return have.equals(want) ? Optional.empty()
-                    : Optional.of("allocatable nvidia.com/gpu is " + have + ", nvidia-smi counts " + want
-                        + " (is nvidia the default runtime on " + n.name() + "? see the device plugin pod's log)");
+                if (have.equals(want)) return Optional.empty();
+                String pod = parts.length < 2 ? "" : pluginPod(KubeJson.parse(parts[1]), n.name());
+                return Optional.of("allocatable nvidia.com/gpu is " + have + ", nvidia-smi counts " + want + "; " + pod
+                    + " — check that nvidia is the default runtime on " + n.name() + " (gpuctl verify --hosts " + n.name() + ")");
             });
+    }
+
+    /** "device plugin pod kube-system/NAME is CrashLoopBackOff (kubectl -n kube-system logs NAME)", or that there is none. */
+    static String pluginPod(com.fasterxml.jackson.databind.JsonNode pods, String node) {
+        for (var p : pods.path("items")) {
+            String name = p.path("metadata").path("name").asText();
+            if (!name.contains("nvidia-device-plugin") || !node.equals(p.path("spec").path("nodeName").asText())) continue;
+            String ns = p.path("metadata").path("namespace").asText();
+            String state = p.path("status").path("phase").asText("Unknown");
+            for (var c : p.path("status").path("containerStatuses")) {
+                String reason = c.path("state").path("waiting").path("reason").asText("");
+                if (!reason.isEmpty()) state = reason;
+            }
+            return "device plugin pod " + ns + "/" + name + " is " + state + " (kubectl -n " + ns + " logs " + name + ")";
+        }
+        return "no device plugin pod runs on " + node;
     }
 }

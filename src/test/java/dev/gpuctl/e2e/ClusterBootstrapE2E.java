@@ -69,8 +69,13 @@ class ClusterBootstrapE2E {
         }
     }
 
+    static final String SAMPLER = "setsid nohup sh -c 'echo $$ > /run/ps-sampler.pid; while :; do ps -eo args >> /run/ps-samples; sleep 0.05; done' >/dev/null 2>&1 < /dev/null &";
+
     @Test @Order(1) void bootstrapMakesAClusterWithGpus() throws IOException {
+        // every process's argv on the hosts, sampled while bootstrap runs: the join token must never be there
+        for (String h : bed.hosts()) ok(h, SAMPLER);
         Gpuctl.Run r = Gpuctl.run("bootstrap", firstTwo.toString());
+        for (String h : bed.hosts()) ok(h, "kill $(cat /run/ps-sampler.pid)");
         assertEquals(0, r.code(), r::toString);
 
         JsonNode nodes = kubectl("get nodes -o json");
@@ -107,7 +112,11 @@ class ClusterBootstrapE2E {
             String secret = t.path("token").asText();
             assertFalse(allLogs.contains(secret), "a token leaked into the logs");
             assertFalse(r.err().contains(secret) || r.out().contains(secret), "a token leaked into the output");
+            for (String h : bed.hosts()) {
+                assertEquals("0\n", ok(h, "grep -c -F -- '" + secret + "' /run/ps-samples || true"), "the token was in a process's argv on " + h);
+            }
         }
+        assertNotEquals("0", ok(bed.workers().get(0), "grep -c 'kubeadm join --config' /run/ps-samples || true").strip(), "the sampler saw the join run");
         for (String w : List.of(bed.workers().get(0), bed.workers().get(1))) {
             assertNotEquals(0, bed.ssh(w, "test -e /etc/kubernetes/gpuctl/kubeadm-join.yaml").exit(), w + " kept the join file");
         }
@@ -151,5 +160,24 @@ class ClusterBootstrapE2E {
         assertEquals(1, expired.code(), expired::toString);
         assertTrue(expired.err().contains("gpuctl join-token --refresh"), expired::toString);
         assertEquals("", expired.out());
+    }
+
+    @Test @Order(5) void aWorkerWhoseDefaultRuntimeIsNotNvidiaIsNamed() throws IOException {
+        String w = bed.workers().get(0);
+        ok(w, "python3 -c \"import json;p='/etc/docker/daemon.json';d=json.load(open(p));d.pop('default-runtime');json.dump(d,open(p,'w'))\" && systemctl restart docker");
+        for (JsonNode p : kubectl("get pods -A -o json").path("items")) {
+            if (p.path("spec").path("nodeName").asText().equals(w) && p.path("metadata").path("name").asText().contains("nvidia-device-plugin")) {
+                ok(bed.master(), "kubectl --kubeconfig=/etc/kubernetes/admin.conf delete pod -n " + p.path("metadata").path("namespace").asText()
+                    + " " + p.path("metadata").path("name").asText());
+            }
+        }
+        Gpuctl.Run r = Gpuctl.run("bootstrap", "--only", "gpu", "--wait-timeout", "30", full.toString());
+        assertEquals(1, r.code(), r::toString);
+        assertTrue(r.err().contains("node " + w + " allocatable nvidia.com/gpu = its nvidia-smi count: allocatable nvidia.com/gpu is 0, nvidia-smi counts 1"), r::toString);
+        assertTrue(r.err().contains("device plugin pod ") && r.err().contains("check that nvidia is the default runtime on " + w), r::toString);
+        // the whole bootstrap repairs it
+        Gpuctl.Run repaired = Gpuctl.run("bootstrap", full.toString());
+        assertEquals(0, repaired.code(), repaired::toString);
+        assertEquals("1", kubectl("get node " + w + " -o json").path("status").path("allocatable").path("nvidia.com/gpu").asText());
     }
 }

@@ -31,7 +31,8 @@ class HostPreparationE2E {
 
     /** Files and states gpuctl may change; their checksum before and after proves "nothing changed". */
     static final String FINGERPRINT = "sha256sum /etc/fstab /etc/docker/daemon.json /etc/modules-load.d/k8s.conf "
-        + "/etc/sysctl.d/k8s.conf /proc/swaps 2>&1; dpkg-query -W -f='${Package} ${Version}\\n' 2>/dev/null | sha256sum; "
+        + "/etc/sysctl.d/k8s.conf /proc/swaps 2>&1; stat -c '%n %Y %a %U' /etc/fstab /etc/docker/daemon.json /etc/modules-load.d/k8s.conf "
+        + "/etc/sysctl.d/k8s.conf /etc/chrony/sources.d/gpuctl.sources /etc/apt/preferences.d/gpuctl-kubernetes 2>&1; dpkg-query -W -f='${Package} ${Version}\\n' 2>/dev/null | sha256sum; "
         + "apt-mark showhold; sysctl -n net.ipv4.ip_forward";
 
     @AfterAll static void down() {
@@ -117,13 +118,23 @@ class HostPreparationE2E {
         assertEquals(before, fingerprints(), "a re-run changed a host");
     }
 
-    @Test @Order(5) void afterARebootEverythingIsStillRight() {
-        String worker = bed.workers().get(0);
-        bed.reboot(worker);
-        assertEquals(1, ok(worker, "cat /proc/swaps").lines().count(), "swap came back after the reboot");
-        Gpuctl.Run r = Gpuctl.run("bootstrap", "--only", STEPS, "--hosts", worker, inventory.toString());
+    @Test @Order(5) void afterEveryHostRebootsTheStateHolds() {
+        for (String h : bed.hosts()) bed.reboot(h);
+        for (String h : bed.hosts()) {
+            assertEquals(1, ok(h, "cat /proc/swaps").lines().count(), h + ": swap came back after the reboot");
+            assertTrue(ok(h, "lsmod").contains("br_netfilter"), h + ": br_netfilter not loaded at boot");
+            assertEquals("1\n", ok(h, "sysctl -n net.ipv4.ip_forward"), h + ": forwarding not persisted");
+            assertEquals("active\n", ok(h, "systemctl is-active docker"), h);
+        }
+        Gpuctl.Run r = Gpuctl.run("bootstrap", "--only", STEPS, inventory.toString());
         assertEquals(0, r.code(), r::toString);
         assertEquals(0, r.count("changed"), r::toString);
-        assertFalse(r.err().contains(bed.master() + " "), "--hosts limits the run to " + worker + ":\n" + r);
+    }
+
+    @Test @Order(6) void hostsLimitsTheRun() {
+        String worker = bed.workers().get(0);
+        Gpuctl.Run r = Gpuctl.run("bootstrap", "--only", STEPS, "--hosts", worker, inventory.toString());
+        assertEquals(0, r.code(), r::toString);
+        assertFalse(r.err().lines().anyMatch(l -> l.startsWith(bed.master() + " ")), "--hosts limits the run to " + worker + ":\n" + r);
     }
 }

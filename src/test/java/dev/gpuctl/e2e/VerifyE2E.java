@@ -44,7 +44,7 @@ class VerifyE2E {
     }
 
     @BeforeAll static void up() {
-        bed = TestBed.own("verify", 2);
+        bed = TestBed.own("verify", 3); // 1 master + 3 fresh workers to a cluster in one command
         inventory = bed.inventory("docker", "flannel");
         w1 = bed.workers().get(0);
         w2 = bed.workers().get(1);
