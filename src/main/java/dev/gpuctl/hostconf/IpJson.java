@@ -87,36 +87,7 @@ public final class IpJson {
      * ({@code fd00::/64}, not {@code fd00:0:0:0:0:0:0:0/64}).
      */
     public static String format(Cidr cidr) {
-        byte[] b = cidr.network();
-        if (b.length == 4) return cidr.toString();
-        int[] g = new int[8];
-        for (int i = 0; i < 8; i++) g[i] = ((b[2 * i] & 0xff) << 8) | (b[2 * i + 1] & 0xff);
-        int bestStart = -1;
-        int bestLen = 1; // a single zero group is not shortened
-        for (int i = 0; i < 8; ) {
-            if (g[i] != 0) {
-                i++;
-                continue;
-            }
-            int j = i;
-            while (j < 8 && g[j] == 0) j++;
-            if (j - i > bestLen) {
-                bestStart = i;
-                bestLen = j - i;
-            }
-            i = j;
-        }
-        StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < 8; i++) {
-            if (i == bestStart) {
-                sb.append("::");
-                i += bestLen - 1;
-                continue;
-            }
-            if (sb.length() > 0 && sb.charAt(sb.length() - 1) != ':') sb.append(':');
-            sb.append(Integer.toHexString(g[i]));
-        }
-        return sb + "/" + cidr.prefix();
+        return cidr.toString();
     }
 
     private static boolean ignored(Cidr net) {
