@@ -49,10 +49,16 @@ final class StepRunner {
     }
 
     ExecResult exec(String command) {
+        return exec(command, false);
+    }
+
+    /** Runs a command; with secretOutput its stdout (a token, say) is never written to the log. */
+    ExecResult exec(String command, boolean secretOutput) {
         String cmd = facts.substitute(command);
         long t0 = System.nanoTime();
         ExecResult r = remote.exec(cmd, timeout);
-        log.command(cmd, r, (System.nanoTime() - t0) / 1_000_000);
+        ExecResult logged = secretOutput ? new ExecResult(r.exit(), r.stdout().isEmpty() ? "" : "[not logged: secret]", r.stderr()) : r;
+        log.command(cmd, logged, (System.nanoTime() - t0) / 1_000_000);
         return r;
     }
 
@@ -137,7 +143,7 @@ final class StepRunner {
             return true;
         }
         if (op instanceof Op.Capture c) {
-            ExecResult res = exec(c.command());
+            ExecResult res = exec(c.command(), c.secret());
             if (!res.ok()) throw new OpFailed(c.what(), c.command(), res);
             try {
                 c.parse().apply(res.stdout()).forEach((k, v) -> facts.put(k, v, c.secret()));

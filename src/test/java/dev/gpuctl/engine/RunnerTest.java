@@ -55,6 +55,7 @@ class RunnerTest {
                 if (command.contains("echo present")) return new ExecResult(0, files.containsKey(path) ? "present\n" : "", "");
                 return new ExecResult(0, "", "");
             }
+            if (command.equals("make-secret")) return new ExecResult(0, "s3cr3t-value\n", "");
             if (command.startsWith("apply-marker")) {
                 if (broken) return new ExecResult(7, "", "disk full\nreally full");
                 files.put("/etc/marker", command.substring("apply-marker ".length()) + "\n");
