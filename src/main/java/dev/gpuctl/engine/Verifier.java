@@ -51,6 +51,7 @@ public final class Verifier {
     }
 
     public Report verify(List<Phase> phases, List<Node> nodes, int concurrency) {
+        waitUntil = System.nanoTime() + MAX_WAIT.toNanos();
         Facts facts = new Facts();
         Map<String, Remote> remotes = new ConcurrentHashMap<>();
         Map<String, String> unreachable = new ConcurrentHashMap<>();
@@ -105,10 +106,11 @@ public final class Verifier {
     }
 
     /**
-     * Longest verify waits for a probe that declares a wait (time sync, pods, node readiness settle in seconds
-     * after a reboot); bootstrap waits the probe's full time.
+     * How long into a verify run probes that declare a wait (time sync, pods, node readiness settle in seconds
+     * after a reboot) are asked again; after that each probe is asked once. Bootstrap waits each probe's full time.
      */
     public static final Duration MAX_WAIT = Duration.ofSeconds(30);
+    private volatile long waitUntil;
 
     private Optional<String> askOnce(Remote remote, HostLog log, Probe p, Facts facts) {
         String command = facts.substitute(p.command());
@@ -124,7 +126,7 @@ public final class Verifier {
     }
 
     private Check ask(Remote remote, HostLog log, Probe p, Facts facts, Step step, Node node) {
-        long deadline = System.nanoTime() + Math.min(p.waitUpTo().toNanos(), MAX_WAIT.toNanos());
+        long deadline = Math.min(System.nanoTime() + p.waitUpTo().toNanos(), waitUntil);
         Optional<String> problem = askOnce(remote, log, p, facts);
         while (problem.isPresent() && System.nanoTime() < deadline) {
             try {
