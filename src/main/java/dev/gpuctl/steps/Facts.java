@@ -36,9 +36,12 @@ public final class Facts {
         return out.toString();
     }
 
-    /** Masks every secret value in text (for logs, progress and error messages). */
+    /**
+     * Masks every secret value in text (for logs, progress and error messages), and anything shaped like a
+     * kubeadm bootstrap token even when gpuctl did not make it (kubeadm init prints the one it creates).
+     */
     public String mask(String text) {
-        String out = text;
+        String out = dev.gpuctl.hostconf.Kubeadm.redactTokens(text);
         for (String key : secret.keySet()) {
             String v = values.get(key);
             if (v != null && !v.isEmpty()) out = out.replace(v, "<" + key + ">");

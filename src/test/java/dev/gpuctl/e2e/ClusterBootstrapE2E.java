@@ -171,6 +171,12 @@ class ClusterBootstrapE2E {
                     + " " + p.path("metadata").path("name").asText());
             }
         }
+        // the kubelet reports the runtime's answer with its heartbeat: wait until the API server has it
+        long deadline = System.nanoTime() + 90_000_000_000L;
+        while (!kubectl("get node " + w + " -o json").path("status").path("allocatable").path("nvidia.com/gpu").asText("0").equals("0")
+            && System.nanoTime() < deadline) {
+            try { Thread.sleep(2000); } catch (InterruptedException e) { Thread.currentThread().interrupt(); }
+        }
         Gpuctl.Run r = Gpuctl.run("bootstrap", "--only", "gpu", "--wait-timeout", "30", full.toString());
         assertEquals(1, r.code(), r::toString);
         assertTrue(r.err().contains("node " + w + " allocatable nvidia.com/gpu = its nvidia-smi count: allocatable nvidia.com/gpu is 0, nvidia-smi counts 1"), r::toString);

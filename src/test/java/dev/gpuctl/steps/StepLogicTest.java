@@ -53,7 +53,9 @@ class StepLogicTest {
         f.put("join.token", "abcdef.0123456789abcdef", true);
         f.put("kubeadm.version", "v1.35.0", false);
         assertEquals("token: abcdef.0123456789abcdef v1.35.0", f.substitute("token: {{join.token}} {{kubeadm.version}}"));
-        assertEquals("kubeadm join --token <join.token> v1.35.0", f.mask("kubeadm join --token abcdef.0123456789abcdef v1.35.0"));
+        assertEquals("kubeadm join --token abcdef.<redacted> v1.35.0", f.mask("kubeadm join --token abcdef.0123456789abcdef v1.35.0"));
+        f.put("password", "hunter2-long", true);
+        assertEquals("pw <password>", f.mask("pw hunter2-long"));
         assertThrows(IllegalStateException.class, () -> f.substitute("{{join.caCertHash}}"));
     }
 
