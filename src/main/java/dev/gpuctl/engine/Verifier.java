@@ -112,6 +112,16 @@ public final class Verifier {
     public static final Duration MAX_WAIT = Duration.ofSeconds(30);
     private volatile long waitUntil;
 
+    /** Cluster checks depend on the hosts (a stopped kubelet, a lost default runtime): their fix is the whole ordered run. */
+    static final java.util.Set<String> CLUSTER_STEPS = java.util.Set.of("init", "cni", "gpu");
+
+    /** The command that makes a failed check right. */
+    static String fix(String step, String host, String inventory) {
+        if (step.equals("preflight")) return "see the problem; preflight checks are not changed by gpuctl";
+        if (CLUSTER_STEPS.contains(step)) return "gpuctl bootstrap " + inventory;
+        return "gpuctl bootstrap --only " + step + " --hosts " + host + " " + inventory;
+    }
+
     private Optional<String> askOnce(Remote remote, HostLog log, Probe p, Facts facts) {
         String command = facts.substitute(p.command());
         long t0 = System.nanoTime();
@@ -137,8 +147,7 @@ public final class Verifier {
             }
             problem = askOnce(remote, log, p, facts);
         }
-        String fix = step.id().equals("preflight") ? "see the problem; preflight checks are not changed by gpuctl"
-            : "gpuctl bootstrap --only " + step.id() + " --hosts " + node.name() + " " + Path.of(inv.file().toString());
+        String fix = fix(step.id(), node.name(), inv.file().toString());
         return new Check(step.id(), p.what(), problem.isEmpty(), facts.mask(problem.orElse("")), problem.isEmpty() ? "" : fix);
     }
 }

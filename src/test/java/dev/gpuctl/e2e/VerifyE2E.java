@@ -89,8 +89,8 @@ class VerifyE2E {
         List<String> fixes = table.out().lines().filter(l -> l.strip().startsWith("fix:")).map(l -> l.strip().substring(4).strip()).distinct().toList();
         assertFalse(fixes.isEmpty(), table::toString);
         for (String fix : fixes) {
-            assertTrue(fix.startsWith("gpuctl bootstrap --only "), fix);
-            String[] args = fix.substring("gpuctl ".length()).split(" ");
+            assertTrue(fix.startsWith("gpuctl bootstrap "), fix);
+            String[] args = (fix.substring("gpuctl ".length()) + " --wait-timeout 120").split(" ");
             Gpuctl.Run repaired = Gpuctl.run(args);
             assertEquals(0, repaired.code(), () -> fix + "\n" + repaired);
         }
