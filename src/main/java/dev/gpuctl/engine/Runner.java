@@ -33,7 +33,7 @@ import java.util.function.Function;
  * before any host is changed.
  */
 public final class Runner {
-    public enum Outcome { OK, CHANGED, WOULD_CHANGE, SKIPPED, FAILED }
+    public enum Outcome { OK, CHANGED, WOULD_CHANGE, FAILED }
 
     /** @param maxWait caps how long a verify waits for a probe that settles (pods, GPUs); null: each probe's own */
     public record Options(boolean dryRun, int concurrency, Set<String> hosts, Duration commandTimeout, Duration maxWait) {
@@ -201,7 +201,6 @@ public final class Runner {
             case OK -> "ok";
             case CHANGED -> "changed";
             case WOULD_CHANGE -> "would change";
-            case SKIPPED -> "skipped";
             case FAILED -> "FAILED";
         };
     }

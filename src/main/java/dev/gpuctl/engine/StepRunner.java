@@ -80,7 +80,8 @@ final class StepRunner {
         return problems;
     }
 
-    private Optional<String> ask(Probe p) {
+    /** Asks one probe once: runs it (logged), keeps what it teaches, judges the answer. */
+    Optional<String> ask(Probe p) {
         ExecResult r = exec(p.command());
         p.learn().apply(r).forEach((k, v) -> facts.put(k, v, false));
         try {

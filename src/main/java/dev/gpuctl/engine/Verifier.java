@@ -2,7 +2,6 @@ package dev.gpuctl.engine;
 
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
-import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.steps.Facts;
@@ -123,16 +122,7 @@ public final class Verifier {
     }
 
     private Optional<String> askOnce(Remote remote, HostLog log, Probe p, Facts facts) {
-        String command = facts.substitute(p.command());
-        long t0 = System.nanoTime();
-        ExecResult r = remote.exec(command, timeout);
-        log.command(command, r, (System.nanoTime() - t0) / 1_000_000);
-        p.learn().apply(r).forEach((k, v) -> facts.put(k, v, false));
-        try {
-            return p.judge().apply(r, facts);
-        } catch (RuntimeException e) {
-            return Optional.of("could not read the answer: " + e.getMessage());
-        }
+        return new StepRunner(remote, log, facts, timeout, null).ask(p);
     }
 
     private Check ask(Remote remote, HostLog log, Probe p, Facts facts, Step step, Node node) {
