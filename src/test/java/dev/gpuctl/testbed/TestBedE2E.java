@@ -148,7 +148,8 @@ class TestBedE2E {
         String empty = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n";
         try {
             assertTrue(sh(h, "cat /etc/fstab").contains("/swap.img\tnone\tswap\tsw\t0\t0\n"), "tab-separated fstab line");
-            assertTrue(swaps(h).startsWith(empty) && swaps(h).contains("/swap.img "), "swap on at start:\n" + swaps(h));
+            assertTrue(swaps(h).startsWith(empty) && swaps(h).contains("/swap.img "), () -> "swap on at start:\n" + swaps(h)
+                + "\nboot log of the swap emulation:\n" + bed.ssh(h, "journalctl -b -u gpuctl-testbed-swap --no-pager; systemctl status gpuctl-testbed-swap --no-pager").out());
             sh(h, "swapoff -a");
             assertEquals(empty, swaps(h), "swapoff -a empties /proc/swaps");
             bed.reboot(h);
