@@ -10,7 +10,7 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
     description = "Turns a few GPU servers into a Kubernetes cluster over SSH, and keeps them healthy.",
-    subcommands = {PlanCommand.class, BootstrapCommand.class, JoinTokenCommand.class, VerifyCommand.class, CompletionCommand.class},
+    subcommands = {PlanCommand.class, BootstrapCommand.class, JoinTokenCommand.class, VerifyCommand.class, GpusCommand.class, JobCommand.class, CompletionCommand.class},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
         "0:ok",

@@ -167,13 +167,13 @@ public final class InventoryLoader {
     }
 
     /** The file's text, strictly UTF-8; anything that stops that is one "cannot read" error. */
-    private static String read(Path file, String display) {
+    static String read(Path file, String display) {
         try {
             if (Files.isDirectory(file)) throw cannotRead(display, "it is a directory");
             if (!Files.exists(file)) throw cannotRead(display, "no such file");
             if (!Files.isRegularFile(file)) throw cannotRead(display, "not a regular file");
             long size = Files.size(file);
-            if (size > MAX_BYTES) throw cannotRead(display, "it is " + size + " bytes (an inventory is at most 1 MiB)");
+            if (size > MAX_BYTES) throw cannotRead(display, "it is " + size + " bytes (gpuctl reads at most 1 MiB)");
             byte[] bytes = Files.readAllBytes(file);
             return StandardCharsets.UTF_8.newDecoder()
                 .onMalformedInput(CodingErrorAction.REPORT)

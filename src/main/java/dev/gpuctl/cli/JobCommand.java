@@ -1,0 +1,125 @@
+package dev.gpuctl.cli;
+
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.InventoryException;
+import dev.gpuctl.inventory.JobSpec;
+import dev.gpuctl.inventory.JobSpecLoader;
+import dev.gpuctl.remote.Remote;
+import dev.gpuctl.remote.RemoteException;
+import dev.gpuctl.remote.Remotes;
+import dev.gpuctl.remote.SshOptions;
+import dev.gpuctl.steps.ControlPlaneStep;
+import dev.gpuctl.steps.HostContext;
+import dev.gpuctl.steps.Kube;
+import dev.gpuctl.workload.JobManifest;
+import dev.gpuctl.workload.JobSubmit;
+import dev.gpuctl.workload.KnownGpus;
+import dev.gpuctl.workload.WorkloadException;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+@Command(name = "job",
+    description = "Training Jobs from a small YAML spec (name, image, command, gpus, env, dataset and checkpoint on NFS).",
+    subcommands = {JobCommand.Render.class, JobCommand.Submit.class})
+final class JobCommand implements Runnable {
+    @Spec CommandSpec spec;
+    @ParentCommand GpuctlCommand parent;
+
+    @Override public void run() {
+        spec.commandLine().usage(spec.commandLine().getErr());
+        throw new GpuctlException(ExitCode.USAGE, "job needs a subcommand: render or submit (see above)");
+    }
+
+    /** SPEC, then the inventory as every command takes it. */
+    abstract static class SpecAndInventory {
+        @Parameters(index = "0", paramLabel = "SPEC", description = "The job spec (YAML, see README.md).") Path specFile;
+        @Parameters(index = "1", arity = "0..1", paramLabel = "INVENTORY",
+            description = "Inventory file (default: -i, $GPUCTL_INVENTORY, or ./inventory.yaml).") Path inventoryArg;
+        @Option(names = {"-i", "--inventory"}, paramLabel = "FILE", description = "Inventory file.") Path inventoryOption;
+        @Spec CommandSpec spec;
+        @ParentCommand JobCommand job;
+
+        Inventory inventory() {
+            InventoryOption o = new InventoryOption();
+            o.positional = inventoryArg;
+            o.option = inventoryOption;
+            return Inventories.load(o.resolve(job.parent.env));
+        }
+
+        JobSpec load(Inventory inv) {
+            try {
+                return JobSpecLoader.load(specFile, inv);
+            } catch (InventoryException e) {
+                int n = e.errors().size();
+                throw new GpuctlException(ExitCode.USAGE, (n == 1 ? "" : specFile + " has " + n + " problems:\n") + e.getMessage());
+            }
+        }
+
+        PrintWriter out() { return spec.commandLine().getOut(); }
+    }
+
+    @Command(name = "render",
+        description = {"Print the batch/v1 Job for SPEC (offline; the inventory gives the NFS server and exports).",
+            "gpus is checked against the GPU counts gpuctl gpus last saw, when it has run."})
+    static final class Render extends SpecAndInventory implements Callable<Integer> {
+        @Override public Integer call() throws IOException {
+            Inventory inv = inventory();
+            JobSpec job = load(inv);
+            Path known = KnownGpus.file(inv);
+            var seen = Files.exists(known) ? KnownGpus.parse(Files.readString(known)) : java.util.Optional.<KnownGpus.Seen>empty();
+            if (seen.isPresent()) {
+                JobSubmit.unfit(job, seen.get().gpus(), "as gpuctl gpus saw it at " + seen.get().time()).ifPresent(m -> {
+                    throw new GpuctlException(ExitCode.USAGE, m);
+                });
+            } else {
+                spec.commandLine().getErr().println("gpuctl: gpus not checked against the nodes' GPU counts: none known yet"
+                    + " (gpuctl gpus records them; job submit checks the cluster)");
+            }
+            out().print(JobManifest.render(job));
+            out().flush();
+            return ExitCode.OK.code();
+        }
+    }
+
+    @Command(name = "submit",
+        description = {"Check SPEC against the cluster (a node with that many GPUs, a free name), then apply its Job",
+            "through the master and print how to follow it. Exit 2: refused, nothing applied; 1: a host failed."})
+    static final class Submit extends SpecAndInventory implements Callable<Integer> {
+        @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
+
+        @Override public Integer call() {
+            Inventory inv = inventory();
+            JobSpec job = load(inv);
+            String applied;
+            try (Remote master = Remotes.open(inv.master(), SshOptions.defaults(acceptNew))) {
+                applied = JobSubmit.submit(job, JobManifest.render(job), master);
+            } catch (WorkloadException e) {
+                throw new GpuctlException(e.refused() ? ExitCode.USAGE : ExitCode.STEP_FAILED, e.getMessage(), e);
+            } catch (RemoteException e) {
+                throw new GpuctlException(ExitCode.STEP_FAILED, e.getMessage(), e);
+            }
+            PrintWriter out = out();
+            out.print(applied.endsWith("\n") ? applied : applied + "\n");
+            out.println("Follow it:");
+            out.println("  gpuctl gpus " + inv.file().getFileName() + "            # which node and GPUs it holds");
+            Path kubeconfig = ControlPlaneStep.localKubeconfig(new HostContext(inv, inv.master()));
+            String kubectl = Files.exists(kubeconfig) ? "kubectl --kubeconfig " + kubeconfig
+                : "ssh " + inv.master().ssh().user() + "@" + inv.master().address() + " "
+                    + (inv.master().ssh().isRoot() ? "" : "sudo ") + Kube.KUBECTL;
+            String ns = " -n " + job.namespace() + " ";
+            out.println("  " + kubectl + ns + "logs -f job/" + job.name());
+            out.println("  " + kubectl + ns + "get job " + job.name() + " -o wide");
+            out.flush();
+            return ExitCode.OK.code();
+        }
+    }
+}

@@ -1,0 +1,67 @@
+package dev.gpuctl.workload;
+
+import dev.gpuctl.inventory.JobSpec;
+import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.remote.Remote;
+import dev.gpuctl.steps.Kube;
+import dev.gpuctl.steps.Sh;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * {@code gpuctl job submit}: checks the job against the cluster (a node must offer its GPUs, the name must be free),
+ * then uploads the rendered Job to the master and applies it there. Nothing is uploaded or applied when a check fails.
+ */
+public final class JobSubmit {
+    /** Where submitted Jobs are kept on the master (0700 directory, 0600 files). */
+    public static final String DIR = Kube.DIR + "/jobs";
+
+    private JobSubmit() {}
+
+    /** The remote path of a job's manifest. */
+    public static String path(JobSpec spec) { return DIR + "/" + spec.namespace() + "." + spec.name() + ".yaml"; }
+
+    /**
+     * Why the job can never be scheduled, or empty when a node has enough GPUs.
+     *
+     * @param gpusPerNode each node's GPU count
+     * @param source      where the counts come from, for the message ("the cluster", "gpuctl gpus at ...")
+     */
+    public static Optional<String> unfit(JobSpec spec, Map<String, Integer> gpusPerNode, String source) {
+        Optional<Map.Entry<String, Integer>> largest = gpusPerNode.entrySet().stream().filter(e -> e.getValue() > 0)
+            .max(Map.Entry.comparingByValue());
+        if (largest.isEmpty()) {
+            return Optional.of(spec.gpusAt() + ": gpus: no node offers nvidia.com/gpu (" + source
+                + "); check the GPU nodes with gpuctl verify");
+        }
+        if (spec.gpus() <= largest.get().getValue()) return Optional.empty();
+        int most = largest.get().getValue();
+        return Optional.of(spec.gpusAt() + ": gpus: " + spec.gpus() + " is more than any node has: the largest, "
+            + largest.get().getKey() + ", has " + most + (most == 1 ? " GPU" : " GPUs") + " (" + source
+            + "); a pod runs on one node, so the job would wait forever (expected at most " + most + ")");
+    }
+
+    /** Checks, uploads and applies; returns kubectl apply's output ("job.batch/NAME created"). */
+    public static String submit(JobSpec spec, String manifest, Remote master) {
+        String next = "Nothing was applied. Is the cluster up? Check it with: gpuctl verify";
+        String nodes = GpuSurvey.kubectl(master, "get nodes -o json", next);
+        Map<String, Integer> gpus = new java.util.LinkedHashMap<>();
+        GpuUsage.allocatable(nodes).forEach(gpus::put);
+        unfit(spec, gpus, "nvidia.com/gpu allocatable in the cluster now").ifPresent(m -> {
+            throw WorkloadException.refused(m);
+        });
+        String jobs = GpuSurvey.kubectl(master, "get jobs -n " + spec.namespace() + " -o json", next);
+        GpuUsage.jobStatus(jobs, spec.name()).ifPresent(state -> {
+            throw WorkloadException.refused("job " + spec.namespace() + "/" + spec.name() + " already exists (" + state
+                + "); a Job's pods cannot be changed: delete it first (kubectl -n " + spec.namespace() + " delete job "
+                + spec.name() + ") or choose another name");
+        });
+        String mkdir = "mkdir -p -m 0700 " + Sh.quote(Kube.DIR) + " " + Sh.quote(DIR);
+        ExecResult made = master.exec(mkdir, GpuSurvey.TIMEOUT);
+        if (!made.ok()) throw WorkloadException.failed(master.name(), mkdir, made, next);
+        master.upload(manifest.getBytes(StandardCharsets.UTF_8), path(spec), "0600", "root:root");
+        return GpuSurvey.kubectl(master, "apply -f " + Sh.quote(path(spec)),
+            "The job's manifest is " + path(spec) + " on " + master.name() + ".");
+    }
+}
