@@ -1,5 +1,6 @@
 package dev.gpuctl.cli;
 
+import dev.gpuctl.engine.MasterLock;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.StepFailure;
 import dev.gpuctl.inventory.Inventory;
@@ -9,6 +10,7 @@ import dev.gpuctl.remote.SshOptions;
 import dev.gpuctl.steps.Steps;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -42,6 +44,17 @@ final class BootstrapCommand implements Callable<Integer> {
         @Override public java.util.Iterator<String> iterator() { return Steps.ids().iterator(); }
     }
 
+    /** How long the commands running at Ctrl-C may take to finish before they are cut off. */
+    static final int INTERRUPT_GRACE_SECONDS = 30;
+
+    static String localHostName() {
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.io.IOException e) {
+            return "localhost";
+        }
+    }
+
     @Override public Integer call() {
         Inventory inv = Inventories.load(inventory.resolve(parent.env));
         for (String s : only) {
@@ -62,8 +75,22 @@ final class BootstrapCommand implements Callable<Integer> {
         Runner runner = new Runner(inv, node -> Remotes.open(node, ssh), err,
             new Runner.Options(dryRun, concurrency, new LinkedHashSet<>(hosts), Duration.ofSeconds(commandTimeout),
                 waitTimeout == null ? null : Duration.ofSeconds(waitTimeout)));
+        runner.lockingMaster(MasterLock.holder(System.getProperty("user.name"), localHostName(), ProcessHandle.current().pid(), Instant.now()));
         Set<String> ids = new LinkedHashSet<>(only);
-        Runner.Result result = runner.run(Steps.only(ids));
+        Runner.Result result;
+        try (Interrupts ignored = Interrupts.during(new Interrupts.Stoppable() {
+                @Override public void requestStop() { runner.requestStop(); }
+                @Override public void abort() { runner.abort(); }
+            }, Duration.ofSeconds(INTERRUPT_GRACE_SECONDS), err)) {
+            result = runner.run(Steps.only(ids));
+        }
+        if (result.wasInterrupted()) {
+            StringBuilder sb = new StringBuilder("interrupted; where each host stopped:\n");
+            result.interrupted().forEach(w -> sb.append("  ").append(w).append('\n'));
+            for (StepFailure f : result.failures()) sb.append(f.describe());
+            sb.append("Every step that finished is in place. Run the same command again to resume.\nLogs: ").append(result.logDir());
+            throw new GpuctlException(ExitCode.INTERRUPTED, sb.toString());
+        }
         if (result.preflightRefused()) {
             throw new GpuctlException(ExitCode.PREFLIGHT_REFUSED, "preflight refused; nothing was changed on any host:\n"
                 + String.join("\n", result.preflightProblems()) + "\nLogs: " + result.logDir());

@@ -2,6 +2,8 @@ package dev.gpuctl.engine;
 
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
+import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.remote.Held;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.steps.Facts;
@@ -33,7 +35,7 @@ import java.util.function.Function;
  * before any host is changed.
  */
 public final class Runner {
-    public enum Outcome { OK, CHANGED, WOULD_CHANGE, FAILED }
+    public enum Outcome { OK, CHANGED, WOULD_CHANGE, FAILED, INTERRUPTED }
 
     /** @param maxWait caps how long a verify waits for a probe that settles (pods, GPUs); null: each probe's own */
     public record Options(boolean dryRun, int concurrency, Set<String> hosts, Duration commandTimeout, Duration maxWait) {
@@ -42,9 +44,20 @@ public final class Runner {
         }
     }
 
+    /**
+     * @param interrupted where the run stopped after {@link #requestStop()}: "host step: what was cut off", in
+     *                    host order; empty when it was not interrupted
+     */
     public record Result(boolean preflightRefused, List<StepFailure> failures, List<String> preflightProblems,
-                         Map<String, Map<String, Outcome>> outcomes, Path logDir) {
-        public boolean ok() { return !preflightRefused && failures.isEmpty(); }
+                         Map<String, Map<String, Outcome>> outcomes, Path logDir, List<String> interrupted) {
+        public Result(boolean preflightRefused, List<StepFailure> failures, List<String> preflightProblems,
+                      Map<String, Map<String, Outcome>> outcomes, Path logDir) {
+            this(preflightRefused, failures, preflightProblems, outcomes, logDir, List.of());
+        }
+
+        public boolean ok() { return !preflightRefused && failures.isEmpty() && interrupted.isEmpty(); }
+
+        public boolean wasInterrupted() { return !interrupted.isEmpty(); }
     }
 
     private final Inventory inv;
@@ -56,6 +69,9 @@ public final class Runner {
     private final Map<String, Remote> remotes = new ConcurrentHashMap<>();
     private final Map<String, HostLog> logs = new ConcurrentHashMap<>();
     private final Set<String> prepared = Collections.synchronizedSet(new HashSet<>());
+    private final Stop stop = new Stop();
+    private final Map<String, String> stoppedAt = new ConcurrentHashMap<>();
+    private volatile String lockHolder;
 
     public Runner(Inventory inv, Function<Node, Remote> connector, PrintWriter progress, Options options) {
         this.inv = inv;
@@ -67,6 +83,33 @@ public final class Runner {
 
     public Facts facts() { return facts; }
 
+    /**
+     * Takes the cluster's bootstrap lock on the master (see {@link MasterLock}) once preflight has passed and
+     * before anything changes; a run that finds it held is refused with the holder named.
+     */
+    public Runner lockingMaster(String holder) {
+        this.lockHolder = holder;
+        return this;
+    }
+
+    /**
+     * Asks the run to stop (e.g. at SIGINT): no command starts any more; the ones running finish; the run
+     * returns after the current phase with {@link Result#interrupted()} saying where each host stopped.
+     */
+    public void requestStop() {
+        stop.requested = true;
+    }
+
+    /** Cuts the running commands off too (a second SIGINT, or the grace time ran out): closes every connection. */
+    public void abort() {
+        stop.requested = true;
+        remotes.values().forEach(r -> {
+            try { r.close(); } catch (RuntimeException ignored) { /* closing a dead connection */ }
+        });
+    }
+
+    public boolean stopRequested() { return stop.requested; }
+
     List<Node> selected() {
         return inv.nodes().stream().filter(n -> options.hosts().isEmpty() || options.hosts().contains(n.name())).toList();
     }
@@ -75,9 +118,24 @@ public final class Runner {
         Map<String, Map<String, Outcome>> outcomes = new ConcurrentHashMap<>();
         List<StepFailure> failures = Collections.synchronizedList(new ArrayList<>());
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, options.concurrency()));
+        MasterLock.Acquired lock = null;
         try {
             int n = 0;
             for (Phase phase : phases) {
+                if (stop.requested) break;
+                if (!phase.readOnly() && lock == null && lockHolder != null && !options.dryRun()) {
+                    MasterLock.Outcome taken;
+                    try {
+                        taken = MasterLock.acquire(remote(inv.master()), lockHolder, options.commandTimeout());
+                    } catch (RemoteException e) {
+                        return new Result(true, List.of(), List.of(facts.mask(e.getMessage())), outcomes, logDir);
+                    }
+                    if (taken instanceof MasterLock.Busy busy) {
+                        return new Result(true, List.of(), List.of(busy.message()), outcomes, logDir);
+                    }
+                    lock = (MasterLock.Acquired) taken;
+                    log(inv.master()).line("bootstrap lock taken on " + inv.master().name() + ": " + lockHolder);
+                }
                 List<Node> phaseHosts = hostsOf(phase);
                 if (phaseHosts.isEmpty()) continue;
                 progress.println("== phase " + n++ + ": " + phase.title() + " ==");
@@ -93,6 +151,7 @@ public final class Runner {
                         throw new IllegalStateException(e);
                     }
                 }
+                if (stop.requested) break;
                 if (phase.readOnly()) {
                     List<String> problems = new ArrayList<>(failures.stream().map(StepFailure::describe).toList());
                     if (failures.isEmpty()) problems.addAll(Preflight.crossHost(inv, selected(), facts));
@@ -101,8 +160,15 @@ public final class Runner {
                     break;
                 }
             }
+            if (stop.requested) {
+                List<String> where = inv.nodes().stream().map(Node::name).filter(stoppedAt::containsKey)
+                    .map(h -> h + " " + stoppedAt.get(h)).toList();
+                if (where.isEmpty()) where = List.of("between phases: every step that started had finished");
+                return new Result(false, List.copyOf(failures), List.of(), outcomes, logDir, where);
+            }
             return new Result(false, List.copyOf(failures), List.of(), outcomes, logDir);
         } finally {
+            if (lock != null) lock.held().close();
             pool.shutdownNow();
             remotes.values().forEach(r -> {
                 try { r.close(); } catch (RuntimeException ignored) { /* closing a dead connection */ }
@@ -122,7 +188,8 @@ public final class Runner {
     }
 
     private Remote remote(Node node) {
-        return remotes.computeIfAbsent(node.name(), h -> connector.apply(node));
+        stop.check(node.name(), "connect");
+        return new Stoppable(remotes.computeIfAbsent(node.name(), h -> connector.apply(node)), stop);
     }
 
     private void runHost(Phase phase, Node node, Map<String, Map<String, Outcome>> outcomes, List<StepFailure> failures) {
@@ -130,6 +197,10 @@ public final class Runner {
         HostLog log = log(node);
         for (Step step : phase.steps()) {
             if (!step.runsOn(ctx)) continue;
+            if (stop.requested) {
+                stoppedAt.putIfAbsent(node.name(), "before step " + step.id() + " (not started)");
+                return;
+            }
             long t0 = System.nanoTime();
             Outcome outcome;
             try {
@@ -162,6 +233,15 @@ public final class Runner {
                     "", -1, facts.mask(String.join("\n", e.problems)), log.file().toString()));
                 outcome = Outcome.FAILED;
             } catch (RemoteException e) {
+                if (stop.requested) {
+                    // the stop cut this step short: not a failure of the host, a place to resume from
+                    String cut = e.kind() == RemoteException.Kind.INTERRUPTED ? "before its next command" : "while running: " + e.getMessage();
+                    log.line("step " + step.id() + " interrupted " + cut);
+                    stoppedAt.put(node.name(), "in step " + step.id() + ", " + facts.mask(cut));
+                    outcomes.computeIfAbsent(node.name(), k -> new LinkedHashMap<>()).put(step.id(), Outcome.INTERRUPTED);
+                    say(node, step, label(Outcome.INTERRUPTED) + " (" + seconds(System.nanoTime() - t0) + ")");
+                    return;
+                }
                 failures.add(new StepFailure(node.name(), step.id(), "cannot reach the host", "", -1, facts.mask(e.getMessage()), log.file().toString()));
                 outcome = Outcome.FAILED;
             } catch (RuntimeException e) {
@@ -202,10 +282,47 @@ public final class Runner {
             case CHANGED -> "changed";
             case WOULD_CHANGE -> "would change";
             case FAILED -> "FAILED";
+            case INTERRUPTED -> "interrupted";
         };
     }
 
     static String seconds(long nanos) { return String.format("%.1fs", nanos / 1e9); }
+
+    /** The stop request, shared by every host's connection. */
+    static final class Stop {
+        volatile boolean requested;
+
+        void check(String host, String what) {
+            if (requested) throw new RemoteException(RemoteException.Kind.INTERRUPTED, host, host + ": stopped before " + what + " (interrupted)");
+        }
+    }
+
+    /** A host's connection that starts nothing once a stop was requested; commands already running finish. */
+    record Stoppable(Remote inner, Stop stop) implements Remote {
+        @Override public String name() { return inner.name(); }
+
+        @Override public ExecResult exec(String command, Duration timeout) {
+            stop.check(inner.name(), RemoteException.shown(command));
+            return inner.exec(command, timeout);
+        }
+
+        @Override public Held hold(String command, Duration timeout) {
+            stop.check(inner.name(), RemoteException.shown(command));
+            return inner.hold(command, timeout);
+        }
+
+        @Override public void upload(byte[] content, String path, String mode, String owner) {
+            stop.check(inner.name(), "writing " + path);
+            inner.upload(content, path, mode, owner);
+        }
+
+        @Override public byte[] download(String path) {
+            stop.check(inner.name(), "reading " + path);
+            return inner.download(path);
+        }
+
+        @Override public void close() { inner.close(); }
+    }
 
     private static final class VerifyFailed extends RuntimeException {
         final List<String> problems;

@@ -54,6 +54,25 @@ final class Drain {
         return !thread.isAlive();
     }
 
+    /**
+     * Waits until the stream holds a whole line, ended, or {@code deadline} (System.nanoTime) passed;
+     * true unless the deadline passed first.
+     */
+    boolean awaitLine(long deadline) throws InterruptedException {
+        while (true) {
+            boolean ended = !thread.isAlive();
+            synchronized (buf) {
+                if (buf.toString(StandardCharsets.UTF_8).indexOf('\n') >= 0) return true;
+            }
+            if (ended) return true;
+            if (System.nanoTime() >= deadline) return false;
+            Thread.sleep(10);
+        }
+    }
+
+    /** Whether the stream has ended (its thread is done). */
+    boolean ended() { return !thread.isAlive(); }
+
     IOException error() { return error; }
 
     boolean truncated() { return dropped > 0; }

@@ -52,6 +52,49 @@ public final class LocalRemote implements Remote {
         return new ExecResult(r.exit(), Drain.text(r.out()), Drain.text(r.err()));
     }
 
+    @Override
+    public Held hold(String command, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        Process p;
+        try {
+            p = new ProcessBuilder(Shell.localArgv(command, root)).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        } catch (IOException e) {
+            throw RemoteException.io(name, "cannot start " + RemoteException.shown(command), RemoteException.reason(e), e);
+        }
+        Drain out = Drain.start(p.getInputStream(), "local-" + name + "-held-out");
+        try {
+            if (!out.awaitLine(deadline)) {
+                kill(p);
+                throw RemoteException.timeout(name, command, timeout);
+            }
+            String text = Drain.text(out.bytes());
+            int nl = text.indexOf('\n');
+            if (nl >= 0) {
+                return Held.running(text.substring(0, nl), () -> {
+                    try {
+                        p.getOutputStream().close();
+                        if (!p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) kill(p);
+                    } catch (IOException e) {
+                        kill(p);
+                    } catch (InterruptedException e) {
+                        kill(p);
+                        Thread.currentThread().interrupt();
+                    }
+                });
+            }
+            long left = Math.max(1, deadline - System.nanoTime());
+            if (!p.waitFor(left, java.util.concurrent.TimeUnit.NANOSECONDS)) {
+                kill(p);
+                throw RemoteException.timeout(name, command, timeout);
+            }
+            return Held.ended(text, p.exitValue());
+        } catch (InterruptedException e) {
+            kill(p);
+            Thread.currentThread().interrupt();
+            throw RemoteException.io(name, "interrupted while running " + RemoteException.shown(command), "interrupted", e);
+        }
+    }
+
     record Raw(int exit, byte[] out, byte[] err, boolean truncated) {}
 
     private Raw run(List<String> argv, Duration timeout, String shown) {

@@ -22,6 +22,16 @@ public interface Remote extends AutoCloseable {
     ExecResult exec(String command, Duration timeout);
 
     /**
+     * Starts {@code command} with {@code sh -c} as root with its stdin open, and waits up to {@code timeout}
+     * for its first line of stdout. A command that printed its line keeps running until the handle is closed
+     * (its stdin then reaches end of file) or the connection dies, even when gpuctl itself is killed: what it
+     * holds (a lock) is let go with it. A command that ends first comes back ended, with its exit status.
+     *
+     * @throws RemoteException TIMEOUT when it printed no whole line and did not end within {@code timeout}
+     */
+    Held hold(String command, Duration timeout);
+
+    /**
      * Makes {@code path} (absolute) hold exactly {@code content}, with {@code mode} (octal, e.g. "0644")
      * and {@code owner} ("user" or "user:group"). The content goes to a 0600 temp file first, is
      * installed beside the target as {@code PATH.gpuctl-tmp} with the mode and owner asked, and renamed

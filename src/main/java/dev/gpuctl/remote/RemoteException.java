@@ -12,7 +12,9 @@ public final class RemoteException extends RuntimeException {
 
     public enum Kind {
         UNREACHABLE, HOST_KEY_UNKNOWN, HOST_KEY_CHANGED, AUTH_FAILED, SUDO_NEEDS_PASSWORD, TIMEOUT,
-        CONNECTION_LOST, IO
+        CONNECTION_LOST, IO,
+        /** gpuctl was asked to stop (SIGINT) before this command started. */
+        INTERRUPTED
     }
 
     private final Kind kind;
@@ -101,7 +103,7 @@ public final class RemoteException extends RuntimeException {
     }
 
     /** A command as it appears in messages: its first line, at most 200 characters, in backquotes. */
-    static String shown(String command) {
+    public static String shown(String command) {
         String s = command.strip();
         int nl = s.indexOf('\n');
         boolean cut = nl >= 0;

@@ -203,6 +203,53 @@ public final class SshRemote implements Remote {
         return new ExecResult(r.exit(), Drain.text(r.out()), Drain.text(r.err()));
     }
 
+    @Override
+    public Held hold(String command, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        Session session;
+        try {
+            session = client.startSession();
+        } catch (IOException e) {
+            throw RemoteException.connectionLost(node.name(), command, e);
+        }
+        boolean keep = false;
+        try {
+            Session.Command cmd = session.exec(Shell.sshCommand(command, node.ssh().isRoot()));
+            Drain out = Drain.start(cmd.getInputStream(), "ssh-" + node.name() + "-held-out");
+            Drain.start(cmd.getErrorStream(), "ssh-" + node.name() + "-held-err");
+            if (!out.awaitLine(deadline)) {
+                abandon(session, cmd);
+                keep = true; // abandon closes it
+                throw RemoteException.timeout(node.name(), command, timeout);
+            }
+            String text = Drain.text(out.bytes());
+            int nl = text.indexOf('\n');
+            if (nl >= 0) {
+                final Session held = session;
+                keep = true;
+                return Held.running(text.substring(0, nl), () -> {
+                    try {
+                        cmd.getOutputStream().close();
+                    } catch (IOException ignored) {
+                        // the connection is gone: the command's stdin is closed with it
+                    }
+                    closeQuietly(held);
+                });
+            }
+            long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+            cmd.join(left, TimeUnit.MILLISECONDS);
+            Integer status = cmd.getExitStatus();
+            return Held.ended(text, status == null ? -1 : status);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw RemoteException.io(node.name(), "interrupted while running " + RemoteException.shown(command), "interrupted", e);
+        } catch (IOException e) {
+            throw RemoteException.connectionLost(node.name(), command, e);
+        } finally {
+            if (!keep) closeQuietly(session);
+        }
+    }
+
     /** Output of one command, as bytes. */
     record Raw(int exit, byte[] out, byte[] err, boolean truncated) {}
 

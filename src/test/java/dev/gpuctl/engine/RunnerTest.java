@@ -39,6 +39,9 @@ class RunnerTest {
         final Map<String, String> files = new ConcurrentHashMap<>();
         final List<String> commands = Collections.synchronizedList(new ArrayList<>());
         volatile boolean broken;
+        /** When set, apply-marker announces itself on {@link #started} and waits for the gate to open. */
+        volatile java.util.concurrent.CountDownLatch gate;
+        final java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
 
         ScriptedHost(String name) { this.name = name; }
 
@@ -57,6 +60,15 @@ class RunnerTest {
             }
             if (command.equals("make-secret")) return new ExecResult(0, "s3cr3t-value\n", "");
             if (command.startsWith("apply-marker")) {
+                java.util.concurrent.CountDownLatch g = gate;
+                if (g != null) {
+                    started.countDown();
+                    try {
+                        g.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
                 if (broken) return new ExecResult(7, "", "disk full\nreally full");
                 files.put("/etc/marker", command.substring("apply-marker ".length()) + "\n");
                 return new ExecResult(0, "", "");
@@ -69,6 +81,18 @@ class RunnerTest {
         }
 
         @Override public byte[] download(String path) { return files.getOrDefault(path, "").getBytes(java.nio.charset.StandardCharsets.UTF_8); }
+
+        /** The bootstrap lock, as the real command answers: held by one run at a time, the holder named. */
+        volatile String lockedBy;
+
+        @Override public dev.gpuctl.remote.Held hold(String command, Duration timeout) {
+            commands.add("hold: " + command);
+            synchronized (this) {
+                if (lockedBy != null) return dev.gpuctl.remote.Held.running("gpuctl-lock: busy " + lockedBy, () -> { });
+                lockedBy = command.replaceAll("(?s).*printf '%s \\(lock held by pid %s on this host\\)\\\\n' '([^']*)'.*", "$1");
+                return dev.gpuctl.remote.Held.running("gpuctl-lock: held", () -> lockedBy = null);
+            }
+        }
 
         @Override public void close() {}
     }
@@ -112,9 +136,12 @@ class RunnerTest {
     final StringWriter progress = new StringWriter();
 
     Runner.Result run(Inventory inv, boolean dryRun, Phase... phases) {
-        Runner r = new Runner(inv, n -> hosts.computeIfAbsent(n.name(), ScriptedHost::new), new PrintWriter(progress),
+        return runner(inv, dryRun).run(List.of(phases));
+    }
+
+    Runner runner(Inventory inv, boolean dryRun) {
+        return new Runner(inv, n -> hosts.computeIfAbsent(n.name(), ScriptedHost::new), new PrintWriter(progress),
             new Runner.Options(dryRun, 2, Set.of(), Duration.ofSeconds(5)));
-        return r.run(List.of(phases));
     }
 
     static Phase preflight() { return new Phase("preflight", "preflight", List.of(new AlwaysRightStep()), true); }
@@ -206,5 +233,90 @@ class RunnerTest {
         assertEquals(3, r.failures().size());
         assertTrue(r.failures().get(0).detail().contains("not valid JSON"), r.failures()::toString);
         assertEquals("debian\n", hosts.get("w1").files.get("/etc/os"));
+    }
+
+    @Test void aRunTakesTheMastersLockBeforeChangingAnythingAndLetsItGo(@TempDir Path dir) throws IOException {
+        Inventory inv = inv(dir);
+        osOnAllHosts("debian");
+        Runner.Result r = runner(inv, false).lockingMaster("gpuctl bootstrap by alice@laptop").run(List.of(preflight(), marker()));
+        assertTrue(r.ok(), progress::toString);
+        List<String> m = hosts.get("m").commands;
+        int lockAt = m.indexOf(m.stream().filter(c -> c.startsWith("hold: ")).findFirst().orElseThrow());
+        assertTrue(lockAt < m.indexOf("cat /etc/marker"), "the lock comes before the first step that may change: " + m);
+        assertEquals(null, hosts.get("m").lockedBy, "let go at the end of the run");
+        runner(inv, true).lockingMaster("dry").run(List.of(preflight(), marker()));
+        assertEquals(1, hosts.get("m").commands.stream().filter(c -> c.startsWith("hold: ")).count(), "a dry run takes no lock");
+    }
+
+    @Test void aRunFindingTheLockHeldIsRefusedNamingTheHolderAndChangesNothing(@TempDir Path dir) throws IOException {
+        Inventory inv = inv(dir);
+        osOnAllHosts("debian");
+        hosts.get("m").lockedBy = "gpuctl bootstrap by bob@desk (pid 77) since 2026-12-02T10:00:00Z (lock held by pid 901 on this host)";
+        Runner.Result r = runner(inv, false).lockingMaster("gpuctl bootstrap by alice@laptop").run(List.of(preflight(), marker()));
+        assertTrue(r.preflightRefused());
+        String msg = String.join("\n", r.preflightProblems());
+        assertTrue(msg.contains("another gpuctl bootstrap is running against this cluster"), msg);
+        assertTrue(msg.contains("bob@desk (pid 77)") && msg.contains("pid 901") && msg.contains(" on m"), msg);
+        for (ScriptedHost h : hosts.values()) assertFalse(h.files.containsKey("/etc/marker"), h.name);
+        assertTrue(hosts.get("m").lockedBy.contains("bob@desk"), "the holder keeps its lock");
+    }
+
+    @Test void aStopLetsRunningCommandsFinishStartsNoOtherAndSaysWhereEachHostStopped(@TempDir Path dir) throws Exception {
+        Inventory inv = inv(dir);
+        osOnAllHosts("debian");
+        java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+        ScriptedHost w1 = hosts.get("w1");
+        w1.gate = gate;
+        Runner runner = new Runner(inv, n -> hosts.computeIfAbsent(n.name(), ScriptedHost::new), new PrintWriter(progress),
+            new Runner.Options(false, 1, Set.of(), Duration.ofSeconds(5))); // one host at a time: w2 waits its turn
+        var result = java.util.concurrent.Executors.newSingleThreadExecutor().submit(
+            () -> runner.run(List.of(preflight(), marker(), new Phase("later", "later", List.of(new AlwaysRightStep()), false))));
+        assertTrue(w1.started.await(10, java.util.concurrent.TimeUnit.SECONDS), "w1 is in the middle of its step");
+        runner.requestStop();
+        gate.countDown();
+        Runner.Result r = result.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        assertTrue(r.wasInterrupted());
+        assertFalse(r.ok());
+        assertEquals("v1 --token=s3cr3t-value\n", w1.files.get("/etc/marker"), "the running command finished");
+        assertFalse(w1.files.containsKey("/etc/other.conf"), "the step's next write did not start");
+        assertEquals(Runner.Outcome.INTERRUPTED, r.outcomes().get("w1").get("marker"));
+        assertTrue(r.failures().isEmpty(), "a stop is not a host failure: " + r.failures());
+        String where = String.join("\n", r.interrupted());
+        assertTrue(where.contains("w1 in step marker"), where);
+        assertTrue(where.contains("w2 before step marker (not started)"), where);
+        assertFalse(hosts.get("w2").files.containsKey("/etc/marker"));
+        assertFalse(progress.toString().contains("phase 2"), "no later phase starts: " + progress);
+        assertTrue(progress.toString().contains("w1           marker     interrupted"), progress::toString);
+    }
+
+    @Test void abortCutsRunningCommandsOffByClosingTheConnections(@TempDir Path dir) throws Exception {
+        Inventory inv = inv(dir);
+        osOnAllHosts("debian");
+        java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+        ScriptedHost w1 = hosts.get("w1");
+        w1.gate = gate;
+        List<String> closed = Collections.synchronizedList(new ArrayList<>());
+        Runner runner = new Runner(inv, n -> {
+            ScriptedHost h = hosts.computeIfAbsent(n.name(), ScriptedHost::new);
+            return new Remote() {
+                @Override public String name() { return h.name(); }
+                @Override public ExecResult exec(String c, Duration t) {
+                    ExecResult e = h.exec(c, t);
+                    if (closed.contains(h.name())) throw new dev.gpuctl.remote.RemoteException(dev.gpuctl.remote.RemoteException.Kind.CONNECTION_LOST, h.name(), h.name() + ": connection closed");
+                    return e;
+                }
+                @Override public dev.gpuctl.remote.Held hold(String c, Duration t) { return h.hold(c, t); }
+                @Override public void upload(byte[] b, String p, String m, String o) { h.upload(b, p, m, o); }
+                @Override public byte[] download(String p) { return h.download(p); }
+                @Override public void close() { closed.add(h.name()); gate.countDown(); }
+            };
+        }, new PrintWriter(progress), new Runner.Options(false, 3, Set.of(), Duration.ofSeconds(5)));
+        var result = java.util.concurrent.Executors.newSingleThreadExecutor().submit(() -> runner.run(List.of(preflight(), marker())));
+        assertTrue(w1.started.await(10, java.util.concurrent.TimeUnit.SECONDS));
+        runner.abort();
+        Runner.Result r = result.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        assertTrue(closed.contains("w1"), "abort closes the connections");
+        assertEquals(Runner.Outcome.INTERRUPTED, r.outcomes().get("w1").get("marker"));
+        assertTrue(String.join("\n", r.interrupted()).contains("w1 in step marker, while running: w1: connection closed"), r.interrupted()::toString);
     }
 }
