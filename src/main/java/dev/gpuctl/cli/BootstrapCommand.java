@@ -72,6 +72,7 @@ final class BootstrapCommand implements Callable<Integer> {
         }
         PrintWriter err = spec.commandLine().getErr();
         SshOptions ssh = new SshOptions(Duration.ofSeconds(10), Duration.ofSeconds(15), acceptNew, null);
+        Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes(), ssh);
         Runner runner = new Runner(inv, node -> Remotes.open(node, ssh), err,
             new Runner.Options(dryRun, concurrency, new LinkedHashSet<>(hosts), Duration.ofSeconds(commandTimeout),
                 waitTimeout == null ? null : Duration.ofSeconds(waitTimeout)));

@@ -9,6 +9,15 @@ import java.nio.file.Path;
 final class Inventories {
     private Inventories() {}
 
+    /** Exit 2 when a node's identity file is missing, unreadable or not a usable key: nothing connects first. */
+    static void checkIdentityFiles(Path file, java.util.Collection<dev.gpuctl.inventory.Node> nodes, dev.gpuctl.remote.SshOptions ssh) {
+        try {
+            dev.gpuctl.remote.Remotes.checkIdentityFiles(nodes, ssh);
+        } catch (dev.gpuctl.remote.RemoteException e) {
+            throw new GpuctlException(ExitCode.USAGE, file + ": " + e.getMessage() + " Nothing was connected to.");
+        }
+    }
+
     static Inventory load(Path file) {
         try {
             return InventoryLoader.load(file);

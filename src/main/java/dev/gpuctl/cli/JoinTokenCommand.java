@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.time.Instant;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -58,7 +59,9 @@ final class JoinTokenCommand implements Callable<Integer> {
         Duration lifetime = parseTtl(ttl);
         Path cache = JoinTokens.cacheFile(inv);
         String criSocket = inv.cluster().runtime().criSocket();
-        try (Remote master = Remotes.open(inv.master(), SshOptions.defaults(acceptNew))) {
+        SshOptions ssh = SshOptions.defaults(acceptNew);
+        Inventories.checkIdentityFiles(inventory.resolve(parent.env), List.of(inv.master()), ssh);
+        try (Remote master = Remotes.open(inv.master(), ssh)) {
             if (refresh) {
                 ExecResult r = master.exec(JoinTokens.createCommand(lifetime), Duration.ofMinutes(2));
                 if (!r.ok()) {

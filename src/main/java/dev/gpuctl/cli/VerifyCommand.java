@@ -40,6 +40,7 @@ final class VerifyCommand implements Callable<Integer> {
         }
         List<Node> nodes = inv.nodes().stream().filter(n -> hosts.isEmpty() || hosts.contains(n.name())).toList();
         SshOptions ssh = SshOptions.defaults(acceptNew);
+        Inventories.checkIdentityFiles(inventory.resolve(parent.env), nodes, ssh);
         Verifier.Report report = new Verifier(inv, n -> Remotes.open(n, ssh), Duration.ofMinutes(2))
             .verify(Steps.phases(), nodes, 16);
         PrintWriter out = spec.commandLine().getOut();

@@ -6,6 +6,18 @@ import dev.gpuctl.inventory.Node;
 public final class Remotes {
     private Remotes() {}
 
+    /**
+     * Reads every identity file these nodes log in with, once each, before anything connects: a missing,
+     * unreadable or unusable key is the admin's input to fix, not a host's failure.
+     *
+     * @throws RemoteException AUTH_FAILED naming the file and what is wrong with it
+     */
+    public static void checkIdentityFiles(java.util.Collection<Node> nodes, SshOptions opts) {
+        for (Node n : nodes) {
+            if (!n.isLocal()) SshRemote.loadKeys(n.name(), n.ssh().identityFile(), opts.passphrase());
+        }
+    }
+
     /** {@link LocalRemote} for {@code connection: local}, else a connected {@link SshRemote}. */
     public static Remote open(Node node, SshOptions opts) {
         return node.isLocal() ? LocalRemote.open(node) : SshRemote.connect(node, opts);

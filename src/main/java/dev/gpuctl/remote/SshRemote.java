@@ -149,6 +149,9 @@ public final class SshRemote implements Remote {
         synchronized (KEYS) {
             cached = KEYS.get(file);
             if (cached != null) return cached;
+            if (Files.isDirectory(file)) {
+                throw RemoteException.keyUnusable(host, identityFile, "it is a directory, not a private key file", null);
+            }
             if (!Files.isReadable(file)) {
                 throw RemoteException.keyUnusable(host, identityFile, Files.exists(file) ? "it is not readable"
                     : "no such file (set ssh.identityFile in the inventory)", null);

@@ -112,4 +112,35 @@ class CliTest {
         assertEquals(0, run("completion", "zsh").code);
         assertEquals(2, run("completion", "fish").code);
     }
+
+    /** An inventory on loopback addresses (nothing may connect anyway) whose nodes log in with {@code key}. */
+    static Path loopbackInventory(Path dir, Path key) throws IOException {
+        Path f = dir.resolve("inventory.yaml");
+        Files.writeString(f, "cluster: { name: t, kubernetesVersion: \"1.35\" }\n"
+            + "ssh: { identityFile: \"" + key + "\", knownHosts: \"" + dir.resolve("known_hosts") + "\" }\n"
+            + "nodes:\n"
+            + "  - { name: m, address: 127.0.0.1, role: master }\n"
+            + "  - { name: w1, address: 127.0.0.2, role: worker }\n");
+        return f;
+    }
+
+    @Test void aMissingADirectoryOrAGarbageIdentityFileIsAUsageErrorBeforeAnyConnection(@TempDir Path dir) throws IOException {
+        Path garbage = dir.resolve("garbage_key");
+        Files.writeString(garbage, "this is not a private key\n");
+        Map<Path, String> cases = Map.of(
+            dir.resolve("no_such_key"), "no such file",
+            dir, "it is a directory",
+            garbage, "not an OpenSSH private key");
+        for (var c : cases.entrySet()) {
+            Path inv = loopbackInventory(dir, c.getKey());
+            for (String[] args : new String[][] {{"bootstrap", inv.toString()}, {"verify", inv.toString()}, {"join-token", inv.toString()}}) {
+                Run r = run(args);
+                assertEquals(2, r.code, () -> String.join(" ", args) + " with " + c.getKey() + ": " + r);
+                assertTrue(r.err.contains("cannot use the identity file " + c.getKey()), r::toString);
+                assertTrue(r.err.contains(c.getValue()), r::toString);
+                assertTrue(r.err.contains("Nothing was connected to."), r::toString);
+                assertFalse(r.err.contains("at dev.gpuctl") || r.err.contains("Exception"), r::toString);
+            }
+        }
+    }
 }
