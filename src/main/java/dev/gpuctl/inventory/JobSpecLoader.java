@@ -62,6 +62,10 @@ public final class JobSpecLoader {
     }
 
     private static Optional<JobSpec> spec(String file, Node root, Problems problems, Inventory inv) {
+        if (!(root instanceof MappingNode)) {
+            problems.at(root, "the job spec: expected a mapping, got " + Section.describe(root));
+            return Optional.empty();
+        }
         Optional<Section> top = Section.read(problems, "", root, KEYS, Map.of());
         if (top.isEmpty()) return Optional.empty();
         Section s = top.get();
@@ -161,7 +165,8 @@ public final class JobSpecLoader {
         Optional<ScalarNode> exportNode;
         String mountPath = defaultPath;
         if (value.get() instanceof MappingNode) {
-            Optional<Section> m = Section.read(problems, key, value.get(), MOUNT_KEYS, Map.of());
+            Optional<Section> m = Section.read(problems, key, value.get(), MOUNT_KEYS,
+                Map.of("path", "name the export with export: and its path or name, e.g. export: /export/ckpt"));
             if (m.isEmpty()) return Optional.empty();
             exportNode = m.get().requiredScalar("export", "an export of storage.nfs, by path or name");
             Optional<ScalarNode> path = m.get().scalar("mountPath");

@@ -14,9 +14,10 @@ import java.util.regex.Pattern;
 public final class JobManifest {
     public static final String MANAGED_BY = "app.kubernetes.io/managed-by";
     /** A scalar that YAML reads back as the same string when written plain: no quotes needed. */
-    private static final Pattern PLAIN = Pattern.compile("[A-Za-z_/][A-Za-z0-9._/@+-]*(:[A-Za-z0-9._/@+-]+)*");
-    private static final Pattern SPECIAL = Pattern.compile(
-        "(?i)y|n|yes|no|true|false|on|off|null|~|\\.nan|\\.inf|[-+]?\\.inf|[0-9][0-9_:.eE+-]*|0[xob].*");
+    private static final Pattern PLAIN = Pattern.compile("[A-Za-z0-9_/][A-Za-z0-9._/@+-]*(:[A-Za-z0-9._/@+-]+)*");
+    /** What YAML 1.1 reads as a boolean, null or number (ints, floats, sexagesimals, 0x/0o/0b). */
+    private static final Pattern SPECIAL = Pattern.compile("(?i)y|n|yes|no|true|false|on|off|null|~"
+        + "|[-+]?([0-9][0-9_]*)?\\.?[0-9_]*([eE][-+]?[0-9]+)?|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\\.[0-9_]*)?|0[xob][0-9a-f_]+");
 
     private JobManifest() {}
 
@@ -46,7 +47,7 @@ public final class JobManifest {
         if (!spec.env().isEmpty()) {
             y.append("          env:\n");
             for (Map.Entry<String, String> e : spec.env().entrySet()) {
-                y.append("            - { name: ").append(quoted(e.getKey())).append(", value: ").append(quoted(e.getValue())).append(" }\n");
+                y.append("            - { name: ").append(scalar(e.getKey())).append(", value: ").append(quoted(e.getValue())).append(" }\n");
             }
         }
         y.append("          resources:\n");

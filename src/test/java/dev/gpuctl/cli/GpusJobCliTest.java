@@ -1,0 +1,114 @@
+package dev.gpuctl.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** gpuctl gpus and gpuctl job: exit codes and streams, without a cluster. */
+class GpusJobCliTest {
+    static final Path EXAMPLE = Path.of("inventory.example.yaml");
+    static final Path SPEC = Path.of("src/test/resources/jobs/detector-train.yaml");
+
+    record Run(int code, String out, String err) {
+        @Override public String toString() { return "exit " + code + "\n--- stdout\n" + out + "--- stderr\n" + err; }
+    }
+
+    static Run run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = Main.run(args, new PrintWriter(out), new PrintWriter(err), Map.of());
+        return new Run(code, out.toString(), err.toString());
+    }
+
+    /** The example inventory beside a state dir of its own. */
+    static Path inventoryIn(Path dir) throws IOException {
+        Path inv = dir.resolve("inventory.yaml");
+        Files.copy(EXAMPLE, inv);
+        return inv;
+    }
+
+    @Test void renderPrintsTheJobAndSaysWhatItCouldNotCheck(@TempDir Path dir) throws IOException {
+        Run r = run("job", "render", SPEC.toString(), inventoryIn(dir).toString());
+        assertEquals(0, r.code, r::toString);
+        assertEquals(Files.readString(Path.of("src/test/resources/golden/job-detector-train.yaml")), r.out, r::toString);
+        assertTrue(r.err.contains("gpus not checked against the nodes' GPU counts: none known yet"), r::toString);
+    }
+
+    @Test void renderChecksGpusAgainstWhatGpuctlGpusSaw(@TempDir Path dir) throws IOException {
+        Path inv = inventoryIn(dir);
+        Path seen = dir.resolve(".gpuctl/gpu-lab/gpus.json");
+        Files.createDirectories(seen.getParent());
+        Files.writeString(seen, """
+            {"schema": "gpuctl.gpus/v1", "cluster": "gpu-lab", "time": "2026-12-02T10:00:00Z",
+             "nodes": [{"name": "worker-1", "gpus": 1, "allocatable": 1}, {"name": "worker-2", "gpus": 1, "allocatable": 0}]}""");
+        Run r = run("job", "render", SPEC.toString(), "-i", inv.toString());
+        assertEquals(2, r.code, r::toString);
+        assertEquals("", r.out, r::toString);
+        assertTrue(r.err.contains(SPEC + ":5:7: gpus: 2 is more than any node has: the largest, worker-1, has 1 GPU"
+            + " (as gpuctl gpus saw it at 2026-12-02T10:00:00Z)"), r::toString);
+        Files.writeString(seen, Files.readString(seen).replace("\"gpus\": 1, \"allocatable\": 0", "\"gpus\": 2, \"allocatable\": 0"));
+        Run fits = run("job", "render", SPEC.toString(), "-i", inv.toString());
+        assertEquals(0, fits.code, fits::toString);
+        assertEquals("", fits.err, fits::toString);
+    }
+
+    @Test void aBrokenSpecListsEveryProblemWithExit2(@TempDir Path dir) throws IOException {
+        Path spec = dir.resolve("job.yaml");
+        Files.writeString(spec, "name: x\nimage: y\ngpus: 0\ndataset: nope\n");
+        Run r = run("job", "render", spec.toString(), inventoryIn(dir).toString());
+        assertEquals(2, r.code, r::toString);
+        assertTrue(r.err.startsWith("gpuctl: " + spec + " has 2 problems:\n" + spec + ":3:7: gpus: 0"), r::toString);
+        assertTrue(r.err.contains(spec + ":4:10: dataset: no export 'nope'"), r::toString);
+        assertFalse(r.err.contains("Exception"), r::toString);
+        Run missing = run("job", "submit", dir.resolve("none.yaml").toString(), dir.resolve("inventory.yaml").toString());
+        assertEquals(2, missing.code, missing::toString);
+        assertTrue(missing.err.contains("none.yaml: cannot read: no such file"), missing::toString);
+        assertEquals(2, run("job").code);
+    }
+
+    static Path key(Path dir) throws IOException {
+        Path key = dir.resolve("id");
+        try {
+            Process p = new ProcessBuilder("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key.toString()).inheritIO().start();
+            assertEquals(0, p.waitFor());
+        } catch (InterruptedException e) {
+            throw new IOException(e);
+        }
+        return key;
+    }
+
+    /** A master that refuses connections (a loopback port nobody listens on): exit 1, the host named. */
+    @Test void anUnreachableMasterIsExit1WithTheHostNamed(@TempDir Path dir) throws IOException {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        Path inv = dir.resolve("inventory.yaml");
+        Files.writeString(inv, """
+            cluster: { name: loop, kubernetesVersion: "1.35" }
+            ssh: { port: %d, identityFile: %s, knownHosts: %s }
+            nodes:
+              - { name: m, address: 127.0.0.1, role: master }
+              - { name: w, address: 127.0.0.2, role: worker }
+            storage: { nfs: { server: m, exports: [ { path: /export/ckpt } ] } }
+            """.formatted(port, key(dir), dir.resolve("known_hosts")));
+        Run gpus = run("gpus", inv.toString());
+        assertEquals(1, gpus.code, gpus::toString);
+        assertTrue(gpus.err.startsWith("gpuctl: m: cannot connect to 127.0.0.1:" + port), gpus::toString);
+        Path spec = dir.resolve("job.yaml");
+        Files.writeString(spec, "{name: a, image: b, gpus: 1, checkpoint: ckpt}\n");
+        Run submit = run("job", "submit", spec.toString(), inv.toString());
+        assertEquals(1, submit.code, submit::toString);
+        assertTrue(submit.err.startsWith("gpuctl: m: cannot connect to 127.0.0.1:" + port), submit::toString);
+    }
+}

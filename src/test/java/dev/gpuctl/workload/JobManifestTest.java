@@ -1,0 +1,107 @@
+package dev.gpuctl.workload;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.InventoryLoader;
+import dev.gpuctl.inventory.JobSpec;
+import dev.gpuctl.inventory.JobSpecLoader;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+
+/**
+ * The rendered Job of the guide's training job (src/test/resources/jobs/detector-train.yaml with
+ * inventory.example.yaml), compared with a reviewed golden file; after an intended change regenerate with
+ * {@code mvn test -Dtest=JobManifestTest -Dgolden.update=true} and review the diff. Then what Kubernetes reads
+ * from it, parsed back as YAML.
+ */
+class JobManifestTest {
+    static final Path GOLDEN = Path.of("src/test/resources/golden/job-detector-train.yaml");
+    static final Inventory EXAMPLE = InventoryLoader.load(Path.of("inventory.example.yaml"));
+
+    static JobSpec guideJob() {
+        return JobSpecLoader.load(Path.of("src/test/resources/jobs/detector-train.yaml"), EXAMPLE);
+    }
+
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> parse(String yaml) {
+        return (Map<String, Object>) new Yaml(new SafeConstructor(new LoaderOptions())).load(yaml);
+    }
+
+    @SuppressWarnings("unchecked")
+    static <T> T at(Object tree, Object... path) {
+        Object o = tree;
+        for (Object p : path) o = p instanceof Integer i ? ((List<Object>) o).get(i) : ((Map<String, Object>) o).get(p);
+        return (T) o;
+    }
+
+    @Test void theGuidesJobMatchesTheReviewedGoldenFile() throws IOException {
+        String actual = JobManifest.render(guideJob());
+        if (Boolean.getBoolean("golden.update")) Files.writeString(GOLDEN, actual, StandardCharsets.UTF_8);
+        assertEquals(Files.readString(GOLDEN, StandardCharsets.UTF_8), actual,
+            "the rendered Job changed: if intended, regenerate with -Dgolden.update=true and review the diff");
+    }
+
+    @Test void whatKubernetesReadsFromIt() {
+        Map<String, Object> job = parse(JobManifest.render(guideJob()));
+        assertEquals("batch/v1", job.get("apiVersion"));
+        assertEquals("Job", job.get("kind"));
+        assertEquals(0, (int) at(job, "spec", "backoffLimit"));
+        Map<String, Object> pod = at(job, "spec", "template", "spec");
+        assertEquals("Never", pod.get("restartPolicy"));
+        Map<String, Object> c = at(pod, "containers", 0);
+        assertEquals(List.of("python", "train.py", "--cfg", "/cfg/exp01.yaml"), c.get("command"));
+        assertEquals(Map.of("limits", Map.of("nvidia.com/gpu", 2)), c.get("resources"), "GPUs in limits only, a number");
+        // env values are strings, whatever they look like; quotes and colons survive
+        assertEquals(List.of(Map.of("name", "WANDB_MODE", "value", "offline"), Map.of("name", "SEED", "value", "42"),
+            Map.of("name", "NOTE", "value", "lr: 3e-4, \"warm\" start"), Map.of("name", "EMPTY", "value", "")), c.get("env"));
+        assertEquals(List.of(Map.of("name", "dataset", "mountPath", "/data", "readOnly", true),
+            Map.of("name", "ckpt", "mountPath", "/ckpt")), c.get("volumeMounts"));
+        assertEquals(List.of(
+            Map.of("name", "dataset", "nfs", Map.of("server", "172.16.10.90", "path", "/export/dataset", "readOnly", true)),
+            Map.of("name", "ckpt", "nfs", Map.of("server", "172.16.10.90", "path", "/export/ckpt"))), pod.get("volumes"));
+    }
+
+    @Test void stringsThatYamlWouldReadAsSomethingElseAreQuoted() {
+        for (String s : List.of("yes", "No", "on", "null", "~", "1.5", "010", "0x1f", "1e3", "12:30", "-", "a b", "#x", "a: b",
+            "'q'", "\"dq\"", "tab\there", "new\nline", "{x}", "[1]", "*ref", "&a", "!tag", "%p", "@at", "`cmd`", "fd00::1", "", "1_000", "1:20", "190:20:30", "0o17", "0b101", "+1", ".5", "1.", "6.02e23", "_x", "1.2.3",
+            "172.16.10.90")) {
+            Map<String, Object> doc = parse("v: " + JobManifest.scalar(s) + "\nw: [" + JobManifest.quoted(s) + "]\n");
+            assertEquals(s, doc.get("v"), () -> "scalar(" + s + ") = " + JobManifest.scalar(s));
+            assertEquals(List.of(s), doc.get("w"), () -> "quoted(" + s + ")");
+        }
+        assertEquals("registry.internal/trainer:cu118", JobManifest.scalar("registry.internal/trainer:cu118"));
+        assertEquals("/export/dataset", JobManifest.scalar("/export/dataset"));
+        assertEquals("172.16.10.90", JobManifest.scalar("172.16.10.90"));
+        assertEquals("\"1.5\"", JobManifest.scalar("1.5"));
+    }
+
+    @Test void aJobWithoutMountsOrCommand() {
+        JobSpec s = new JobSpec("probe", "default", "busybox", List.of(), 1, "job.yaml:4:7", Map.of(), Optional.empty(), Optional.empty());
+        String yaml = JobManifest.render(s);
+        assertFalse(yaml.contains("volumes"), yaml);
+        assertFalse(yaml.contains("command"), yaml);
+        assertEquals(1, (int) at(parse(yaml), "spec", "template", "spec", "containers", 0, "resources", "limits", "nvidia.com/gpu"));
+    }
+
+    @Test void aJobMustFitOnOneNode() {
+        JobSpec s = guideJob();
+        assertEquals(Optional.empty(), JobSubmit.unfit(s, Map.of("worker-1", 1, "worker-2", 2), "the cluster"));
+        assertEquals(Optional.of("src/test/resources/jobs/detector-train.yaml:5:7: gpus: 2 is more than any node has: the largest,"
+                + " worker-2, has 1 GPU (the cluster); a pod runs on one node, so the job would wait forever (expected at most 1)"),
+            JobSubmit.unfit(s, Map.of("worker-1", 0, "worker-2", 1), "the cluster"));
+        assertTrue(JobSubmit.unfit(s, Map.of("master", 0), "the cluster").orElseThrow().contains("no node offers nvidia.com/gpu"));
+        assertEquals("/etc/kubernetes/gpuctl/jobs/default.detector-train.yaml", JobSubmit.path(s));
+    }
+}
