@@ -84,4 +84,18 @@ recorded_hosts() {
   find "$BED_STATE/hosts" -mindepth 1 -maxdepth 1 -name 'h*' -printf '%f\n' | sort -V
 }
 
+# detach CMD...: starts CMD in the background in a session of its own, keeping only fds 0-2 (redirect them at
+# the call). A daemon of the bed must not hold on to anything its caller had open: a caller's lock file
+# (flock(1) passes its fd on), a pipe a test waits on to reach end of file.
+detach() {
+  (
+    local fd
+    for fd in /proc/$BASHPID/fd/*; do
+      fd=${fd##*/}
+      [[ $fd =~ ^[0-9]+$ ]] && [ "$fd" -gt 2 ] && eval "exec $fd>&-"
+    done 2>/dev/null
+    exec setsid "$@"
+  ) &
+}
+
 hash_text() { sha256sum | cut -c1-16; }

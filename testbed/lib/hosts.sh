@@ -82,7 +82,7 @@ host_start() {
   local i=$1 d n
   d=$(host_dir "$i")
   rm -f "$d/runner.pid"
-  setsid bash "$LIB_DIR/host-runner.sh" "$BED" "$i" </dev/null >>"$d/runner.log" 2>&1 8>&- 9>&- &
+  detach bash "$LIB_DIR/host-runner.sh" "$BED" "$i" </dev/null >>"$d/runner.log" 2>&1
   for n in $(seq 100); do [ -s "$d/runner.pid" ] && return 0; sleep 0.05; done
   die "the runner of h$i did not start; see $d/runner.log"
 }

@@ -19,7 +19,7 @@ cmdport 0
 bindcmdaddress /
 pidfile $d/chronyd.pid
 CONF
-  setsid chronyd -d -x -f "$d/chrony.conf" </dev/null >"$d/chronyd.log" 2>&1 8>&- 9>&- &
+  detach chronyd -d -x -f "$d/chrony.conf" </dev/null >"$d/chronyd.log" 2>&1
   echo $! > "$d/server.pid"
   local n
   for n in $(seq 50); do
