@@ -115,19 +115,8 @@ public final class InventoryLoader {
 
     private static Inventory parse(Path file, String displayName, String yamlText, Path baseDir,
                                    Map<String, String> env) {
-        Problems problems = new Problems(displayName);
-        Optional<Inventory> inventory = Optional.empty();
-        try {
-            ReadContext ctx = new ReadContext(problems, baseDir, Optional.ofNullable(env.get("HOME")));
-            inventory = YamlSource.compose(stripBom(yamlText), problems).flatMap(root -> inventory(file, root, ctx));
-        } catch (RuntimeException | StackOverflowError e) {
-            problems.whole("cannot read the inventory: " + e);
-        }
-        if (problems.any() || inventory.isEmpty()) {
-            if (!problems.any()) problems.whole("the inventory is empty (expected cluster:, ssh:, nodes: and storage:)");
-            throw new InventoryException(problems.sorted());
-        }
-        return inventory.get();
+        return YamlSource.read(displayName, yamlText, "the inventory", "cluster:, ssh:, nodes: and storage:", (root, problems) ->
+            inventory(file, root, new ReadContext(problems, baseDir, Optional.ofNullable(env.get("HOME")))));
     }
 
     private static Optional<Inventory> inventory(Path file, Node root, ReadContext ctx) {
@@ -160,10 +149,6 @@ public final class InventoryLoader {
                 + " (expected a shorter prefix, such as /16)";
             reader.podCidrNode().ifPresentOrElse(n -> problems.at(n, message), () -> problems.whole(message));
         }
-    }
-
-    private static String stripBom(String text) {
-        return text.startsWith("\uFEFF") ? text.substring(1) : text;
     }
 
     /** The file's text, strictly UTF-8; anything that stops that is one "cannot read" error. */

@@ -46,19 +46,8 @@ public final class JobSpecLoader {
 
     /** Validates spec text; {@code displayName} names the file in messages. */
     public static JobSpec parse(String displayName, String yamlText, Inventory inv) {
-        Problems problems = new Problems(displayName);
-        Optional<JobSpec> spec = Optional.empty();
-        try {
-            String text = yamlText.startsWith("\uFEFF") ? yamlText.substring(1) : yamlText;
-            spec = YamlSource.compose(text, problems).flatMap(root -> spec(displayName, root, problems, inv));
-        } catch (RuntimeException | StackOverflowError e) {
-            problems.whole("cannot read the job spec: " + e);
-        }
-        if (problems.any() || spec.isEmpty()) {
-            if (!problems.any()) problems.whole("the job spec is empty (expected name:, image: and gpus:)");
-            throw new InventoryException(problems.sorted());
-        }
-        return spec.get();
+        return YamlSource.read(displayName, yamlText, "the job spec", "name:, image: and gpus:",
+            (root, problems) -> spec(displayName, root, problems, inv));
     }
 
     private static Optional<JobSpec> spec(String file, Node root, Problems problems, Inventory inv) {

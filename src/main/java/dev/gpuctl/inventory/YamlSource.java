@@ -23,6 +23,30 @@ final class YamlSource {
 
     private YamlSource() {}
 
+    /**
+     * Reads a whole file's text (a BOM dropped) with {@code reader}: every problem it or the YAML parser reports,
+     * anything it throws, or a document with nothing in it, ends in one {@link InventoryException}.
+     *
+     * @param what     "the inventory", "the job spec": names the file's kind in messages
+     * @param expected the top-level keys, for the message about an empty file
+     */
+    static <T> T read(String displayName, String text, String what, String expected,
+                      java.util.function.BiFunction<Node, Problems, Optional<T>> reader) {
+        Problems problems = new Problems(displayName);
+        Optional<T> result = Optional.empty();
+        try {
+            String body = text.startsWith("\uFEFF") ? text.substring(1) : text;
+            result = compose(body, problems).flatMap(root -> reader.apply(root, problems));
+        } catch (RuntimeException | StackOverflowError e) {
+            problems.whole("cannot read " + what + ": " + e);
+        }
+        if (problems.any() || result.isEmpty()) {
+            if (!problems.any()) problems.whole(what + " is empty (expected " + expected + ")");
+            throw new InventoryException(problems.sorted());
+        }
+        return result.get();
+    }
+
     /** The document's root node, or empty when the text is not valid YAML (reported) or has no document. */
     static Optional<Node> compose(String text, Problems problems) {
         LoaderOptions options = new LoaderOptions();
