@@ -376,6 +376,27 @@ class SshRemoteE2E {
     }
 
     @Test
+    void bootstrapNamesAHostWhoseSudoWantsAPasswordAtPreflightAndChangesNothing() throws Exception {
+        assumeTrue(usersMade, "useradd or sudo missing: cannot make a throwaway user");
+        // the master logs in as a user without passwordless sudo; the worker's address has no sshd (also named)
+        Path inv = dir.resolve("sudo-inventory.yaml");
+        Files.writeString(inv, "cluster: { name: sudo-test, kubernetesVersion: \"1.35\" }\n"
+            + "ssh: { user: " + USER_NOPW + ", port: " + port + ", identityFile: \"" + id + "\", knownHosts: \"" + knownHosts() + "\" }\n"
+            + "nodes:\n"
+            + "  - { name: m, address: 127.0.0.1, role: master }\n"
+            + "  - { name: w, address: 127.0.0.2, role: worker }\n");
+        java.io.StringWriter out = new java.io.StringWriter();
+        java.io.StringWriter err = new java.io.StringWriter();
+        int code = dev.gpuctl.cli.Main.run(new String[] {"bootstrap", inv.toString()}, new java.io.PrintWriter(out),
+            new java.io.PrintWriter(err), Map.of());
+        String shown = "exit " + code + "\n" + err;
+        assertEquals(3, code, shown);
+        assertTrue(err.toString().contains("m: user " + USER_NOPW + " needs a password for sudo"), shown);
+        assertTrue(err.toString().contains("nothing was changed on any host"), shown);
+        assertFalse(err.toString().contains("at dev.gpuctl"), shown);
+    }
+
+    @Test
     void nonRootUserWithSudoWorksAsRoot() throws Exception {
         assumeTrue(usersMade, "useradd or sudo missing: cannot make a throwaway user");
         Remote r = connect(node(USER_SUDO, id, knownHosts(), Optional.empty(), port, Optional.empty()), false);
