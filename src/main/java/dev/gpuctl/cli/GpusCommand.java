@@ -25,8 +25,8 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 @Command(name = "gpus",
-    description = {"Show who holds which GPU: per GPU node the model and count (nvidia-smi), allocatable, allocated,",
-        "free, and the pods holding them. Read-only, through the master (no kubeconfig needed here).",
+    description = {"Show who holds which GPU, node by node (read-only, through the master: no kubeconfig needed here).",
+        "Per GPU node: the model and count nvidia-smi sees, allocatable, allocated and free nvidia.com/gpu, the pods.",
         "Exit 0; 1: the master or a GPU node could not be reached, or kubectl failed."})
 final class GpusCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;

@@ -92,7 +92,7 @@ public final class GpusText {
             m.put("reachable", n.reachable());
             m.put("error", n.problem());
             m.put("model", n.gpus().isEmpty() ? null : n.model());
-            m.put("gpus", n.gpus().isEmpty() && !n.problem().isEmpty() ? null : n.gpus().size());
+            m.put("gpus", n.gpus().isEmpty() ? null : n.gpus().size());
             m.put("allocatable", n.allocatable());
             m.put("allocated", n.allocated());
             m.put("free", n.free());
