@@ -48,12 +48,15 @@ final class JobCommand implements Runnable {
         @Spec CommandSpec spec;
         @ParentCommand JobCommand job;
 
-        Inventory inventory() {
+        /** The inventory's path as given (for commands printed to be run next). */
+        Path inventoryPath() {
             InventoryOption o = new InventoryOption();
             o.positional = inventoryArg;
             o.option = inventoryOption;
-            return Inventories.load(o.resolve(job.parent.env));
+            return o.resolve(job.parent.env);
         }
+
+        Inventory inventory() { return Inventories.load(inventoryPath()); }
 
         JobSpec load(Inventory inv) {
             try {
@@ -110,14 +113,14 @@ final class JobCommand implements Runnable {
             PrintWriter out = out();
             out.print(applied.endsWith("\n") ? applied : applied + "\n");
             out.println("Follow it:");
-            out.println("  gpuctl gpus " + inv.file().getFileName() + "            # which node and GPUs it holds");
+            out.println("  gpuctl gpus " + inventoryPath());
             Path kubeconfig = ControlPlaneStep.localKubeconfig(new HostContext(inv, inv.master()));
             String kubectl = Files.exists(kubeconfig) ? "kubectl --kubeconfig " + kubeconfig
                 : "ssh " + inv.master().ssh().user() + "@" + inv.master().address() + " "
                     + (inv.master().ssh().isRoot() ? "" : "sudo ") + Kube.KUBECTL;
             String ns = " -n " + job.namespace() + " ";
             out.println("  " + kubectl + ns + "logs -f job/" + job.name());
-            out.println("  " + kubectl + ns + "get job " + job.name() + " -o wide");
+            out.println("  " + kubectl + ns + "get job " + job.name());
             out.flush();
             return ExitCode.OK.code();
         }

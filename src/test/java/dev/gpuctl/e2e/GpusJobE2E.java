@@ -140,7 +140,8 @@ class GpusJobE2E {
         assertEquals(0, submit.code(), submit::toString);
         System.out.println("$ gpuctl job submit train-a.yaml inventory.yaml\n" + submit.out());
         assertTrue(submit.out().contains("job.batch/train-a created"), submit::toString);
-        assertTrue(submit.out().contains("logs -f job/train-a"), submit::toString);
+        assertTrue(submit.out().contains("  gpuctl gpus " + withNfs + "\n"), submit::toString);
+        assertTrue(submit.out().contains("admin.conf -n default logs -f job/train-a\n"), submit::toString);
 
         // the real state: the Job as the guide writes it, its pod on the only node with 2 GPUs
         JsonNode job = kubectl("get job train-a -n default -o json");
@@ -167,6 +168,8 @@ class GpusJobE2E {
         assertEquals(podName, onW2.path("pods").get(0).path("name").asText(), onW2::toString);
         assertEquals("train-a", onW2.path("pods").get(0).path("job").asText(), onW2::toString);
         assertEquals(2, onW2.path("pods").get(0).path("gpus").asInt(), onW2::toString);
+        // what submit says to run to follow it works on the master
+        ok(bed.master(), KUBECTL + "-n default logs job/train-a");
 
         // h2 is full now: a 1-GPU job can only go to h1, and gpus shows both
         Gpuctl.Run second = Gpuctl.run("job", "submit", spec("train-b", 1).toString(), withNfs.toString());
@@ -177,7 +180,9 @@ class GpusJobE2E {
         System.out.println("$ gpuctl gpus inventory.yaml\n" + table.out());
         assertTrue(table.out().lines().anyMatch(l -> l.matches("TOTAL\\s+3\\s+3\\s+3\\s+0")), table::toString);
         assertTrue(table.out().contains("default/" + podName + " (job train-a, 2 GPUs"), table::toString);
-        assertEquals(1, node(gpusJson(), w1).path("allocated").asInt());
+        Gpuctl.Run json = Gpuctl.run("gpus", "--json", inventory.toString());
+        System.out.println("$ gpuctl gpus --json inventory.yaml\n" + json.out());
+        assertEquals(1, node(JSON.readTree(json.out()), w1).path("allocated").asInt(), json::toString);
 
         // the same name again is refused: a Job's pods cannot be changed
         Gpuctl.Run again = Gpuctl.run("job", "submit", spec("train-a", 1).toString(), withNfs.toString());
