@@ -22,9 +22,14 @@ final class Inventories {
         try {
             return InventoryLoader.load(file);
         } catch (InventoryException e) {
-            var errors = e.errors();
-            String head = errors.size() == 1 ? "" : file + " has " + errors.size() + " problems:\n";
-            throw new GpuctlException(ExitCode.USAGE, head + e.getMessage());
+            throw usageError(file, e);
         }
+    }
+
+    /** Every problem of a file gpuctl reads (inventory, job spec), one a line, as exit 2. */
+    static GpuctlException usageError(Path file, InventoryException e) {
+        var errors = e.errors();
+        String head = errors.size() == 1 ? "" : file + " has " + errors.size() + " problems:\n";
+        return new GpuctlException(ExitCode.USAGE, head + e.getMessage());
     }
 }

@@ -62,8 +62,7 @@ final class JobCommand implements Runnable {
             try {
                 return JobSpecLoader.load(specFile, inv);
             } catch (InventoryException e) {
-                int n = e.errors().size();
-                throw new GpuctlException(ExitCode.USAGE, (n == 1 ? "" : specFile + " has " + n + " problems:\n") + e.getMessage());
+                throw Inventories.usageError(specFile, e);
             }
         }
 
