@@ -42,8 +42,9 @@ final class HostLog implements AutoCloseable {
         }
     }
 
-    void command(String command, ExecResult r, long millis) {
-        StringBuilder sb = new StringBuilder("$ ").append(command).append("\n  exit ").append(r.exit()).append(" in ").append(millis).append(" ms");
+    /** One command's entry; {@code when} says how it ran ("in 12 ms", "(asked in the batch above)"). */
+    void command(String command, ExecResult r, String when) {
+        StringBuilder sb = new StringBuilder("$ ").append(command).append("\n  exit ").append(r.exit()).append(" ").append(when);
         if (!r.stdout().isEmpty()) sb.append("\n  stdout:\n").append(indent(r.stdout()));
         if (!r.stderr().isEmpty()) sb.append("\n  stderr:\n").append(indent(r.stderr()));
         line(sb.toString());

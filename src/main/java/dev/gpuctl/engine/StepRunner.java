@@ -2,6 +2,7 @@ package dev.gpuctl.engine;
 
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
+import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.steps.Facts;
 import dev.gpuctl.steps.Op;
 import dev.gpuctl.steps.Probe;
@@ -14,6 +15,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
+import java.util.regex.Pattern;
 
 /**
  * Executes one step's probes and ops on one host through {@link Remote}: the only place where step
@@ -58,31 +61,126 @@ final class StepRunner {
         long t0 = System.nanoTime();
         ExecResult r = remote.exec(cmd, timeout);
         ExecResult logged = secretOutput ? new ExecResult(r.exit(), r.stdout().isEmpty() ? "" : "[not logged: secret]", r.stderr()) : r;
-        log.command(cmd, logged, (System.nanoTime() - t0) / 1_000_000);
+        log.command(cmd, logged, "in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
         return r;
     }
 
-    /** Asks every probe once; returns what is wrong, one entry per failed probe ("what: problem"). */
+    /** Asks every probe; returns what is wrong, one entry per failed probe ("what: problem"). With wait, a wrong
+     *  probe that declares a wait is asked again every 2 s for up to its wait (capped by maxWait). */
     List<String> probe(List<Probe> probes, boolean wait) {
+        List<Optional<String>> answers = askAll(probes, p -> {
+            if (!wait || p.waitUpTo().isZero()) return null;
+            Duration limit = maxWait != null && maxWait.compareTo(p.waitUpTo()) < 0 ? maxWait : p.waitUpTo();
+            return System.nanoTime() + limit.toNanos();
+        });
         List<String> problems = new ArrayList<>();
-        for (Probe p : probes) {
-            Optional<String> problem = ask(p);
-            if (wait && problem.isPresent() && !p.waitUpTo().isZero()) {
-                Duration limit = maxWait != null && maxWait.compareTo(p.waitUpTo()) < 0 ? maxWait : p.waitUpTo();
-                long deadline = System.nanoTime() + limit.toNanos();
-                while (problem.isPresent() && System.nanoTime() < deadline) {
-                    sleep(Duration.ofSeconds(2));
-                    problem = ask(p);
-                }
-            }
-            problem.ifPresent(s -> problems.add(p.what() + ": " + s));
+        for (int i = 0; i < probes.size(); i++) {
+            Probe p = probes.get(i);
+            answers.get(i).ifPresent(s -> problems.add(p.what() + ": " + s));
         }
         return problems;
     }
 
+    /**
+     * Asks probes in order and judges each exactly as {@link #ask} would, in as few round trips as it can: runs of
+     * probes go to the host as one script ({@link ProbeBatch}). A run ends before a probe whose command refers to a
+     * fact ({@code {{key}}}), so that it is filled in after the probes before it have taught theirs. A wrong probe
+     * whose {@code deadlineOf} (a {@link System#nanoTime()} instant; null: ask once) is still ahead is asked again
+     * every 2 s until it is right or the deadline passes; the probes after it are then asked anew, as they would
+     * have been one by one. A probe whose answer did not come back framed is asked on its own.
+     *
+     * @return one entry per probe: empty when right, else what is wrong
+     */
+    List<Optional<String>> askAll(List<Probe> probes, Function<Probe, Long> deadlineOf) {
+        List<Optional<String>> problems = new ArrayList<>();
+        int i = 0;
+        while (i < probes.size()) {
+            int end = runEnd(probes, i);
+            List<Answer> answers = end - i > 1 ? batch(probes.subList(i, end)) : List.of();
+            int next = end;
+            for (int j = i; j < end; j++) {
+                Probe p = probes.get(j);
+                int k = j - i;
+                Optional<String> problem;
+                if (k < answers.size()) {
+                    Answer a = answers.get(k);
+                    log.command(a.command(), a.result(), "(asked in the batch above)");
+                    problem = judge(p, a.result());
+                } else {
+                    problem = ask(p);
+                }
+                Long deadline = problem.isPresent() ? deadlineOf.apply(p) : null;
+                if (deadline != null && System.nanoTime() < deadline) {
+                    while (problem.isPresent() && System.nanoTime() < deadline) {
+                        sleep(Duration.ofSeconds(2));
+                        problem = ask(p);
+                    }
+                    problems.add(problem);
+                    if (k + 1 < answers.size()) log.line("the batch's answers after this probe are from before the wait: asking again");
+                    next = j + 1;
+                    break;
+                }
+                problems.add(problem);
+            }
+            i = next;
+        }
+        return problems;
+    }
+
+    private static final Pattern FACT_REF = Pattern.compile("\\{\\{[a-zA-Z0-9_.-]+}}");
+
+    /** The end (exclusive) of the run of probes from {@code from} that can go to the host in one script. */
+    private static int runEnd(List<Probe> probes, int from) {
+        int end = from + 1;
+        int length = ProbeBatch.scriptLength(List.of(probes.get(from).command()));
+        while (end < probes.size()) {
+            String c = probes.get(end).command();
+            length += ProbeBatch.scriptLength(List.of(c));
+            if (FACT_REF.matcher(c).find() || length > ProbeBatch.MAX_SCRIPT_CHARS) break;
+            end++;
+        }
+        return end;
+    }
+
+    /** One probe's command as run and what it returned. */
+    private record Answer(String command, ExecResult result) {}
+
+    /**
+     * Runs the probes' commands as one script; returns the answers that came back framed, in order (possibly
+     * fewer than asked, or none when the script ran out of time: those probes are then asked one by one).
+     */
+    private List<Answer> batch(List<Probe> probes) {
+        List<String> commands = probes.stream().map(p -> facts.substitute(p.command())).toList();
+        String delimiter = ProbeBatch.newDelimiter();
+        long t0 = System.nanoTime();
+        ExecResult whole;
+        try {
+            whole = remote.exec(ProbeBatch.script(commands, delimiter), timeout);
+        } catch (RemoteException e) {
+            if (e.kind() != RemoteException.Kind.TIMEOUT) throw e;
+            log.line("batch of " + commands.size() + " probes: no answer within " + timeout.toSeconds() + " s; asking them one by one");
+            return List.of();
+        }
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        List<ExecResult> results = ProbeBatch.parse(whole.stdout(), whole.stderr(), delimiter, commands.size());
+        StringBuilder line = new StringBuilder("batch of " + commands.size() + " probes: one command, exit " + whole.exit() + " in " + ms + " ms");
+        if (results.size() < commands.size()) {
+            line.append("; ").append(results.size()).append(" answers came back framed, the rest are asked one by one; its output ends:\n")
+                .append(new ExecResult(whole.exit(), whole.stdout(), whole.stderr()).tail(6));
+        }
+        log.line(line.toString());
+        List<Answer> answers = new ArrayList<>();
+        for (int i = 0; i < results.size(); i++) answers.add(new Answer(commands.get(i), results.get(i)));
+        return answers;
+    }
+
     /** Asks one probe once: runs it (logged), keeps what it teaches, judges the answer. */
     Optional<String> ask(Probe p) {
-        ExecResult r = exec(p.command());
+        return judge(p, exec(p.command()));
+    }
+
+    /** Keeps what the answer teaches, then judges it. */
+    private Optional<String> judge(Probe p, ExecResult r) {
         p.learn().apply(r).forEach((k, v) -> facts.put(k, v, false));
         try {
             return p.judge().apply(r, facts);

@@ -71,11 +71,12 @@ public final class Verifier {
                             try {
                                 Remote remote = remotes.computeIfAbsent(node.name(), n -> connector.apply(node));
                                 List<Probe> probes = phase.readOnly() ? step.check(ctx) : step.verify(ctx);
-                                for (Probe p : probes) {
-                                    HostLog log = logs.computeIfAbsent(node.name(), n -> new HostLog(logDir, n, facts));
-                                    checks.computeIfAbsent(node.name(), n -> new java.util.concurrent.CopyOnWriteArrayList<>())
-                                        .add(ask(remote, log, p, facts, step, node));
-                                }
+                                if (probes.isEmpty()) continue;
+                                HostLog log = logs.computeIfAbsent(node.name(), n -> new HostLog(logDir, n, facts));
+                                List<Optional<String>> problems = new StepRunner(remote, log, facts, timeout, null)
+                                    .askAll(probes, p -> Math.min(System.nanoTime() + p.waitUpTo().toNanos(), waitUntil));
+                                List<Check> hostChecks = checks.computeIfAbsent(node.name(), n -> new java.util.concurrent.CopyOnWriteArrayList<>());
+                                for (int i = 0; i < probes.size(); i++) hostChecks.add(check(probes.get(i), problems.get(i), facts, step, node));
                             } catch (RemoteException e) {
                                 unreachable.put(node.name(), e.getMessage());
                                 return;
@@ -121,22 +122,7 @@ public final class Verifier {
         return "gpuctl bootstrap --only " + step + " --hosts " + host + " " + inventory;
     }
 
-    private Optional<String> askOnce(Remote remote, HostLog log, Probe p, Facts facts) {
-        return new StepRunner(remote, log, facts, timeout, null).ask(p);
-    }
-
-    private Check ask(Remote remote, HostLog log, Probe p, Facts facts, Step step, Node node) {
-        long deadline = Math.min(System.nanoTime() + p.waitUpTo().toNanos(), waitUntil);
-        Optional<String> problem = askOnce(remote, log, p, facts);
-        while (problem.isPresent() && System.nanoTime() < deadline) {
-            try {
-                Thread.sleep(2000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
-            }
-            problem = askOnce(remote, log, p, facts);
-        }
+    private Check check(Probe p, Optional<String> problem, Facts facts, Step step, Node node) {
         String fix = fix(step.id(), node.name(), inv.file().toString());
         return new Check(step.id(), p.what(), problem.isEmpty(), facts.mask(problem.orElse("")), problem.isEmpty() ? "" : fix);
     }

@@ -1,0 +1,115 @@
+package dev.gpuctl.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gpuctl.steps.Facts;
+import dev.gpuctl.steps.Probe;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A step's probes asked in one round trip, judged exactly as one by one, against this machine's sh. */
+class StepRunnerTest {
+    @TempDir Path dir;
+    final ShRemote host = new ShRemote();
+    final Facts facts = new Facts();
+
+    StepRunner runner(HostLog log) { return new StepRunner(host.remote(), log, facts, Duration.ofSeconds(30), null); }
+
+    HostLog log() { return new HostLog(dir.resolve("logs"), "h", facts); }
+
+    String logText() throws IOException { return Files.readString(dir.resolve("logs/h.log")); }
+
+    @Test void aStepsProbesCostOneRoundTripAndAreJudgedOneByOne() throws IOException {
+        List<Probe> probes = List.of(
+            Probe.equals("one", "echo 1", "1"),
+            Probe.equals("two", "printf 2", "3"),
+            Probe.succeeds("exit", "echo broken >&2; exit 4"),
+            Probe.of("learns", "echo 42", r -> Optional.empty()).learning(r -> Map.of("answer", r.stdout().strip())),
+            Probe.of("judges with what the probe before taught", "true", r -> Optional.empty())
+                .judgedWithFacts((r, f) -> f.get("answer").equals(Optional.of("42")) ? Optional.empty() : Optional.of("not learned")));
+        List<String> problems;
+        try (HostLog log = log()) {
+            problems = runner(log).probe(probes, false);
+        }
+        assertEquals(1, host.commands.size(), host.commands::toString);
+        assertEquals(List.of("two: got '2', expected '3'", "exit: exit 4 (broken)"), problems);
+        String log = logText();
+        assertTrue(log.contains("batch of 5 probes: one command, exit 0 in "), log);
+        assertTrue(log.contains("$ echo broken >&2; exit 4\n  exit 4 (asked in the batch above)\n  stderr:\n    broken"), log);
+        assertFalse(log.contains("__gpuctl_d"), "the script itself is not logged, its probes are");
+    }
+
+    @Test void aSingleProbeRunsAsItIs() {
+        try (HostLog log = log()) {
+            assertEquals(List.of(), runner(log).probe(List.of(Probe.equals("one", "echo 1", "1")), false));
+        }
+        assertEquals(List.of("echo 1"), host.commands);
+    }
+
+    @Test void aProbeThatNeedsAFactTheProbesBeforeItTeachStartsANewRoundTrip() {
+        List<Probe> probes = List.of(
+            Probe.of("learns", "echo 7", r -> Optional.empty()).learning(r -> Map.of("n", r.stdout().strip())),
+            Probe.equals("a", "echo a", "a"),
+            Probe.equals("uses it", "echo $(({{n}} * 6))", "42"),
+            Probe.equals("b", "echo b", "b"));
+        try (HostLog log = log()) {
+            assertEquals(List.of(), runner(log).probe(probes, false));
+        }
+        assertEquals(2, host.commands.size(), host.commands::toString);
+        assertTrue(host.commands.get(1).contains("echo $((7 * 6))"), host.commands.get(1));
+    }
+
+    @Test void aProbeThatKillsTheBatchLeavesTheRestToBeAskedOneByOne() throws IOException {
+        List<Probe> probes = List.of(Probe.equals("a", "echo a", "a"), Probe.succeeds("kills", "kill -9 $$"),
+            Probe.equals("c", "echo c", "c"));
+        List<String> problems;
+        try (HostLog log = log()) {
+            problems = runner(log).probe(probes, false);
+        }
+        assertEquals(List.of("batch", "kill -9 $$", "echo c"), host.commands.stream().map(c -> c.contains("__gpuctl_d") ? "batch" : c).toList());
+        assertEquals(1, problems.size(), problems::toString);
+        assertTrue(problems.get(0).startsWith("kills: exit "), problems::toString);
+        assertTrue(logText().contains("1 answers came back framed, the rest are asked one by one"), logText());
+    }
+
+    @Test void theProbesAfterOneThatWaitedAreAskedAgainAfterTheWait() throws IOException {
+        Path counter = dir.resolve("counter");
+        // wrong on the first ask, right on the second; the probe after it reads how often it was asked
+        String bump = "n=$(cat " + counter + " 2>/dev/null || echo 0); echo $((n + 1)) > " + counter + "; [ $n -ge 1 ]";
+        List<Probe> probes = List.of(
+            Probe.equals("before", "echo x", "x"),
+            Probe.succeeds("settles", bump).waitingUpTo(Duration.ofSeconds(20)),
+            Probe.equals("after", "cat " + counter, "2"));
+        List<String> problems;
+        try (HostLog log = log()) {
+            problems = runner(log).probe(probes, true);
+        }
+        assertEquals(List.of(), problems);
+        assertEquals(3, host.commands.size(), host.commands::toString);
+        assertTrue(logText().contains("from before the wait: asking again"), logText());
+        // without wait (a check), every probe is asked once, in one round trip
+        host.commands.clear();
+        try (HostLog log = log()) {
+            assertEquals(List.of("after: got '3', expected '2'"), runner(log).probe(probes, false));
+        }
+        assertEquals(1, host.commands.size());
+    }
+
+    @Test void secretsAreMaskedInTheBatchesLogEntries() throws IOException {
+        facts.put("password", "hunter2-secret", true);
+        try (HostLog log = log()) {
+            runner(log).probe(List.of(Probe.succeeds("a", "echo hunter2-secret"), Probe.succeeds("b", "true")), false);
+        }
+        assertFalse(logText().contains("hunter2"), logText());
+        assertTrue(logText().contains("$ echo <password>\n  exit 0 (asked in the batch above)\n  stdout:\n    <password>"), logText());
+    }
+}
