@@ -16,7 +16,8 @@ repo_ensure() {
   emulator_debs_ensure
   local extra closure_list key
   extra=$(emulator_real_depends "$EMU_DIR")
-  closure_list=$(with_cache_lock real_debs_ensure "$REAL_PACKAGES $extra")
+  # GPUCTL_BED_EXTRA_PACKAGES: more real packages for this bed's repository (bench/run adds python3-apt for Ansible)
+  closure_list=$(with_cache_lock real_debs_ensure "$REAL_PACKAGES ${GPUCTL_BED_EXTRA_PACKAGES:-} $extra")
   key=$( { cat "$closure_list" "${closure_list%.list}.Packages"; echo "$EMU_DIR"; } | hash_text)
   if [ -f "$REPO_DIR/Packages.gz" ] && [ "$(cat "$REPO_DIR/.key" 2>/dev/null)" = "$key" ]; then return 0; fi
   log "assembling the local apt repository $REPO_DIR"
