@@ -90,6 +90,13 @@ image_customize() {
     chroot "$r" dpkg-divert --quiet --local --rename --divert "$p.distrib" --add "$p"
     ln -sfn "/usr/lib/gpuctl-testbed/${p##*/}" "$r$p"
   done
+  # NFS emulation (the kernel has neither nfsd nor an NFS client): the diversions are registered
+  # before nfs-kernel-server / nfs-common are installed, so dpkg puts their binaries at *.distrib
+  for p in /usr/sbin/rpc.nfsd /sbin/mount.nfs; do
+    chroot "$r" dpkg-divert --quiet --local --rename --divert "$p.distrib" --add "$p"
+    ln -sfn "/usr/lib/gpuctl-testbed/${p##*/}" "$r$p"
+  done
+  mkdir -p "$r/srv/bedhosts"
   # apt's periodic jobs would race the tests for the dpkg lock
   systemctl --root="$r" --quiet mask apt-daily.timer apt-daily-upgrade.timer
   systemctl --root="$r" --quiet enable gpuctl-testbed-swap.service

@@ -6,9 +6,17 @@ import dev.gpuctl.inventory.NfsExport;
 import dev.gpuctl.inventory.Node;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
-/** Step 10b, NFS clients: nfs-common on every worker, and a test mount of each export from each of them. */
+/**
+ * Step 10b, NFS clients: nfs-common on every worker. Its proof mounts each export from each worker (read-write,
+ * so that the server's own export options decide) and shows that a read-only export refuses a write and a
+ * read-write one takes it; it leaves no mount, directory or file behind, also when it fails.
+ */
 public final class NfsClientStep implements Step {
+    /** Mount options of the test mount: soft with a short timeout, so a dead server fails the probe instead of hanging it. */
+    static final String MOUNT_OPTIONS = "rw,soft,timeo=50,retrans=1";
+
     @Override public String id() { return "nfs"; }
     @Override public String title() { return "NFS client and test mounts"; }
     @Override public boolean runsOn(HostContext ctx) {
@@ -24,16 +32,35 @@ public final class NfsClientStep implements Step {
         return List.of(Sh.aptInstall("install nfs-common", List.of("nfs-common")));
     }
 
+    /**
+     * The test mount of one export, as one sh command: a temporary mount point under /run, removed by an EXIT trap
+     * together with the mount (lazily if busy); the probe file's name is unique to the host and the shell.
+     * Prints what is wrong and exits 1, or exits 0.
+     */
+    static String testMount(String source, boolean readOnly) {
+        String write = readOnly
+            ? "if out=$(timeout 30 touch \"$f\" 2>&1); then rm -f \"$f\"; echo 'a write to the read-only export succeeded';"
+                + " exit 1; fi; case $out in *'Read-only file system'*) ;;"
+                + " *) echo \"a write failed, but not as read-only: $out\"; exit 1 ;; esac; exit 0"
+            : "if ! out=$(timeout 30 touch \"$f\" 2>&1); then echo \"cannot write: $out\"; exit 1; fi;"
+                + " rm -f \"$f\" || { echo \"cannot remove $f\"; exit 1; }; exit 0";
+        return "d=$(mktemp -d /run/gpuctl-nfs-verify.XXXXXX) || exit 1;"
+            + " trap 'if mountpoint -q \"$d\"; then umount \"$d\" 2>/dev/null || umount -l \"$d\"; fi; rmdir \"$d\"' EXIT;"
+            + " if ! out=$(timeout 60 mount -t nfs -o " + MOUNT_OPTIONS + " " + Sh.quote(source) + " \"$d\" 2>&1); then"
+            + " echo \"mount failed: $out\"; exit 1; fi;"
+            + " f=\"$d/.gpuctl-verify.$(hostname).$$\"; " + write;
+    }
+
     @Override public List<Probe> verify(HostContext ctx) {
         Nfs nfs = ctx.inventory().nfs().orElseThrow();
         Node server = ctx.inventory().node(nfs.server()).orElseThrow();
         List<Probe> probes = new ArrayList<>(check(ctx));
         for (NfsExport e : nfs.exports()) {
             String src = KubeadmConfig.hostForUrl(server.address()) + ":" + e.path();
-            probes.add(Probe.succeeds("mounts " + src + (e.readOnly() ? " (read-only: writes are refused)" : ""),
-                "d=$(mktemp -d) && mount -t nfs -o " + (e.readOnly() ? "ro" : "rw") + ",soft,timeo=50,retrans=1 " + Sh.quote(src) + " \"$d\" && "
-                    + (e.readOnly() ? "! touch \"$d/.gpuctl-write-test\" 2>/dev/null" : "true")
-                    + "; rc=$?; umount \"$d\" 2>/dev/null; rmdir \"$d\"; exit $rc"));
+            probes.add(Probe.of("mounts " + src + (e.readOnly() ? ", a write is refused (read-only)" : ", a write succeeds"),
+                testMount(src, e.readOnly()),
+                r -> r.ok() ? Optional.empty()
+                    : Optional.of(Probe.oneLine(r.stdout().isBlank() ? "exit " + r.exit() + Probe.stderrHint(r) : r.stdout()))));
         }
         return probes;
     }

@@ -6,10 +6,12 @@ import dev.gpuctl.inventory.Node;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.stream.Collectors;
 
 /**
  * Step 10a, the guide's NFS server (storage.nfs.server): nfs-kernel-server, one exports file restricted to the
- * cluster's node addresses (read-only where asked), {@code exportfs -ra} when it changed.
+ * cluster's node addresses (read-only where asked), {@code exportfs -ra} when the live export table differs from
+ * it, nfs-server enabled and active.
  */
 public final class NfsServerStep implements Step {
     static final String EXPORTS = "/etc/exports.d/gpuctl.exports";
@@ -20,42 +22,70 @@ public final class NfsServerStep implements Step {
         return ctx.inventory().nfs().map(n -> n.server().equals(ctx.node().name())).orElse(false);
     }
 
+    static String options(NfsExport e) {
+        return (e.readOnly() ? "ro" : "rw") + ",sync,no_subtree_check" + (e.readOnly() ? "" : ",no_root_squash");
+    }
+
     static String exportsFile(Nfs nfs, List<Node> nodes) {
         StringBuilder sb = new StringBuilder("# Written by gpuctl from the inventory's storage.nfs.\n");
         for (NfsExport e : nfs.exports()) {
             sb.append(e.path());
-            String opts = (e.readOnly() ? "ro" : "rw") + ",sync,no_subtree_check" + (e.readOnly() ? "" : ",no_root_squash");
-            for (Node n : nodes) sb.append(' ').append(n.address()).append('(').append(opts).append(')');
+            for (Node n : nodes) sb.append(' ').append(n.address()).append('(').append(options(e)).append(')');
             sb.append('\n');
         }
         return sb.toString();
     }
 
+    /**
+     * Prints, one per line, how the live export table ({@code exportfs -s}: one "PATH  CLIENT(OPTIONS)" line per
+     * path and client) differs from the inventory for the inventory's paths: a missing client, a client that is
+     * not a node, ro where rw is wanted or the other way round. Prints nothing when it matches.
+     */
+    static String liveTableDiff(Nfs nfs, List<Node> nodes) {
+        String want = nfs.exports().stream()
+            .flatMap(e -> nodes.stream().map(n -> e.path() + " " + n.address() + " " + (e.readOnly() ? "ro" : "rw")))
+            .collect(Collectors.joining(";"));
+        return "exportfs -s 2>&1 | awk -v want=" + Sh.quote(want) + " '"
+            + "BEGIN { n = split(want, w, \";\"); for (i = 1; i <= n; i++) { split(w[i], f, \" \");"
+            + " need[f[1] \" \" f[2]] = f[3]; paths[f[1]] = 1 } }"
+            + " ($1 in paths) { c = $2; o = $2; sub(/\\(.*/, \"\", c); sub(/^[^(]*\\(/, \"\", o); sub(/\\)$/, \"\", o);"
+            + " k = $1 \" \" c; if (!(k in need)) { print $1 \" is exported to \" c \", which is not a node\"; next }"
+            + " m = (\",\" o \",\" ~ /,ro,/) ? \"ro\" : \"rw\";"
+            + " if (m != need[k]) print $1 \" is \" m \" to \" c \", expected \" need[k]; seen[k] = 1 }"
+            + " END { for (k in need) if (!(k in seen)) { split(k, f, \" \"); print f[1] \" is not exported to \" f[2] } }'"
+            + " | sort";
+    }
+
     @Override public List<Probe> check(HostContext ctx) {
         Nfs nfs = ctx.inventory().nfs().orElseThrow();
-        String content = exportsFile(nfs, ctx.inventory().nodes());
+        List<Node> nodes = ctx.inventory().nodes();
+        List<String> dirs = nfs.exports().stream().map(NfsExport::path).toList();
         return List.of(
             Sh.packagesInstalled(List.of("nfs-kernel-server")),
-            KernelStep.fileHolds(EXPORTS, content, "exports restricted to the cluster's nodes"),
-            Probe.of("every export is live (exportfs -v)", "exportfs -v", r -> {
-                var missing = nfs.exports().stream().map(NfsExport::path)
-                    .filter(p -> r.stdout().lines().noneMatch(l -> l.startsWith(p))).toList();
-                return missing.isEmpty() ? Optional.empty() : Optional.of("not exported: " + missing);
-            }),
+            Probe.of("export directories exist", "for d in " + Sh.words(dirs) + "; do test -d \"$d\" || echo \"$d\"; done",
+                r -> r.stdout().isBlank() ? Optional.empty()
+                    : Optional.of("missing: " + String.join(", ", r.stdout().strip().split("\n")))),
+            KernelStep.fileHolds(EXPORTS, exportsFile(nfs, nodes), "exports restricted to the cluster's nodes"),
+            Probe.of("live export table matches (exportfs -s)", liveTableDiff(nfs, nodes),
+                r -> r.stdout().isBlank() ? Optional.empty()
+                    : Optional.of(String.join("; ", r.stdout().strip().split("\n")))),
             Sh.unitsRunning(List.of("nfs-server")));
     }
 
     @Override public List<Op> apply(HostContext ctx) {
         Nfs nfs = ctx.inventory().nfs().orElseThrow();
+        List<Node> nodes = ctx.inventory().nodes();
         List<Op> ops = new ArrayList<>();
         ops.add(Sh.aptInstall("install nfs-kernel-server", List.of("nfs-kernel-server")));
         List<String> dirs = nfs.exports().stream().map(NfsExport::path).toList();
         ops.add(Op.Run.of("export directories", "install -d -m 0755 " + Sh.words(dirs))
             .unless("for d in " + Sh.words(dirs) + "; do test -d \"$d\" || exit 1; done"));
         ops.add(Op.Run.of("exports.d", "install -d -m 0755 /etc/exports.d").unless("test -d /etc/exports.d"));
-        ops.add(Op.WriteFile.of("NFS exports", EXPORTS, exportsFile(nfs, ctx.inventory().nodes()), "0644"));
-        ops.add(Op.Run.of("re-export", "exportfs -ra").onlyIfChanged(EXPORTS));
+        ops.add(Op.WriteFile.of("NFS exports", EXPORTS, exportsFile(nfs, nodes), "0644"));
+        ops.add(Op.Run.of("re-export (the exports file changed)", "exportfs -ra").onlyIfChanged(EXPORTS));
         ops.add(Sh.enableNow(List.of("nfs-server")));
+        ops.add(Op.Run.of("re-export (the live table differs from the exports file)", "exportfs -ra")
+            .unless("test -z \"$(" + liveTableDiff(nfs, nodes) + ")\""));
         return ops;
     }
 }

@@ -179,7 +179,21 @@ public final class TestBed {
     }
 
     public Path inventory(String runtime, String cni) {
-        ExecResult r = bed("inventory", "--runtime", runtime, "--cni", cni);
+        return inventory(List.of("--runtime", runtime, "--cni", cni));
+    }
+
+    /**
+     * The bed's inventory with {@code storage.nfs} served by {@code nfsServer}: /export/dataset read-only,
+     * /export/ckpt read-write (docker, flannel).
+     */
+    public Path inventoryWithNfs(String nfsServer) {
+        return inventory(List.of("--runtime", "docker", "--cni", "flannel", "--nfs", nfsServer));
+    }
+
+    private Path inventory(List<String> args) {
+        List<String> cmd = new ArrayList<>(List.of("inventory"));
+        cmd.addAll(args);
+        ExecResult r = bed(cmd.toArray(String[]::new));
         if (r.exit() != 0) {
             throw new IllegalStateException("`testbed/bed inventory` failed:\n" + r);
         }

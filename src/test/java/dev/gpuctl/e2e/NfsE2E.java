@@ -1,0 +1,174 @@
+package dev.gpuctl.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.gpuctl.testbed.ExecResult;
+import dev.gpuctl.testbed.TestBed;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * storage.nfs on the test bed's hosts: bootstrap makes the master an NFS server (nfs-kernel-server, exports restricted
+ * to the nodes, /export/dataset read-only, /export/ckpt read-write) and the worker a client; a worker's mount writes
+ * to the rw export and is refused on the ro one, a host that is not in the inventory is refused; a re-run changes
+ * nothing; verify passes and leaves nothing behind; sabotages are caught (exit 4) and repaired by the printed fix.
+ * The bed's kernel has no NFS (see testbed/README.md "NFS"): the server decision comes from the real export table.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class NfsE2E {
+    static TestBed bed;
+    static Path inventory;
+    static String server;
+    static String worker;
+    static String outsider;
+
+    static final String LEFTOVERS = "ls -d /run/gpuctl-nfs-verify.* 2>/dev/null; grep -c ' /run/gpuctl-nfs-verify' /proc/self/mountinfo";
+
+    @AfterAll static void down() {
+        if (bed != null) bed.down();
+    }
+
+    @BeforeAll static void up() throws IOException {
+        bed = TestBed.own("nfs", 2);
+        server = bed.master();
+        worker = bed.workers().get(0);
+        outsider = bed.workers().get(1);
+        Path full = bed.inventoryWithNfs(server);
+        // the second worker stays out of the inventory: a host the exports must refuse
+        inventory = full.resolveSibling("inventory-nfs.yaml");
+        Files.writeString(inventory, Files.readString(full).lines()
+            .filter(l -> !l.contains("name: " + outsider + ","))
+            .collect(Collectors.joining("\n", "", "\n")));
+        Gpuctl.Run r = Gpuctl.run("bootstrap", inventory.toString());
+        assertEquals(0, r.code(), r::toString);
+    }
+
+    static String ok(String host, String cmd) {
+        ExecResult r = bed.ssh(host, cmd);
+        assertEquals(0, r.exit(), () -> host + ": " + cmd + "\n" + r);
+        return r.out();
+    }
+
+    static Set<String> failures(Gpuctl.Run r) throws IOException {
+        JsonNode doc = new ObjectMapper().readTree(r.out());
+        Set<String> failed = new TreeSet<>();
+        for (JsonNode h : doc.path("hosts")) {
+            for (JsonNode c : h.path("checks")) {
+                if (!c.path("ok").asBoolean()) failed.add(h.path("name").asText() + " " + c.path("step").asText());
+            }
+        }
+        return failed;
+    }
+
+    @Test @Order(1) void theServerExportsToTheNodesOnly() {
+        String nodes = bed.address(server) + " " + bed.address(worker);
+        String exports = ok(server, "exportfs -v");
+        for (String a : nodes.split(" ")) {
+            assertTrue(exports.matches("(?s).*/export/dataset\\s+" + a.replace(".", "\\.") + "\\([^)]*\\bro\\b.*"), exports);
+            assertTrue(exports.matches("(?s).*/export/ckpt\\s+" + a.replace(".", "\\.") + "\\([^)]*\\brw\\b.*"), exports);
+        }
+        assertFalse(exports.contains(bed.address(outsider)), exports);
+        assertEquals("active", ok(server, "systemctl is-active nfs-server").strip());
+        assertEquals("enabled", ok(server, "systemctl is-enabled nfs-server").strip());
+        String file = ok(server, "cat /etc/exports.d/gpuctl.exports");
+        assertTrue(file.contains("/export/dataset " + bed.address(server) + "(ro,sync,no_subtree_check) "
+            + bed.address(worker) + "(ro,sync,no_subtree_check)"), file);
+        assertEquals("installed", ok(worker, "dpkg-query -W -f='${db:Status-Status}' nfs-common").strip());
+    }
+
+    @Test @Order(2) void aWorkerWritesToTheRwExportAndIsRefusedOnTheRoExport() {
+        ok(server, "echo sample > /export/dataset/sample.txt");
+        String s = bed.address(server);
+        ok(worker, "mkdir -p /mnt/ds /mnt/ck && mount -t nfs " + s + ":/export/dataset /mnt/ds && mount -t nfs " + s + ":/export/ckpt /mnt/ck");
+        try {
+            assertEquals("sample", ok(worker, "cat /mnt/ds/sample.txt").strip());
+            ExecResult refused = bed.ssh(worker, "touch /mnt/ds/new");
+            assertEquals(1, refused.exit(), refused::toString);
+            assertTrue(refused.err().contains("Read-only file system"), refused::toString);
+            ok(worker, "echo step-1 > /mnt/ck/model.ckpt");
+            assertEquals("step-1", ok(server, "cat /export/ckpt/model.ckpt").strip(), "the write reached the server");
+        } finally {
+            bed.ssh(worker, "umount /mnt/ds; umount /mnt/ck; rm -f /export/ckpt/model.ckpt");
+            ok(server, "rm -f /export/ckpt/model.ckpt /export/dataset/sample.txt");
+        }
+    }
+
+    @Test @Order(3) void aHostOutsideTheInventoryIsRefused() {
+        ok(outsider, "export DEBIAN_FRONTEND=noninteractive; apt-get -qq update && apt-get -qq install -y nfs-common >/dev/null");
+        ExecResult r = bed.ssh(outsider, "mkdir -p /mnt/ck && mount -t nfs " + bed.address(server) + ":/export/ckpt /mnt/ck");
+        assertEquals(32, r.exit(), r::toString);
+        assertTrue(r.err().contains("access denied by server"), r::toString);
+    }
+
+    @Test @Order(4) void aSecondRunChangesNothing() {
+        Gpuctl.Run r = Gpuctl.run("bootstrap", inventory.toString());
+        assertEquals(0, r.code(), r::toString);
+        assertEquals(0, r.count("changed"), r::toString);
+        Gpuctl.Run nfs = Gpuctl.run("bootstrap", "--only", "nfs", inventory.toString());
+        assertEquals(0, nfs.code(), nfs::toString);
+        assertEquals(0, nfs.count("changed"), nfs::toString);
+    }
+
+    @Test @Order(5) void verifyPassesAndLeavesNothingBehind() {
+        String before = ok(server, "ls -A /export/dataset /export/ckpt; exportfs -s");
+        Gpuctl.Run r = Gpuctl.run("verify", inventory.toString());
+        assertEquals(0, r.code(), r::toString);
+        assertTrue(r.out().matches("(?s).*" + worker + "\\s+nfs\\s+mounts [^\\n]*/export/dataset, a write is refused \\(read-only\\)\\s+ok.*"), r.out());
+        assertTrue(r.out().matches("(?s).*" + worker + "\\s+nfs\\s+mounts [^\\n]*/export/ckpt, a write succeeds\\s+ok.*"), r.out());
+        assertEquals(before, ok(server, "ls -A /export/dataset /export/ckpt; exportfs -s"));
+        assertEquals("0", bed.ssh(worker, LEFTOVERS).out().strip(), "verify left a mount point or a mount");
+    }
+
+    @Test @Order(6) void anExportsFileOpenedToEveryoneIsCaughtAndRepaired() throws IOException {
+        ok(server, "sed -i 's/(ro,/(rw,/g' /etc/exports.d/gpuctl.exports && echo '/export/ckpt *(rw,no_root_squash)' >> /etc/exports.d/gpuctl.exports && exportfs -ra");
+        // the outsider now gets in: that is what verify must catch
+        ok(outsider, "mount -t nfs " + bed.address(server) + ":/export/ckpt /mnt/ck && umount /mnt/ck");
+        Gpuctl.Run table = Gpuctl.run("verify", inventory.toString());
+        Gpuctl.Run json = Gpuctl.run("verify", "--json", inventory.toString());
+        assertEquals(4, table.code(), table::toString);
+        assertEquals(4, json.code(), json::toString);
+        assertEquals(Set.of(server + " nfs", worker + " nfs"), failures(json), json::toString);
+        assertTrue(table.out().contains("a write to the read-only export succeeded"), table::toString);
+        assertTrue(table.out().contains("/export/ckpt is exported to *, which is not a node"), table::toString);
+        assertEquals("0", bed.ssh(worker, LEFTOVERS).out().strip(), "a failed verify left a mount point or a mount");
+        String fix = "gpuctl bootstrap --only nfs --hosts " + server + " " + inventory;
+        assertTrue(table.out().contains("fix:   " + fix), table::toString);
+        Gpuctl.Run repaired = Gpuctl.run(fix.substring("gpuctl ".length()).split(" "));
+        assertEquals(0, repaired.code(), repaired::toString);
+        assertEquals(0, Gpuctl.run("verify", inventory.toString()).code());
+        ExecResult r = bed.ssh(outsider, "mount -t nfs " + bed.address(server) + ":/export/ckpt /mnt/ck");
+        assertEquals(32, r.exit(), "refused again after the repair: " + r);
+    }
+
+    @Test @Order(7) void aStoppedServerFailsTheWorkersMountsAndIsRestarted() throws IOException {
+        ok(server, "systemctl stop nfs-server");
+        Gpuctl.Run json = Gpuctl.run("verify", "--json", inventory.toString());
+        assertEquals(4, json.code(), json::toString);
+        assertEquals(Set.of(server + " nfs", worker + " nfs"), failures(json), json::toString);
+        assertTrue(json.out().contains("mount failed"), json::toString);
+        assertEquals("0", bed.ssh(worker, LEFTOVERS).out().strip(), "a failed verify left a mount point or a mount");
+        Gpuctl.Run repaired = Gpuctl.run("bootstrap", "--only", "nfs", inventory.toString());
+        assertEquals(0, repaired.code(), repaired::toString);
+        assertEquals(0, Gpuctl.run("verify", inventory.toString()).code());
+    }
+
+    @Test @Order(8) void afterTheServerRebootsVerifyPasses() {
+        bed.reboot(server);
+        Gpuctl.Run r = Gpuctl.run("verify", inventory.toString());
+        assertEquals(0, r.code(), r::toString);
+    }
+}

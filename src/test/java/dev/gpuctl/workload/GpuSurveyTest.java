@@ -1,0 +1,133 @@
+package dev.gpuctl.workload;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.InventoryLoader;
+import dev.gpuctl.inventory.JobSpec;
+import dev.gpuctl.inventory.JobSpecLoader;
+import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.remote.Remote;
+import dev.gpuctl.remote.RemoteException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+
+/** What gpus and job submit ask which host, with scripted hosts: answers in, report or refusal out. */
+class GpuSurveyTest {
+    static final Inventory EXAMPLE = InventoryLoader.load(Path.of("inventory.example.yaml"));
+
+    /** A host that answers each command by the first script entry whose key the command contains. */
+    static final class Scripted implements Remote {
+        final String name;
+        final Map<String, ExecResult> script;
+        final List<String> ran = new CopyOnWriteArrayList<>();
+        final Map<String, String> uploaded = new java.util.concurrent.ConcurrentHashMap<>();
+
+        Scripted(String name, Map<String, ExecResult> script) {
+            this.name = name;
+            this.script = script;
+        }
+
+        @Override public String name() { return name; }
+
+        @Override public ExecResult exec(String command, Duration timeout) {
+            ran.add(command);
+            return script.entrySet().stream().filter(e -> command.contains(e.getKey())).map(Map.Entry::getValue).findFirst()
+                .orElse(new ExecResult(127, "", "sh: 1: not scripted: " + command));
+        }
+
+        @Override public dev.gpuctl.remote.Held hold(String command, Duration timeout) { throw new UnsupportedOperationException(); }
+
+        @Override public void upload(byte[] content, String path, String mode, String owner) {
+            uploaded.put(path + " " + mode + " " + owner, new String(content, StandardCharsets.UTF_8));
+        }
+
+        @Override public byte[] download(String path) { throw new UnsupportedOperationException(); }
+
+        @Override public void close() {}
+    }
+
+    static ExecResult ok(String out) { return new ExecResult(0, out, ""); }
+
+    static Scripted master() throws IOException {
+        return new Scripted("master", new java.util.LinkedHashMap<>(Map.of(
+            "get nodes -o json", ok(GpuUsageTest.fixture("nodes.json")),
+            "get pods -A -o json", ok(GpuUsageTest.fixture("pods.json")),
+            "get jobs -n default -o json", ok("{\"items\": [{\"metadata\": {\"name\": \"taken\"}, \"status\": {\"active\": 1}}]}"),
+            "mkdir -p -m 0700", ok(""),
+            "apply -f", ok("job.batch/detector-train created\n"))));
+    }
+
+    @Test void everyGpuNodeIsAskedAndAFailingOneIsALineNotAnError() throws IOException {
+        Scripted master = master();
+        Function<dev.gpuctl.inventory.Node, Remote> connector = n -> switch (n.name()) {
+            case "master" -> master;
+            case "worker-1" -> new Scripted("worker-1", Map.of("nvidia-smi --query-gpu=", ok(
+                "0, NVIDIA H200, GPU-1, 143771, 580.159.04, Disabled, Default, 00000000:01:00.0\n"
+                    + "1, NVIDIA H200, GPU-2, 143771, 580.159.04, Disabled, Default, 00000000:02:00.0\n")));
+            case "worker-2" -> new Scripted("worker-2", Map.of("nvidia-smi", new ExecResult(9, "NVIDIA-SMI has failed because it"
+                + " couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n", "")));
+            default -> throw new RemoteException(RemoteException.Kind.UNREACHABLE, n.name(), n.name() + ": cannot connect to "
+                + n.address() + ":22: connection refused.");
+        };
+        GpuUsage.Report r = GpuSurvey.survey(EXAMPLE, connector);
+        assertEquals(List.of("worker-1", "worker-2", "worker-3"), r.nodes().stream().map(GpuUsage.NodeGpus::name).toList());
+        assertEquals(2, r.nodes().get(0).gpus().size());
+        assertTrue(r.nodes().get(1).problem().startsWith("nvidia-smi cannot reach the NVIDIA driver"), r.nodes().get(1).problem());
+        assertTrue(r.nodes().get(1).reachable());
+        assertFalse(r.nodes().get(2).reachable());
+        assertEquals(3, r.nodes().get(1).allocated());
+        // the master has no GPU: nvidia-smi is not asked there; kubectl goes through its admin.conf
+        assertEquals(List.of("kubectl --kubeconfig=/etc/kubernetes/admin.conf get nodes -o json",
+            "kubectl --kubeconfig=/etc/kubernetes/admin.conf get pods -A -o json"), master.ran);
+    }
+
+    @Test void kubectlFailingOnTheMasterNamesHostCommandExitAndStderr() {
+        Scripted master = new Scripted("master", Map.of("get nodes", new ExecResult(1, "",
+            "The connection to the server 172.16.10.90:6443 was refused - did you specify the right host or port?\n")));
+        WorkloadException e = assertThrows(WorkloadException.class,
+            () -> GpuSurvey.survey(EXAMPLE, n -> n.isMaster() ? master : new Scripted(n.name(), Map.of())));
+        assertEquals("master: `kubectl --kubeconfig=/etc/kubernetes/admin.conf get nodes -o json` failed (exit 1):\n"
+            + "  The connection to the server 172.16.10.90:6443 was refused - did you specify the right host or port?\n"
+            + "Is the cluster up? Check it with: gpuctl verify", e.getMessage());
+        assertFalse(e.refused());
+    }
+
+    @Test void submitUploadsThenApplies() throws IOException {
+        Scripted master = master();
+        JobSpec spec = JobSpecLoader.load(Path.of("src/test/resources/jobs/detector-train.yaml"), EXAMPLE);
+        String out = JobSubmit.submit(spec, "the manifest", master);
+        assertEquals("job.batch/detector-train created\n", out);
+        assertEquals(Map.of("/etc/kubernetes/gpuctl/jobs/default.detector-train.yaml 0600 root:root", "the manifest"), master.uploaded);
+        assertEquals("kubectl --kubeconfig=/etc/kubernetes/admin.conf apply -f /etc/kubernetes/gpuctl/jobs/default.detector-train.yaml",
+            master.ran.get(master.ran.size() - 1));
+    }
+
+    @Test void submitRefusesBeforeUploadingOrApplyingAnything() throws IOException {
+        Scripted master = master();
+        JobSpec tooBig = JobSpecLoader.parse("big.yaml", "{name: big, image: t, gpus: 5}", EXAMPLE);
+        WorkloadException e = assertThrows(WorkloadException.class, () -> JobSubmit.submit(tooBig, "m", master));
+        assertTrue(e.refused());
+        assertTrue(e.getMessage().startsWith("big.yaml:1:29: gpus: 5 is more than any node has: the largest, worker-2, has 4 GPUs"),
+            e.getMessage());
+        Scripted again = master();
+        JobSpec taken = JobSpecLoader.parse("t.yaml", "{name: taken, image: t, gpus: 1}", EXAMPLE);
+        e = assertThrows(WorkloadException.class, () -> JobSubmit.submit(taken, "m", again));
+        assertTrue(e.refused());
+        assertTrue(e.getMessage().startsWith("job default/taken already exists (running, 1 active)"), e.getMessage());
+        for (Scripted m : List.of(master, again)) {
+            assertEquals(Map.of(), m.uploaded);
+            assertTrue(m.ran.stream().noneMatch(c -> c.contains("apply") || c.contains("mkdir")), m.ran::toString);
+        }
+    }
+}
