@@ -16,6 +16,17 @@ final class Gpuctl {
         long count(String outcome) {
             return err.lines().filter(l -> l.matches("\\S+\\s+\\S+\\s+" + outcome + " \\(.*")).count();
         }
+
+        /** "host step" of every failed check in the stdout of {@code verify --json}. */
+        java.util.Set<String> failedChecks() throws java.io.IOException {
+            var failed = new java.util.TreeSet<String>();
+            for (var h : new com.fasterxml.jackson.databind.ObjectMapper().readTree(out).path("hosts")) {
+                for (var c : h.path("checks")) {
+                    if (!c.path("ok").asBoolean()) failed.add(h.path("name").asText() + " " + c.path("step").asText());
+                }
+            }
+            return failed;
+        }
     }
 
     static Run run(String... args) {

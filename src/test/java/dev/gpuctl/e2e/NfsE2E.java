@@ -4,15 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.gpuctl.testbed.ExecResult;
 import dev.gpuctl.testbed.TestBed;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -61,17 +58,6 @@ class NfsE2E {
         ExecResult r = bed.ssh(host, cmd);
         assertEquals(0, r.exit(), () -> host + ": " + cmd + "\n" + r);
         return r.out();
-    }
-
-    static Set<String> failures(Gpuctl.Run r) throws IOException {
-        JsonNode doc = new ObjectMapper().readTree(r.out());
-        Set<String> failed = new TreeSet<>();
-        for (JsonNode h : doc.path("hosts")) {
-            for (JsonNode c : h.path("checks")) {
-                if (!c.path("ok").asBoolean()) failed.add(h.path("name").asText() + " " + c.path("step").asText());
-            }
-        }
-        return failed;
     }
 
     @Test @Order(1) void theServerExportsToTheNodesOnly() {
@@ -141,9 +127,10 @@ class NfsE2E {
         Gpuctl.Run json = Gpuctl.run("verify", "--json", inventory.toString());
         assertEquals(4, table.code(), table::toString);
         assertEquals(4, json.code(), json::toString);
-        assertEquals(Set.of(server + " nfs", worker + " nfs"), failures(json), json::toString);
+        assertEquals(Set.of(server + " nfs", worker + " nfs"), json.failedChecks(), json::toString);
         assertTrue(table.out().contains("a write to the read-only export succeeded"), table::toString);
-        assertTrue(table.out().contains("/export/ckpt is exported to *, which is not a node"), table::toString);
+        assertTrue(table.out().contains("/export/ckpt is exported to"), table::toString);
+        assertTrue(table.out().contains("which is not a node"), table::toString);
         assertEquals("0", bed.ssh(worker, LEFTOVERS).out().strip(), "a failed verify left a mount point or a mount");
         String fix = "gpuctl bootstrap --only nfs --hosts " + server + " " + inventory;
         assertTrue(table.out().contains("fix:   " + fix), table::toString);
@@ -158,7 +145,7 @@ class NfsE2E {
         ok(server, "systemctl stop nfs-server");
         Gpuctl.Run json = Gpuctl.run("verify", "--json", inventory.toString());
         assertEquals(4, json.code(), json::toString);
-        assertEquals(Set.of(server + " nfs", worker + " nfs"), failures(json), json::toString);
+        assertEquals(Set.of(server + " nfs", worker + " nfs"), json.failedChecks(), json::toString);
         assertTrue(json.out().contains("mount failed"), json::toString);
         assertEquals("0", bed.ssh(worker, LEFTOVERS).out().strip(), "a failed verify left a mount point or a mount");
         Gpuctl.Run repaired = Gpuctl.run("bootstrap", "--only", "nfs", inventory.toString());
