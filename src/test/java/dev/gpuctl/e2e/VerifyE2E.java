@@ -19,7 +19,6 @@ import java.util.Set;
 import java.util.TreeSet;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -137,27 +136,23 @@ class VerifyE2E {
         assertEquals(before, fingerprints(), "verify changed a host");
     }
 
-    @Disabled("sabotage cases fail intermittently after the repair (a verify run with no fix lines, then the bed unreachable); under investigation, see the issue note")
     @Test @Order(2) void swapLineUncommentedAndRebooted() throws IOException {
         ok(w1, "sed -i 's/^#gpuctl-swapoff# //' /etc/fstab");
         bed.reboot(w1);
         caughtThenRepaired(w1, Set.of(w1 + " swap")); // the kubelet, which refuses to run with swap on, may fail too
     }
 
-    @Disabled("sabotage cases fail intermittently after the repair (a verify run with no fix lines, then the bed unreachable); under investigation, see the issue note")
     @Test @Order(3) void modulesLoadFileRemovedAndRebooted() throws IOException {
         ok(w2, "rm /etc/modules-load.d/k8s.conf");
         bed.reboot(w2);
         caughtThenRepaired(w2, Set.of(w2 + " kernel"));
     }
 
-    @Disabled("sabotage cases fail intermittently after the repair (a verify run with no fix lines, then the bed unreachable); under investigation, see the issue note")
     @Test @Order(4) void sysctlFileChanged() throws IOException {
         ok(w1, "sed -i 's/ip_forward = 1/ip_forward = 0/' /etc/sysctl.d/k8s.conf");
         caughtThenRepaired(w1, Set.of(w1 + " kernel"));
     }
 
-    @Disabled("sabotage cases fail intermittently after the repair (a verify run with no fix lines, then the bed unreachable); under investigation, see the issue note")
     @Test @Order(5) void defaultRuntimeRemovedAndDockerRestarted() throws IOException {
         ok(w2, "python3 -c \"import json;p='/etc/docker/daemon.json';d=json.load(open(p));d.pop('default-runtime');json.dump(d,open(p,'w'))\" && systemctl restart docker");
         Gpuctl.Run r = Gpuctl.run("verify", "--json", inventory.toString());
@@ -165,19 +160,16 @@ class VerifyE2E {
         caughtThenRepaired(w2, Set.of(w2 + " runtime"));
     }
 
-    @Disabled("sabotage cases fail intermittently after the repair (a verify run with no fix lines, then the bed unreachable); under investigation, see the issue note")
     @Test @Order(6) void kubeletStopped() throws IOException {
         ok(w1, "systemctl stop kubelet");
         caughtThenRepaired(w1, Set.of(w1 + " join"));
     }
 
-    @Disabled("sabotage cases fail intermittently after the repair (a verify run with no fix lines, then the bed unreachable); under investigation, see the issue note")
     @Test @Order(7) void chronyStopped() throws IOException {
         ok(w2, "systemctl stop chrony");
         caughtThenRepaired(w2, Set.of(w2 + " time"));
     }
 
-    @Disabled("sabotage cases fail intermittently after the repair (a verify run with no fix lines, then the bed unreachable); under investigation, see the issue note")
     @Test @Order(8) void devicePluginPodDeletedWithTheRuntimeBroken() throws IOException {
         ok(w1, "python3 -c \"import json;p='/etc/docker/daemon.json';d=json.load(open(p));d.pop('default-runtime');json.dump(d,open(p,'w'))\" && systemctl restart docker");
         String pods = ok(bed.master(), "kubectl --kubeconfig=/etc/kubernetes/admin.conf get pods -A -o json");
@@ -201,7 +193,6 @@ class VerifyE2E {
         caughtThenRepaired(w1, Set.of(w1 + " runtime", bed.master() + " gpu"));
     }
 
-    @Disabled("sabotage cases fail intermittently after the repair (a verify run with no fix lines, then the bed unreachable); under investigation, see the issue note")
     @Test @Order(9) void packageUnheld() throws IOException {
         ok(w2, "apt-mark unhold kubelet");
         caughtThenRepaired(w2, Set.of(w2 + " packages"));
