@@ -25,7 +25,7 @@ while :; do
     --network-namespace-path="/run/netns/$(host_netns "$i")" \
     --capability=CAP_NET_ADMIN \
     --bind-ro="$REPO_DIR:/srv/bedrepo" \
-    --bind="$BED_STATE/hosts:/srv/bedhosts" \
+    --bind="$BED_STATE/nfsroots:/srv/bedhosts" \
     --resolv-conf=off --timezone=off --link-journal=no --console=read-only \
     </dev/null >>"$d/console.log" 2>&1 &
   nspawn_pid=$!

@@ -34,6 +34,14 @@ host_mount() {
     mount -t overlay "overlay-$BED-h$i" -o "lowerdir=$lower,upperdir=$d/upper,workdir=$d/work" "$d/root" \
       || die "cannot mount the overlay root of h$i on $d/root"
   fi
+  # the emulated NFS (see testbed/README.md) reads a server's files through $BED_STATE/nfsroots,
+  # bind-mounted into every host at /srv/bedhosts: a second, private mount of each root, so that
+  # the mounts a container makes under its own root (/proc, /run, ...) never show up there
+  local v=$BED_STATE/nfsroots/h$i
+  mkdir -p "$v"
+  if ! mountpoint -q "$v"; then
+    mount --bind "$d/root" "$v" && mount --make-private "$v" || die "cannot bind-mount the root of h$i on $v"
+  fi
 }
 
 # host_create I GPUS: first-time files of a new host, written into its own upper layer
@@ -117,7 +125,8 @@ host_stop() {
 }
 
 host_umount() {
-  local d; d=$(host_dir "$1")
+  local d v; d=$(host_dir "$1"); v=$BED_STATE/nfsroots/h$1
+  if mountpoint -q "$v" 2>/dev/null; then umount "$v" 2>/dev/null || umount -l "$v"; fi
   if mountpoint -q "$d/root" 2>/dev/null; then
     umount "$d/root" 2>/dev/null || umount -l "$d/root"
   fi
