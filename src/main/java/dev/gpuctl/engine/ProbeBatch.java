@@ -91,6 +91,19 @@ final class ProbeBatch {
         return out;
     }
 
+    /**
+     * The index of the command that was running when the script's stdout stopped: the last one whose begin line
+     * is there without its end line; -1 when every begun frame had ended (or none began).
+     */
+    static int running(String stdout, String delimiter, int count) {
+        int last = -1;
+        for (int i = 0; i < count; i++) {
+            if (stdout.contains(delimiter + " b " + i + "\n")) last = i;
+        }
+        if (last < 0 || stdout.contains("\n" + delimiter + " e " + last + " ")) return -1;
+        return last;
+    }
+
     /** What the script printed outside any frame (e.g. a login shell's or sudo's warning), for the log. */
     static String outside(String text, String delimiter) {
         int first = text.indexOf(delimiter + " b 0\n");

@@ -147,7 +147,8 @@ final class StepRunner {
 
     /**
      * Runs the probes' commands as one script; returns the answers that came back framed, in order (possibly
-     * fewer than asked, or none when the script ran out of time: those probes are then asked one by one).
+     * fewer than asked: those probes are then asked one by one). A script that runs out of time is a timeout of
+     * the probe that was running then, like the same probe asked alone.
      */
     private List<Answer> batch(List<Probe> probes) {
         List<String> commands = probes.stream().map(p -> facts.substitute(p.command())).toList();
@@ -158,8 +159,12 @@ final class StepRunner {
             whole = remote.exec(ProbeBatch.script(commands, delimiter), timeout);
         } catch (RemoteException e) {
             if (e.kind() != RemoteException.Kind.TIMEOUT) throw e;
-            log.line("batch of " + commands.size() + " probes: no answer within " + timeout.toSeconds() + " s; asking them one by one");
-            return List.of();
+            // the probe that was running when time ran out is the slow one: name it, as if it had run alone
+            int slow = ProbeBatch.running(e.partialStdout(), delimiter, commands.size());
+            log.line("batch of " + commands.size() + " probes: no answer within " + timeout.toSeconds() + " s"
+                + (slow < 0 ? "" : "; probe " + (slow + 1) + " was running: " + facts.mask(commands.get(slow))));
+            if (slow < 0) throw e;
+            throw RemoteException.timeout(remote.name(), facts.mask(commands.get(slow)), timeout);
         }
         long ms = (System.nanoTime() - t0) / 1_000_000;
         List<ExecResult> results = ProbeBatch.parse(whole.stdout(), whole.stderr(), delimiter, commands.size());

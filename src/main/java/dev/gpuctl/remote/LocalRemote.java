@@ -113,7 +113,7 @@ public final class LocalRemote implements Remote {
             // A background child may keep the pipes open after the shell exited: that, too, is "not finished".
             if (!exited || !out.await(deadline) || !err.await(deadline)) {
                 kill(p);
-                throw RemoteException.timeout(name, shown, timeout);
+                throw RemoteException.timeout(name, shown, timeout).withPartialStdout(out.bytes());
             }
             if (out.error() != null || err.error() != null) {
                 IOException e = out.error() != null ? out.error() : err.error();

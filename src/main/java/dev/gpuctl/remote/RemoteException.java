@@ -32,6 +32,17 @@ public final class RemoteException extends RuntimeException {
 
     public Kind kind() { return kind; }
 
+    private String partialStdout = "";
+
+    /** What a command that timed out had printed on stdout until it was stopped (empty for other kinds). */
+    public String partialStdout() { return partialStdout; }
+
+    /** This exception, carrying what the command had printed on stdout before it timed out. */
+    RemoteException withPartialStdout(byte[] stdout) {
+        this.partialStdout = Drain.text(stdout);
+        return this;
+    }
+
     /** The node name. */
     public String host() { return host; }
 
@@ -87,7 +98,7 @@ public final class RemoteException extends RuntimeException {
             + " ALL=(ALL) NOPASSWD: ALL' in /etc/sudoers.d/gpuctl) or use root.");
     }
 
-    static RemoteException timeout(String host, String command, Duration timeout) {
+    public static RemoteException timeout(String host, String command, Duration timeout) {
         return new RemoteException(Kind.TIMEOUT, host, host + ": command did not finish within "
             + human(timeout) + ": " + shown(command) + ". It was stopped; check the host and re-run.");
     }

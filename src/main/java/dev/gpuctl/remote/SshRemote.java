@@ -272,7 +272,7 @@ public final class SshRemote implements Remote {
             if (!out.await(deadline) || !err.await(deadline)) {
                 abandon(session, cmd);
                 session = null;
-                throw RemoteException.timeout(node.name(), shown, timeout);
+                throw RemoteException.timeout(node.name(), shown, timeout).withPartialStdout(out.bytes());
             }
             if (out.error() != null) throw RemoteException.connectionLost(node.name(), shown, out.error());
             if (err.error() != null) throw RemoteException.connectionLost(node.name(), shown, err.error());

@@ -88,4 +88,16 @@ class ProbeBatchTest {
     @Test void delimitersDiffer() {
         assertFalse(ProbeBatch.newDelimiter().equals(ProbeBatch.newDelimiter()));
     }
+
+    @Test void theCommandRunningWhenOutputStoppedIsTheOneThatHadBegunAndNotEnded() {
+        String d = ProbeBatch.newDelimiter();
+        String whole = ShRemote.run(ProbeBatch.script(List.of("echo a", "echo b", "echo c"), d)).stdout();
+        // output cut while the second command ran: its begin line is there, its end line is not
+        String cut = whole.substring(0, whole.indexOf(d + " b 1\n") + (d + " b 1\n").length()) + "partial output of b";
+        assertEquals(1, ProbeBatch.running(cut, d, 3));
+        assertEquals(-1, ProbeBatch.running(whole, d, 3), "every command ended");
+        assertEquals(-1, ProbeBatch.running("", d, 3), "none began (e.g. a login banner was all)");
+        String betweenFrames = whole.substring(0, whole.indexOf(d + " b 2\n"));
+        assertEquals(-1, ProbeBatch.running(betweenFrames, d, 3), "the first two ended, the third had not begun");
+    }
 }
