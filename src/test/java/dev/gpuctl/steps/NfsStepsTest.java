@@ -1,0 +1,79 @@
+package dev.gpuctl.steps;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.gpuctl.inventory.Nfs;
+import dev.gpuctl.inventory.NfsExport;
+import dev.gpuctl.inventory.Node;
+import dev.gpuctl.inventory.Role;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The NFS server step's exports file and its live-table comparison, run with sh and awk against exportfs -s output. */
+class NfsStepsTest {
+    static final Nfs NFS = new Nfs("m", List.of(new NfsExport("/export/dataset", true), new NfsExport("/export/ckpt", false)));
+    static final List<Node> NODES = List.of(node("m", "10.0.0.10", Role.MASTER), node("w1", "10.0.0.11", Role.WORKER));
+
+    static Node node(String name, String address, Role role) {
+        return new Node(name, address, role, role == Role.WORKER, Map.of(), null, "ssh");
+    }
+
+    @Test void exportsFileNamesEveryNodeWithTheExportsMode() {
+        assertEquals("""
+            # Written by gpuctl from the inventory's storage.nfs.
+            /export/dataset 10.0.0.10(ro,sync,no_subtree_check) 10.0.0.11(ro,sync,no_subtree_check)
+            /export/ckpt 10.0.0.10(rw,sync,no_subtree_check,no_root_squash) 10.0.0.11(rw,sync,no_subtree_check,no_root_squash)
+            """, NfsServerStep.exportsFile(NFS, NODES));
+    }
+
+    static String withPath(Path dir, String cmd) {
+        return "PATH=" + dir + ":$PATH; " + cmd;
+    }
+
+    /** Runs the live-table comparison with a fake exportfs that prints {@code table}. */
+    static String run(Path dir, String table) throws IOException, InterruptedException {
+        Path fake = dir.resolve("exportfs");
+        Files.writeString(fake, "#!/bin/sh\ncat <<'EOF'\n" + table + "EOF\n");
+        fake.toFile().setExecutable(true);
+        Process p = new ProcessBuilder("sh", "-c", withPath(dir, NfsServerStep.liveTableDiff(NFS, NODES)))
+            .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, p.waitFor());
+        return out;
+    }
+
+    @Test void liveTableThatMatchesPrintsNothing(@TempDir Path dir) throws Exception {
+        assertEquals("", run(dir, """
+            /export/dataset  10.0.0.10(sync,wdelay,hide,no_subtree_check,sec=sys,ro,root_squash,no_all_squash)
+            /export/dataset  10.0.0.11(sync,wdelay,hide,no_subtree_check,sec=sys,ro,root_squash,no_all_squash)
+            /export/ckpt  10.0.0.10(sync,wdelay,hide,no_subtree_check,sec=sys,rw,no_root_squash,no_all_squash)
+            /export/ckpt  10.0.0.11(sync,wdelay,hide,no_subtree_check,sec=sys,rw,no_root_squash,no_all_squash)
+            /home  192.168.1.0/24(sync,rw)
+            """));
+    }
+
+    @Test void liveTableDifferencesAreNamed(@TempDir Path dir) throws Exception {
+        assertEquals("""
+            /export/ckpt is exported to *, which is not a node
+            /export/ckpt is not exported to 10.0.0.11
+            /export/dataset is rw to 10.0.0.11, expected ro
+            """, run(dir, """
+            /export/dataset  10.0.0.10(sync,wdelay,hide,no_subtree_check,sec=sys,ro,root_squash,no_all_squash)
+            /export/dataset  10.0.0.11(sync,wdelay,hide,no_subtree_check,sec=sys,rw,root_squash,no_all_squash)
+            /export/ckpt  10.0.0.10(sync,wdelay,hide,no_subtree_check,sec=sys,rw,no_root_squash,no_all_squash)
+            /export/ckpt  *(sync,wdelay,hide,no_subtree_check,sec=sys,rw,no_root_squash,no_all_squash)
+            """));
+        assertEquals("""
+            /export/ckpt is not exported to 10.0.0.10
+            /export/ckpt is not exported to 10.0.0.11
+            /export/dataset is not exported to 10.0.0.10
+            /export/dataset is not exported to 10.0.0.11
+            """, run(dir, ""));
+    }
+}
