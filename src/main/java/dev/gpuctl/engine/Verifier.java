@@ -73,6 +73,7 @@ public final class Verifier {
                                 List<Probe> probes = phase.readOnly() ? step.check(ctx) : step.verify(ctx);
                                 if (probes.isEmpty()) continue;
                                 HostLog log = logs.computeIfAbsent(node.name(), n -> new HostLog(logDir, n, facts));
+                                log.line("-- step " + step.id() + ": " + (phase.readOnly() ? "check" : "verify"));
                                 List<Optional<String>> problems = new StepRunner(remote, log, facts, timeout, null)
                                     .askAll(probes, p -> Math.min(System.nanoTime() + p.waitUpTo().toNanos(), waitUntil));
                                 List<Check> hostChecks = checks.computeIfAbsent(node.name(), n -> new java.util.concurrent.CopyOnWriteArrayList<>());
