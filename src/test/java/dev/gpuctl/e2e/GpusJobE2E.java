@@ -184,6 +184,30 @@ class GpusJobE2E {
         System.out.println("$ gpuctl gpus --json inventory.yaml\n" + json.out());
         assertEquals(1, node(JSON.readTree(json.out()), w1).path("allocated").asInt(), json::toString);
 
+        // every GPU is held: a third job is accepted (a node could run it) and waits, as the scheduler says
+        Gpuctl.Run third = Gpuctl.run("job", "submit", spec("train-c", 1).toString(), withNfs.toString());
+        assertEquals(0, third.code(), third::toString);
+        JsonNode waiting = null;
+        for (long deadline = System.nanoTime() + 60_000_000_000L; System.nanoTime() < deadline; Thread.sleep(1000)) {
+            JsonNode pods = kubectl("get pods -n default -l job-name=train-c -o json").path("items");
+            waiting = gpusJson().path("waiting");
+            if (pods.size() == 1 && waiting.size() == 1) {
+                assertEquals("", pods.get(0).path("spec").path("nodeName").asText(), pods::toString);
+                assertEquals("Pending", pods.get(0).path("status").path("phase").asText(), pods::toString);
+                assertEquals(pods.get(0).path("metadata").path("name").asText(), waiting.get(0).path("name").asText());
+                break;
+            }
+        }
+        JsonNode w = waiting;
+        assertEquals(1, w.size(), () -> "train-c is not waiting: " + w);
+        assertEquals("train-c", w.get(0).path("job").asText(), w::toString);
+        assertTrue(w.get(0).path("reason").asText().contains("Insufficient nvidia.com/gpu"), w::toString);
+        Gpuctl.Run full = Gpuctl.run("gpus", inventory.toString());
+        assertEquals(0, full.code(), full::toString);
+        System.out.println("$ gpuctl gpus inventory.yaml\n" + full.out());
+        assertTrue(full.out().contains("waiting for GPUs:\n  default/" + w.get(0).path("name").asText() + " (job train-c, 1 GPU, Pending"),
+            full::toString);
+
         // the same name again is refused: a Job's pods cannot be changed
         Gpuctl.Run again = Gpuctl.run("job", "submit", spec("train-a", 1).toString(), withNfs.toString());
         assertEquals(2, again.code(), again::toString);
