@@ -2,11 +2,13 @@ package dev.gpuctl.cli;
 
 import java.util.Map;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 @Command(name = "gpuctl",
+    scope = ScopeType.INHERIT, // --help and --version on every subcommand too
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
     description = "Turns a few GPU servers into a Kubernetes cluster over SSH, and keeps them healthy.",

@@ -143,4 +143,15 @@ class CliTest {
             }
         }
     }
+
+    @Test void everySubcommandHasHelp() {
+        for (String[] cmd : new String[][] {{"plan"}, {"bootstrap"}, {"join-token"}, {"verify"}, {"gpus"}, {"job"}, {"job", "render"},
+                {"job", "submit"}, {"completion"}}) {
+            String[] args = java.util.Arrays.copyOf(cmd, cmd.length + 1);
+            args[cmd.length] = "--help";
+            Run r = run(args);
+            assertEquals(0, r.code, () -> String.join(" ", args) + ": " + r);
+            assertTrue(r.out.startsWith("Usage: gpuctl " + String.join(" ", cmd)), r::toString);
+        }
+    }
 }
