@@ -242,7 +242,12 @@ public final class Runner {
                     say(node, step, label(Outcome.INTERRUPTED) + " (" + seconds(System.nanoTime() - t0) + ")");
                     return;
                 }
-                failures.add(new StepFailure(node.name(), step.id(), "cannot reach the host", "", -1, facts.mask(e.getMessage()), log.file().toString()));
+                String what = switch (e.kind()) {
+                    case TIMEOUT -> "a command timed out";
+                    case CONNECTION_LOST -> "the connection was lost";
+                    default -> "cannot reach the host";
+                };
+                failures.add(new StepFailure(node.name(), step.id(), what, "", -1, facts.mask(e.getMessage()), log.file().toString()));
                 outcome = Outcome.FAILED;
             } catch (RuntimeException e) {
                 // e.g. a file on the host that gpuctl refuses to edit (daemon.json that is not JSON): stop this host, say why
