@@ -16,7 +16,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -58,18 +57,6 @@ class VerifyE2E {
         return r.out();
     }
 
-    /** host -> step of every failed check in verify's JSON report. */
-    static Set<String> failures(Gpuctl.Run r) throws IOException {
-        JsonNode doc = new ObjectMapper().readTree(r.out());
-        Set<String> failed = new TreeSet<>();
-        for (JsonNode h : doc.path("hosts")) {
-            for (JsonNode c : h.path("checks")) {
-                if (!c.path("ok").asBoolean()) failed.add(h.path("name").asText() + " " + c.path("step").asText());
-            }
-        }
-        return failed;
-    }
-
     /**
      * Runs verify; asserts exit 4, that these host/step pairs fail, and that nothing fails elsewhere but on the
      * sabotaged host or in the master's cluster checks (a node whose kubelet stopped is NotReady there too);
@@ -80,7 +67,7 @@ class VerifyE2E {
         Gpuctl.Run json = Gpuctl.run("verify", "--json", inventory.toString());
         try {
             assertEquals(4, json.code(), json::toString);
-            Set<String> failed = failures(json);
+            Set<String> failed = json.failedChecks();
             assertTrue(failed.containsAll(mustFail), () -> "expected " + mustFail + " among " + failed);
             for (String f : failed) {
                 assertTrue(f.startsWith(host + " ") || f.equals(bed.master() + " cni") || f.equals(bed.master() + " gpu"),
@@ -186,9 +173,9 @@ class VerifyE2E {
         Gpuctl.Run r;
         do {
             r = Gpuctl.run("verify", "--json", inventory.toString());
-        } while (!failures(r).contains(bed.master() + " gpu") && System.nanoTime() < deadline && sleep());
+        } while (!r.failedChecks().contains(bed.master() + " gpu") && System.nanoTime() < deadline && sleep());
         assertEquals(4, r.code(), r::toString);
-        assertTrue(failures(r).containsAll(Set.of(w1 + " runtime", bed.master() + " gpu")), r::toString);
+        assertTrue(r.failedChecks().containsAll(Set.of(w1 + " runtime", bed.master() + " gpu")), r::toString);
         assertTrue(r.out().contains("allocatable nvidia.com/gpu is 0"), r::toString);
         caughtThenRepaired(w1, Set.of(w1 + " runtime", bed.master() + " gpu"));
     }
