@@ -12,7 +12,6 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
     description = "Turns a few GPU servers into a Kubernetes cluster over SSH, and keeps them healthy.",
-    subcommands = {PlanCommand.class, BootstrapCommand.class, JoinTokenCommand.class, VerifyCommand.class, GpusCommand.class, JobCommand.class, CompletionCommand.class},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
         "0:ok",
@@ -22,6 +21,23 @@ import picocli.CommandLine.Spec;
         "4:verify found a problem",
         "130:interrupted"})
 public final class GpuctlCommand implements Runnable {
+    /**
+     * The subcommands in the order help lists them. Main registers only the one a command line names (building
+     * every command's model by reflection is most of the start-up time), and all of them for help, completion
+     * and a command line it does not recognise (so a typo still gets suggestions).
+     */
+    static final java.util.LinkedHashMap<String, Class<?>> SUBCOMMANDS = new java.util.LinkedHashMap<>();
+
+    static {
+        SUBCOMMANDS.put("plan", PlanCommand.class);
+        SUBCOMMANDS.put("bootstrap", BootstrapCommand.class);
+        SUBCOMMANDS.put("join-token", JoinTokenCommand.class);
+        SUBCOMMANDS.put("verify", VerifyCommand.class);
+        SUBCOMMANDS.put("gpus", GpusCommand.class);
+        SUBCOMMANDS.put("job", JobCommand.class);
+        SUBCOMMANDS.put("completion", CompletionCommand.class);
+    }
+
     final Map<String, String> env;
 
     @Spec CommandSpec spec;

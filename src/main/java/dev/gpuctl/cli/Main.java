@@ -14,7 +14,7 @@ public final class Main {
 
     /** Runs gpuctl with the given streams and environment; returns the exit code. Used by tests too. */
     public static int run(String[] args, PrintWriter out, PrintWriter err, Map<String, String> env) {
-        CommandLine cl = commandLine(env);
+        CommandLine cl = commandLine(env, args);
         cl.setOut(out);
         cl.setErr(err);
         int code = cl.execute(args);
@@ -24,7 +24,24 @@ public final class Main {
     }
 
     static CommandLine commandLine(Map<String, String> env) {
+        return commandLine(env, new String[0]);
+    }
+
+    /** The command line for these arguments: the root, with the subcommand they name (see GpuctlCommand.SUBCOMMANDS). */
+    static CommandLine commandLine(Map<String, String> env, String[] args) {
         CommandLine cl = new CommandLine(new GpuctlCommand(env));
+        String named = null;
+        for (String a : args) {
+            if (!a.startsWith("-")) {
+                named = a;
+                break;
+            }
+        }
+        boolean one = named != null && GpuctlCommand.SUBCOMMANDS.containsKey(named) && !named.equals("completion");
+        boolean versionOnly = named == null && java.util.Arrays.stream(args).anyMatch(a -> a.equals("--version") || a.equals("-V"));
+        for (var sub : GpuctlCommand.SUBCOMMANDS.entrySet()) {
+            if (!versionOnly && (!one || sub.getKey().equals(named))) cl.addSubcommand(sub.getKey(), sub.getValue());
+        }
         cl.setCaseInsensitiveEnumValuesAllowed(true);
         cl.setExecutionExceptionHandler((ex, cmd, parseResult) -> {
             PrintWriter e = cmd.getErr();
@@ -39,7 +56,7 @@ public final class Main {
             return ExitCode.STEP_FAILED.code();
         });
         cl.setExitCodeExceptionMapper(ex -> ExitCode.USAGE.code());
-        cl.setParameterExceptionHandler((ex, args) -> {
+        cl.setParameterExceptionHandler((ex, rejected) -> {
             CommandLine cmd = ex.getCommandLine();
             PrintWriter e = cmd.getErr();
             e.println("gpuctl: " + ex.getMessage());

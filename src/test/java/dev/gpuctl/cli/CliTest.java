@@ -154,4 +154,13 @@ class CliTest {
             assertTrue(r.out.startsWith("Usage: gpuctl " + String.join(" ", cmd)), r::toString);
         }
     }
+
+    @Test void onlyTheNamedSubcommandIsBuiltAndAllOfThemForHelpCompletionAndTypos() {
+        var all = java.util.List.copyOf(GpuctlCommand.SUBCOMMANDS.keySet());
+        assertEquals(java.util.Set.of("plan"), Main.commandLine(Map.of(), new String[] {"-v", "plan", "x.yaml"}).getSubcommands().keySet());
+        assertEquals(java.util.Set.of(), Main.commandLine(Map.of(), new String[] {"--version"}).getSubcommands().keySet());
+        for (String[] args : new String[][] {{}, {"--help"}, {"completion", "bash"}, {"bootstrp"}}) {
+            assertEquals(all, java.util.List.copyOf(Main.commandLine(Map.of(), args).getSubcommands().keySet()), String.join(" ", args));
+        }
+    }
 }
