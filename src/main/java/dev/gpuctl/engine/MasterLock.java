@@ -14,8 +14,9 @@ import java.util.Optional;
  */
 public final class MasterLock {
     static final String DIR = "/run/lock/gpuctl";
-    static final String LOCK = DIR + "/bootstrap.lock";
-    static final String HOLDER = DIR + "/bootstrap.holder";
+    static final String LOCK_FILE = "bootstrap.lock";
+    static final String HOLDER_FILE = "bootstrap.holder";
+    static final String LOCK = DIR + "/" + LOCK_FILE;
     static final String LOCKED = "gpuctl-lock: held";
     static final String BUSY = "gpuctl-lock: busy";
 
@@ -32,8 +33,8 @@ public final class MasterLock {
 
     /** {@link #command(String)} with the lock and holder files in {@code dir} (tests use a temp dir). */
     public static String command(String holder, String dir) {
-        String lock = Sh.quote(dir + "/bootstrap.lock");
-        String who = Sh.quote(dir + "/bootstrap.holder");
+        String lock = Sh.quote(dir + "/" + LOCK_FILE);
+        String who = Sh.quote(dir + "/" + HOLDER_FILE);
         return "mkdir -p " + Sh.quote(dir) + " && exec 9>>" + lock + " && "
             + "if flock -n 9; then printf '%s (lock held by pid %s on this host)\\n' " + Sh.quote(holder) + " \"$$\" > " + who
             + "; echo '" + LOCKED + "'; exec cat >/dev/null; fi; "
