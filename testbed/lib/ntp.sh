@@ -21,12 +21,16 @@ pidfile $d/chronyd.pid
 CONF
   detach chronyd -d -x -f "$d/chrony.conf" </dev/null >"$d/chronyd.log" 2>&1
   echo $! > "$d/server.pid"
-  local n
-  for n in $(seq 50); do
-    pid_is_ours "$d/server.pid" "$d/chrony.conf" || { cat "$d/chronyd.log" >&2; die "the bed's NTP server (chronyd) did not start; log: $d/chronyd.log"; }
-    [ -s "$d/chronyd.pid" ] && return 0
+  # $! is the detaching subshell until it execs chronyd: only a process that is gone has failed,
+  # and chronyd has started once it wrote its own pid file (it does so after binding the port).
+  local pid=$! n
+  for n in $(seq 100); do
+    if [ -s "$d/chronyd.pid" ] && pid_is_ours "$d/server.pid" "$d/chrony.conf"; then return 0; fi
+    kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
+  cat "$d/chronyd.log" >&2
+  die "the bed's NTP server (chronyd) did not start within 10 s; log: $d/chronyd.log"
 }
 
 ntp_down() {
