@@ -91,7 +91,15 @@ host_start() {
   d=$(host_dir "$i")
   rm -f "$d/runner.pid"
   detach bash "$LIB_DIR/host-runner.sh" "$BED" "$i" </dev/null >>"$d/runner.log" 2>&1
-  for n in $(seq 100); do [ -s "$d/runner.pid" ] && return 0; sleep 0.05; done
+  # the runner records its own PID; on a loaded machine that can take a while, so only a runner
+  # that is gone (or 30 s without the record) is a failed start
+  local pid=$!
+  for n in $(seq 600); do
+    [ -s "$d/runner.pid" ] && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  [ -s "$d/runner.pid" ] && return 0
   die "the runner of h$i did not start; see $d/runner.log"
 }
 
