@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.gpuctl.testbed.ExecResult;
 import dev.gpuctl.testbed.TestBed;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -50,14 +49,8 @@ class ClusterBootstrapE2E {
         Files.copy(full, full.resolveSibling("inventory.yaml"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     }
 
-    static String ok(String host, String cmd) {
-        ExecResult r = bed.ssh(host, cmd);
-        assertEquals(0, r.exit(), () -> host + ": " + cmd + "\n" + r);
-        return r.out();
-    }
-
     static JsonNode kubectl(String args) throws IOException {
-        return JSON.readTree(ok(bed.master(), "kubectl --kubeconfig=/etc/kubernetes/admin.conf " + args));
+        return JSON.readTree(bed.ok(bed.master(), "kubectl --kubeconfig=/etc/kubernetes/admin.conf " + args));
     }
 
     static String logs(Path inventory) throws IOException {
@@ -73,9 +66,9 @@ class ClusterBootstrapE2E {
 
     @Test @Order(1) void bootstrapMakesAClusterWithGpus() throws IOException {
         // every process's argv on the hosts, sampled while bootstrap runs: the join token must never be there
-        for (String h : bed.hosts()) ok(h, SAMPLER);
+        for (String h : bed.hosts()) bed.ok(h, SAMPLER);
         Gpuctl.Run r = Gpuctl.run("bootstrap", firstTwo.toString());
-        for (String h : bed.hosts()) ok(h, "kill $(cat /run/ps-sampler.pid)");
+        for (String h : bed.hosts()) bed.ok(h, "kill $(cat /run/ps-sampler.pid)");
         assertEquals(0, r.code(), r::toString);
 
         JsonNode nodes = kubectl("get nodes -o json");
@@ -103,20 +96,20 @@ class ClusterBootstrapE2E {
         assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(kubeconfig)));
         assertTrue(Files.readString(kubeconfig).contains("server: https://" + bed.address(bed.master()) + ":6443"));
         assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(firstTwo.resolveSibling(".gpuctl"))));
-        ok(bed.master(), "cmp /etc/kubernetes/admin.conf /root/.kube/config");
+        bed.ok(bed.master(), "cmp /etc/kubernetes/admin.conf /root/.kube/config");
 
         // the join token is in no log and no file was left behind on the workers
         String allLogs = logs(firstTwo);
-        String tokens = ok(bed.master(), "kubeadm token list -o json");
+        String tokens = bed.ok(bed.master(), "kubeadm token list -o json");
         for (JsonNode t : JSON.readerFor(JsonNode.class).<JsonNode>readValues(tokens).readAll()) {
             String secret = t.path("token").asText();
             assertFalse(allLogs.contains(secret), "a token leaked into the logs");
             assertFalse(r.err().contains(secret) || r.out().contains(secret), "a token leaked into the output");
             for (String h : bed.hosts()) {
-                assertEquals("0\n", ok(h, "grep -c -F -- '" + secret + "' /run/ps-samples || true"), "the token was in a process's argv on " + h);
+                assertEquals("0\n", bed.ok(h, "grep -c -F -- '" + secret + "' /run/ps-samples || true"), "the token was in a process's argv on " + h);
             }
         }
-        assertNotEquals("0", ok(bed.workers().get(0), "grep -c 'kubeadm join --config' /run/ps-samples || true").strip(), "the sampler saw the join run");
+        assertNotEquals("0", bed.ok(bed.workers().get(0), "grep -c 'kubeadm join --config' /run/ps-samples || true").strip(), "the sampler saw the join run");
         for (String w : List.of(bed.workers().get(0), bed.workers().get(1))) {
             assertNotEquals(0, bed.ssh(w, "test -e /etc/kubernetes/gpuctl/kubeadm-join.yaml").exit(), w + " kept the join file");
         }
@@ -155,7 +148,7 @@ class ClusterBootstrapE2E {
         assertEquals(command, cached.out().strip());
 
         String tokenId = command.split(" ")[4].split("\\.")[0];
-        ok(bed.master(), "kubeadm token delete " + tokenId);
+        bed.ok(bed.master(), "kubeadm token delete " + tokenId);
         Gpuctl.Run expired = Gpuctl.run("join-token", full.toString());
         assertEquals(1, expired.code(), expired::toString);
         assertTrue(expired.err().contains("gpuctl join-token --refresh"), expired::toString);
@@ -164,10 +157,10 @@ class ClusterBootstrapE2E {
 
     @Test @Order(5) void aWorkerWhoseDefaultRuntimeIsNotNvidiaIsNamed() throws IOException {
         String w = bed.workers().get(0);
-        ok(w, "python3 -c \"import json;p='/etc/docker/daemon.json';d=json.load(open(p));d.pop('default-runtime');json.dump(d,open(p,'w'))\" && systemctl restart docker");
+        bed.ok(w, "python3 -c \"import json;p='/etc/docker/daemon.json';d=json.load(open(p));d.pop('default-runtime');json.dump(d,open(p,'w'))\" && systemctl restart docker");
         for (JsonNode p : kubectl("get pods -A -o json").path("items")) {
             if (p.path("spec").path("nodeName").asText().equals(w) && p.path("metadata").path("name").asText().contains("nvidia-device-plugin")) {
-                ok(bed.master(), "kubectl --kubeconfig=/etc/kubernetes/admin.conf delete pod -n " + p.path("metadata").path("namespace").asText()
+                bed.ok(bed.master(), "kubectl --kubeconfig=/etc/kubernetes/admin.conf delete pod -n " + p.path("metadata").path("namespace").asText()
                     + " " + p.path("metadata").path("name").asText());
             }
         }

@@ -43,7 +43,7 @@ class GpusJobE2E {
         bed = TestBed.own("gj", 2);
         w1 = bed.workers().get(0);
         w2 = bed.workers().get(1);
-        ok(w2, "echo 2 > /etc/gpuctl-testbed/gpus"); // before bootstrap: h2's nvidia-smi lists 2 GPUs
+        bed.ok(w2, "echo 2 > /etc/gpuctl-testbed/gpus"); // before bootstrap: h2's nvidia-smi lists 2 GPUs
         inventory = bed.inventory("docker", "flannel");
         Gpuctl.Run r = Gpuctl.run("bootstrap", inventory.toString());
         assertEquals(0, r.code(), r::toString);
@@ -58,14 +58,8 @@ class GpusJobE2E {
             """.formatted(bed.master()));
     }
 
-    static String ok(String host, String cmd) {
-        ExecResult r = bed.ssh(host, cmd);
-        assertEquals(0, r.exit(), () -> host + ": " + cmd + "\n" + r);
-        return r.out();
-    }
-
     static JsonNode kubectl(String args) throws IOException {
-        return JSON.readTree(ok(bed.master(), KUBECTL + args));
+        return JSON.readTree(bed.ok(bed.master(), KUBECTL + args));
     }
 
     static JsonNode node(JsonNode gpusDoc, String name) {
@@ -113,7 +107,7 @@ class GpusJobE2E {
         JsonNode nodes = kubectl("get nodes -o json");
         int total = 0;
         for (String w : bed.workers()) {
-            int smi = ok(w, "nvidia-smi -L").strip().split("\n").length;
+            int smi = bed.ok(w, "nvidia-smi -L").strip().split("\n").length;
             String allocatable = "";
             for (JsonNode n : nodes.path("items")) {
                 if (n.path("metadata").path("name").asText().equals(w)) {
@@ -156,7 +150,7 @@ class GpusJobE2E {
         assertEquals("/export/dataset", volumes.get(0).path("nfs").path("path").asText(), volumes::toString);
         assertTrue(volumes.get(0).path("nfs").path("readOnly").asBoolean(), volumes::toString);
         assertFalse(volumes.get(1).path("nfs").path("readOnly").asBoolean(false), volumes::toString);
-        ok(bed.master(), "test -f /etc/kubernetes/gpuctl/jobs/default.train-a.yaml");
+        bed.ok(bed.master(), "test -f /etc/kubernetes/gpuctl/jobs/default.train-a.yaml");
 
         JsonNode pod = boundPod("train-a");
         String podName = pod.path("metadata").path("name").asText();
@@ -169,7 +163,7 @@ class GpusJobE2E {
         assertEquals("train-a", onW2.path("pods").get(0).path("job").asText(), onW2::toString);
         assertEquals(2, onW2.path("pods").get(0).path("gpus").asInt(), onW2::toString);
         // what submit says to run to follow it works on the master
-        ok(bed.master(), KUBECTL + "-n default logs job/train-a");
+        bed.ok(bed.master(), KUBECTL + "-n default logs job/train-a");
 
         // h2 is full now: a 1-GPU job can only go to h1, and gpus shows both
         Gpuctl.Run second = Gpuctl.run("job", "submit", spec("train-b", 1).toString(), withNfs.toString());

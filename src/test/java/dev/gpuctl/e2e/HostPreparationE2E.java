@@ -4,12 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.testbed.ExecResult;
 import dev.gpuctl.testbed.TestBed;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -44,26 +42,14 @@ class HostPreparationE2E {
         inventory = bed.inventory("docker", "flannel");
     }
 
-    static String ok(String host, String cmd) {
-        ExecResult r = bed.ssh(host, cmd);
-        assertEquals(0, r.exit(), () -> host + ": " + cmd + "\n" + r);
-        return r.out();
-    }
-
-    static Map<String, String> fingerprints() {
-        Map<String, String> m = new HashMap<>();
-        for (String h : bed.hosts()) m.put(h, bed.ssh(h, FINGERPRINT).out());
-        return m;
-    }
-
     @Test @Order(1) void dryRunConnectsChecksAndChangesNothing() {
-        ok(bed.workers().get(0), "mkdir -p /etc/docker && printf '{\"registry-mirrors\": [\"https://mirror.example.internal\"]}\\n' > /etc/docker/daemon.json");
-        Map<String, String> before = fingerprints();
+        bed.ok(bed.workers().get(0), "mkdir -p /etc/docker && printf '{\"registry-mirrors\": [\"https://mirror.example.internal\"]}\\n' > /etc/docker/daemon.json");
+        Map<String, String> before = bed.fingerprints(FINGERPRINT);
         Gpuctl.Run r = Gpuctl.run("bootstrap", "--dry-run", "--only", STEPS, inventory.toString());
         assertEquals(0, r.code(), r::toString);
         assertTrue(r.err().contains("would change: no active swap (/proc/swaps)"), r::toString);
         assertTrue(r.count("would change") >= bed.hosts().size() * 4, r::toString);
-        assertEquals(before, fingerprints(), "dry-run changed a host");
+        assertEquals(before, bed.fingerprints(FINGERPRINT), "dry-run changed a host");
         assertTrue(r.out().contains("nothing was changed"), r::toString);
     }
 
@@ -71,12 +57,12 @@ class HostPreparationE2E {
         Path inv = inventory.resolveSibling("with-ghost.yaml");
         String ghost = bed.subnet().replaceAll("\\.0/24$", ".99");
         Files.writeString(inv, Files.readString(inventory) + "  - { name: ghost, address: " + ghost + ", role: worker }\n");
-        Map<String, String> before = fingerprints();
+        Map<String, String> before = bed.fingerprints(FINGERPRINT);
         Gpuctl.Run r = Gpuctl.run("bootstrap", "--only", STEPS, inv.toString());
         assertEquals(3, r.code(), r::toString);
         assertTrue(r.err().contains("ghost"), r::toString);
         assertTrue(r.err().contains("nothing was changed"), r::toString);
-        assertEquals(before, fingerprints(), "a refused preflight changed a host");
+        assertEquals(before, bed.fingerprints(FINGERPRINT), "a refused preflight changed a host");
     }
 
     @Test @Order(3) void bootstrapPreparesEveryHost() {
@@ -85,46 +71,46 @@ class HostPreparationE2E {
         for (String h : bed.hosts()) {
             boolean gpu = !h.equals(bed.master());
             // time: chrony installed, running, synchronised to the bed's server
-            assertEquals("active\n", ok(h, "systemctl is-active chrony"));
-            assertTrue(ok(h, "chronyc -n sources").contains("^* " + bed.ntpServer()), h);
+            assertEquals("active\n", bed.ok(h, "systemctl is-active chrony"));
+            assertTrue(bed.ok(h, "chronyc -n sources").contains("^* " + bed.ntpServer()), h);
             // swap: off now, nothing turns it on at boot
-            assertEquals(1, ok(h, "cat /proc/swaps").lines().count(), h + " /proc/swaps");
-            assertTrue(ok(h, "grep -v '^#' /etc/fstab | awk '$3==\"swap\"' | wc -l").strip().equals("0"), h + " fstab");
-            assertTrue(ok(h, "cat /etc/fstab.gpuctl-orig").contains("swap"), h + " backup of fstab");
+            assertEquals(1, bed.ok(h, "cat /proc/swaps").lines().count(), h + " /proc/swaps");
+            assertTrue(bed.ok(h, "grep -v '^#' /etc/fstab | awk '$3==\"swap\"' | wc -l").strip().equals("0"), h + " fstab");
+            assertTrue(bed.ok(h, "cat /etc/fstab.gpuctl-orig").contains("swap"), h + " backup of fstab");
             // kernel
-            String mods = ok(h, "lsmod");
+            String mods = bed.ok(h, "lsmod");
             assertTrue(mods.contains("br_netfilter") && mods.contains("overlay"), h + " modules: " + mods);
-            assertEquals("1\n1\n1\n", ok(h, "sysctl -n net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables net.ipv4.ip_forward"));
+            assertEquals("1\n1\n1\n", bed.ok(h, "sysctl -n net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables net.ipv4.ip_forward"));
             // runtime: docker's own answer
             assertEquals((gpu ? "nvidia" : "runc") + " systemd json-file overlay2\n",
-                ok(h, "docker info --format '{{.DefaultRuntime}} {{.CgroupDriver}} {{.LoggingDriver}} {{.Driver}}'"), h);
-            assertEquals("active\n", ok(h, "systemctl is-active cri-docker"));
+                bed.ok(h, "docker info --format '{{.DefaultRuntime}} {{.CgroupDriver}} {{.LoggingDriver}} {{.Driver}}'"), h);
+            assertEquals("active\n", bed.ok(h, "systemctl is-active cri-docker"));
             // packages: pinned minor, held
-            assertTrue(ok(h, "dpkg-query -W -f='${Version}' kubeadm").startsWith("1.35."), h);
-            assertEquals("kubeadm\nkubectl\nkubelet\n", ok(h, "apt-mark showhold | sort"));
+            assertTrue(bed.ok(h, "dpkg-query -W -f='${Version}' kubeadm").startsWith("1.35."), h);
+            assertEquals("kubeadm\nkubectl\nkubelet\n", bed.ok(h, "apt-mark showhold | sort"));
         }
         // daemon.json merged, the site's registry mirror kept
         String worker = bed.workers().get(0);
-        assertTrue(ok(worker, "cat /etc/docker/daemon.json").contains("https://mirror.example.internal"));
-        assertTrue(ok(worker, "docker info --format '{{json .RegistryConfig}}' 2>/dev/null || cat /etc/docker/daemon.json").contains("mirror.example.internal"));
+        assertTrue(bed.ok(worker, "cat /etc/docker/daemon.json").contains("https://mirror.example.internal"));
+        assertTrue(bed.ok(worker, "docker info --format '{{json .RegistryConfig}}' 2>/dev/null || cat /etc/docker/daemon.json").contains("mirror.example.internal"));
     }
 
     @Test @Order(4) void reRunChangesNothing() {
-        Map<String, String> before = fingerprints();
+        Map<String, String> before = bed.fingerprints(FINGERPRINT);
         Gpuctl.Run r = Gpuctl.run("bootstrap", "--only", STEPS, inventory.toString());
         assertEquals(0, r.code(), r::toString);
         assertEquals(0, r.count("changed"), r::toString);
         assertEquals(bed.hosts().size() * 5 + bed.hosts().size(), r.count("ok"), r::toString);
-        assertEquals(before, fingerprints(), "a re-run changed a host");
+        assertEquals(before, bed.fingerprints(FINGERPRINT), "a re-run changed a host");
     }
 
     @Test @Order(5) void afterEveryHostRebootsTheStateHolds() {
         for (String h : bed.hosts()) bed.reboot(h);
         for (String h : bed.hosts()) {
-            assertEquals(1, ok(h, "cat /proc/swaps").lines().count(), h + ": swap came back after the reboot");
-            assertTrue(ok(h, "lsmod").contains("br_netfilter"), h + ": br_netfilter not loaded at boot");
-            assertEquals("1\n", ok(h, "sysctl -n net.ipv4.ip_forward"), h + ": forwarding not persisted");
-            assertEquals("active\n", ok(h, "systemctl is-active docker"), h);
+            assertEquals(1, bed.ok(h, "cat /proc/swaps").lines().count(), h + ": swap came back after the reboot");
+            assertTrue(bed.ok(h, "lsmod").contains("br_netfilter"), h + ": br_netfilter not loaded at boot");
+            assertEquals("1\n", bed.ok(h, "sysctl -n net.ipv4.ip_forward"), h + ": forwarding not persisted");
+            assertEquals("active\n", bed.ok(h, "systemctl is-active docker"), h);
         }
         Gpuctl.Run r = Gpuctl.run("bootstrap", "--only", STEPS, inventory.toString());
         assertEquals(0, r.code(), r::toString);

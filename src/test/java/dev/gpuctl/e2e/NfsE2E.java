@@ -54,47 +54,41 @@ class NfsE2E {
         assertEquals(0, r.code(), r::toString);
     }
 
-    static String ok(String host, String cmd) {
-        ExecResult r = bed.ssh(host, cmd);
-        assertEquals(0, r.exit(), () -> host + ": " + cmd + "\n" + r);
-        return r.out();
-    }
-
     @Test @Order(1) void theServerExportsToTheNodesOnly() {
         String nodes = bed.address(server) + " " + bed.address(worker);
-        String exports = ok(server, "exportfs -v");
+        String exports = bed.ok(server, "exportfs -v");
         for (String a : nodes.split(" ")) {
             assertTrue(exports.matches("(?s).*/export/dataset\\s+" + a.replace(".", "\\.") + "\\([^)]*\\bro\\b.*"), exports);
             assertTrue(exports.matches("(?s).*/export/ckpt\\s+" + a.replace(".", "\\.") + "\\([^)]*\\brw\\b.*"), exports);
         }
         assertFalse(exports.contains(bed.address(outsider)), exports);
-        assertEquals("active", ok(server, "systemctl is-active nfs-server").strip());
-        assertEquals("enabled", ok(server, "systemctl is-enabled nfs-server").strip());
-        String file = ok(server, "cat /etc/exports.d/gpuctl.exports");
+        assertEquals("active", bed.ok(server, "systemctl is-active nfs-server").strip());
+        assertEquals("enabled", bed.ok(server, "systemctl is-enabled nfs-server").strip());
+        String file = bed.ok(server, "cat /etc/exports.d/gpuctl.exports");
         assertTrue(file.contains("/export/dataset " + bed.address(server) + "(ro,sync,no_subtree_check) "
             + bed.address(worker) + "(ro,sync,no_subtree_check)"), file);
-        assertEquals("installed", ok(worker, "dpkg-query -W -f='${db:Status-Status}' nfs-common").strip());
+        assertEquals("installed", bed.ok(worker, "dpkg-query -W -f='${db:Status-Status}' nfs-common").strip());
     }
 
     @Test @Order(2) void aWorkerWritesToTheRwExportAndIsRefusedOnTheRoExport() {
-        ok(server, "echo sample > /export/dataset/sample.txt");
+        bed.ok(server, "echo sample > /export/dataset/sample.txt");
         String s = bed.address(server);
-        ok(worker, "mkdir -p /mnt/ds /mnt/ck && mount -t nfs " + s + ":/export/dataset /mnt/ds && mount -t nfs " + s + ":/export/ckpt /mnt/ck");
+        bed.ok(worker, "mkdir -p /mnt/ds /mnt/ck && mount -t nfs " + s + ":/export/dataset /mnt/ds && mount -t nfs " + s + ":/export/ckpt /mnt/ck");
         try {
-            assertEquals("sample", ok(worker, "cat /mnt/ds/sample.txt").strip());
+            assertEquals("sample", bed.ok(worker, "cat /mnt/ds/sample.txt").strip());
             ExecResult refused = bed.ssh(worker, "touch /mnt/ds/new");
             assertEquals(1, refused.exit(), refused::toString);
             assertTrue(refused.err().contains("Read-only file system"), refused::toString);
-            ok(worker, "echo step-1 > /mnt/ck/model.ckpt");
-            assertEquals("step-1", ok(server, "cat /export/ckpt/model.ckpt").strip(), "the write reached the server");
+            bed.ok(worker, "echo step-1 > /mnt/ck/model.ckpt");
+            assertEquals("step-1", bed.ok(server, "cat /export/ckpt/model.ckpt").strip(), "the write reached the server");
         } finally {
             bed.ssh(worker, "umount /mnt/ds; umount /mnt/ck; rm -f /export/ckpt/model.ckpt");
-            ok(server, "rm -f /export/ckpt/model.ckpt /export/dataset/sample.txt");
+            bed.ok(server, "rm -f /export/ckpt/model.ckpt /export/dataset/sample.txt");
         }
     }
 
     @Test @Order(3) void aHostOutsideTheInventoryIsRefused() {
-        ok(outsider, "export DEBIAN_FRONTEND=noninteractive; apt-get -qq update && apt-get -qq install -y nfs-common >/dev/null");
+        bed.ok(outsider, "export DEBIAN_FRONTEND=noninteractive; apt-get -qq update && apt-get -qq install -y nfs-common >/dev/null");
         ExecResult r = bed.ssh(outsider, "mkdir -p /mnt/ck && mount -t nfs " + bed.address(server) + ":/export/ckpt /mnt/ck");
         assertEquals(32, r.exit(), r::toString);
         assertTrue(r.err().contains("access denied by server"), r::toString);
@@ -110,19 +104,19 @@ class NfsE2E {
     }
 
     @Test @Order(5) void verifyPassesAndLeavesNothingBehind() {
-        String before = ok(server, "ls -A /export/dataset /export/ckpt; exportfs -s");
+        String before = bed.ok(server, "ls -A /export/dataset /export/ckpt; exportfs -s");
         Gpuctl.Run r = Gpuctl.run("verify", inventory.toString());
         assertEquals(0, r.code(), r::toString);
         assertTrue(r.out().matches("(?s).*" + worker + "\\s+nfs\\s+mounts [^\\n]*/export/dataset, a write is refused \\(read-only\\)\\s+ok.*"), r.out());
         assertTrue(r.out().matches("(?s).*" + worker + "\\s+nfs\\s+mounts [^\\n]*/export/ckpt, a write succeeds\\s+ok.*"), r.out());
-        assertEquals(before, ok(server, "ls -A /export/dataset /export/ckpt; exportfs -s"));
+        assertEquals(before, bed.ok(server, "ls -A /export/dataset /export/ckpt; exportfs -s"));
         assertEquals("0", bed.ssh(worker, LEFTOVERS).out().strip(), "verify left a mount point or a mount");
     }
 
     @Test @Order(6) void anExportsFileOpenedToEveryoneIsCaughtAndRepaired() throws IOException {
-        ok(server, "sed -i 's/(ro,/(rw,/g' /etc/exports.d/gpuctl.exports && echo '/export/ckpt *(rw,no_root_squash)' >> /etc/exports.d/gpuctl.exports && exportfs -ra");
+        bed.ok(server, "sed -i 's/(ro,/(rw,/g' /etc/exports.d/gpuctl.exports && echo '/export/ckpt *(rw,no_root_squash)' >> /etc/exports.d/gpuctl.exports && exportfs -ra");
         // the outsider now gets in: that is what verify must catch
-        ok(outsider, "mount -t nfs " + bed.address(server) + ":/export/ckpt /mnt/ck && umount /mnt/ck");
+        bed.ok(outsider, "mount -t nfs " + bed.address(server) + ":/export/ckpt /mnt/ck && umount /mnt/ck");
         Gpuctl.Run table = Gpuctl.run("verify", inventory.toString());
         Gpuctl.Run json = Gpuctl.run("verify", "--json", inventory.toString());
         assertEquals(4, table.code(), table::toString);
@@ -142,7 +136,7 @@ class NfsE2E {
     }
 
     @Test @Order(7) void aStoppedServerFailsTheWorkersMountsAndIsRestarted() throws IOException {
-        ok(server, "systemctl stop nfs-server");
+        bed.ok(server, "systemctl stop nfs-server");
         Gpuctl.Run json = Gpuctl.run("verify", "--json", inventory.toString());
         assertEquals(4, json.code(), json::toString);
         assertEquals(Set.of(server + " nfs", worker + " nfs"), json.failedChecks(), json::toString);

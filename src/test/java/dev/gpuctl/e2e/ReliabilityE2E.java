@@ -4,13 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.testbed.ExecResult;
 import dev.gpuctl.testbed.TestBed;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -45,7 +43,7 @@ class ReliabilityE2E {
      * preflight one) marks /run/gpuctl-test-slow and sleeps; later calls are the real dpkg-query.
      */
     static void slowNextChronyQuery(String host, int seconds) {
-        ok(host, "printf '%s\\n' '#!/bin/sh' 'case \"$*\" in *chrony*) if [ -e /etc/gpuctl-test-slow ]; then rm -f /etc/gpuctl-test-slow;"
+        bed.ok(host, "printf '%s\\n' '#!/bin/sh' 'case \"$*\" in *chrony*) if [ -e /etc/gpuctl-test-slow ]; then rm -f /etc/gpuctl-test-slow;"
             + " touch /run/gpuctl-test-slow; sleep " + seconds + "; fi ;; esac' 'exec /usr/bin/dpkg-query \"$@\"' > /usr/local/bin/dpkg-query"
             + " && chmod 755 /usr/local/bin/dpkg-query && touch /etc/gpuctl-test-slow && rm -f /run/gpuctl-test-slow");
     }
@@ -63,18 +61,6 @@ class ReliabilityE2E {
         inventory = bed.inventory("docker", "flannel");
         h1 = bed.workers().get(0);
         h2 = bed.workers().get(1);
-    }
-
-    static String ok(String host, String cmd) {
-        ExecResult r = bed.ssh(host, cmd);
-        assertEquals(0, r.exit(), () -> host + ": " + cmd + "\n" + r);
-        return r.out();
-    }
-
-    static Map<String, String> fingerprints() {
-        Map<String, String> m = new HashMap<>();
-        for (String h : bed.hosts()) m.put(h, bed.ssh(h, FINGERPRINT).out());
-        return m;
     }
 
     static boolean sleep(long ms) {
@@ -137,14 +123,14 @@ class ReliabilityE2E {
         Files.writeString(fake, known.replace(keyOfH1, keyOfH2));
         Path inv = inventory.resolveSibling("changed-key.yaml");
         Files.writeString(inv, Files.readString(inventory).replace(bed.knownHosts().toString(), fake.toString()));
-        Map<String, String> before = fingerprints();
+        Map<String, String> before = bed.fingerprints(FINGERPRINT);
 
         Gpuctl.Run r = Gpuctl.run("bootstrap", inv.toString());
         assertEquals(3, r.code(), r::toString);
         assertTrue(r.err().contains(h1 + ": HOST KEY CHANGED"), r::toString);
         assertTrue(r.err().contains(fingerprint(keyOfH1)) && r.err().contains(fingerprint(keyOfH2)), () -> "both fingerprints:\n" + r);
         assertTrue(r.err().contains("nothing was changed"), r::toString);
-        assertEquals(before, fingerprints(), "a refused preflight changed a host");
+        assertEquals(before, bed.fingerprints(FINGERPRINT), "a refused preflight changed a host");
     }
 
     /** The SHA256 fingerprint of a known_hosts key ("ssh-ed25519 AAAA..."), as ssh-keygen prints it. */
@@ -162,7 +148,7 @@ class ReliabilityE2E {
 
     @Test @Order(2) void aFailingCommandIsShownWithHostStepCommandExitStatusStderrAndLog() throws Exception {
         // h1 loses its only apt source: installing chrony fails there, with apt's own words
-        ok(h1, "mv /etc/apt/sources.list.d/bedrepo.list /root/bedrepo.list.away && apt-get -qq update");
+        bed.ok(h1, "mv /etc/apt/sources.list.d/bedrepo.list /root/bedrepo.list.away && apt-get -qq update");
         try {
             Gpuctl.Run r = Gpuctl.run("bootstrap", "--only", "time", inventory.toString());
             assertEquals(1, r.code(), r::toString);
@@ -176,7 +162,7 @@ class ReliabilityE2E {
             assertTrue(Files.readString(Path.of(log.group(1))).contains("E: "), "the log has it too");
             assertTrue(err.contains("run bootstrap again"), r::toString);
         } finally {
-            ok(h1, "mv /root/bedrepo.list.away /etc/apt/sources.list.d/bedrepo.list && apt-get -qq update");
+            bed.ok(h1, "mv /root/bedrepo.list.away /etc/apt/sources.list.d/bedrepo.list && apt-get -qq update");
         }
     }
 
@@ -223,17 +209,17 @@ class ReliabilityE2E {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
             while (bed.ssh(h1, "test -e /run/gpuctl-test-slow").exit() != 0 && first.process.isAlive() && System.nanoTime() < deadline) sleep(300);
             assertTrue(first.process.isAlive(), () -> "the first run ended early:\n" + first.err);
-            String holder = ok(bed.master(), "cat /run/lock/gpuctl/bootstrap.holder");
+            String holder = bed.ok(bed.master(), "cat /run/lock/gpuctl/bootstrap.holder");
             assertTrue(holder.contains("(pid " + first.process.pid() + ")"), holder);
             assertEquals(1, bed.ssh(bed.master(), "flock -n /run/lock/gpuctl/bootstrap.lock true").exit(), "the lock is held");
 
-            Map<String, String> before = fingerprints();
+            Map<String, String> before = bed.fingerprints(FINGERPRINT);
             Gpuctl.Run second = Gpuctl.run("bootstrap", inventory.toString());
             assertEquals(3, second.code(), second::toString);
             assertTrue(second.err().contains("another gpuctl bootstrap is running against this cluster"), second::toString);
             assertTrue(second.err().contains("(pid " + first.process.pid() + ")"), () -> "the holder is named:\n" + second);
             assertTrue(second.err().contains("nothing was changed"), second::toString);
-            assertEquals(before, fingerprints());
+            assertEquals(before, bed.fingerprints(FINGERPRINT));
 
             // the first run dies without a word (kill -9): its SSH session ends, and with it the lock
             first.process.destroyForcibly();
@@ -278,44 +264,44 @@ class ReliabilityE2E {
 
     @Test @Order(7) void editedFilesAreBackedUpOnceAndAnInvalidDaemonJsonIsNeverReplaced() throws Exception {
         // the fstab as the host came: its swap line active; the backup gpuctl took before its first edit
-        assertTrue(ok(h1, "cat /etc/fstab.gpuctl-orig").contains("/swap.img\tnone\tswap\tsw\t0\t0\n"), "the original fstab is kept");
-        assertFalse(ok(h1, "cat /etc/fstab").contains("\n/swap.img\t"), "and the live one has no active swap line");
-        assertEquals("", ok(h1, "ls -a /etc /etc/docker | grep -F .gpuctl-tmp || true"), "no temp file left beside an edited one");
+        assertTrue(bed.ok(h1, "cat /etc/fstab.gpuctl-orig").contains("/swap.img\tnone\tswap\tsw\t0\t0\n"), "the original fstab is kept");
+        assertFalse(bed.ok(h1, "cat /etc/fstab").contains("\n/swap.img\t"), "and the live one has no active swap line");
+        assertEquals("", bed.ok(h1, "ls -a /etc /etc/docker | grep -F .gpuctl-tmp || true"), "no temp file left beside an edited one");
 
         String daemon = "/etc/docker/daemon.json";
         String backupBefore = bed.ssh(h1, "sha256sum " + daemon + ".gpuctl-orig 2>&1").out();
         try {
             // not JSON: the step stops, says why, and leaves the file exactly as it is
-            ok(h1, "printf '{\"registry-mirrors\": [\"https://mirror.example\"],\n' > " + daemon + " && chmod 640 " + daemon);
-            String broken = ok(h1, "sha256sum " + daemon);
+            bed.ok(h1, "printf '{\"registry-mirrors\": [\"https://mirror.example\"],\n' > " + daemon + " && chmod 640 " + daemon);
+            String broken = bed.ok(h1, "sha256sum " + daemon);
             Gpuctl.Run r = Gpuctl.run("bootstrap", "--only", "runtime", "--hosts", h1, inventory.toString());
             assertEquals(1, r.code(), r::toString);
             assertTrue(r.err().contains(h1 + ": step runtime failed") && r.err().contains("not valid JSON"), r::toString);
-            assertEquals(broken, ok(h1, "sha256sum " + daemon), "an invalid daemon.json is not replaced");
+            assertEquals(broken, bed.ok(h1, "sha256sum " + daemon), "an invalid daemon.json is not replaced");
 
             // valid JSON with the admin's own keys and no nvidia default: merged, the admin's keys stay, mode kept
-            ok(h1, "printf '{\"registry-mirrors\": [\"https://mirror.example\"], \"live-restore\": true,"
+            bed.ok(h1, "printf '{\"registry-mirrors\": [\"https://mirror.example\"], \"live-restore\": true,"
                 + " \"exec-opts\": [\"native.cgroupdriver=cgroupfs\"]}\n' > " + daemon + " && chmod 640 " + daemon);
-            String admins = ok(h1, "sha256sum < " + daemon).strip();
+            String admins = bed.ok(h1, "sha256sum < " + daemon).strip();
             Gpuctl.Run fixed = Gpuctl.run("bootstrap", "--only", "runtime", "--hosts", h1, inventory.toString());
             assertEquals(0, fixed.code(), fixed::toString);
             assertEquals(1, fixed.count("changed"), fixed::toString);
-            var json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(ok(h1, "cat " + daemon));
+            var json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(bed.ok(h1, "cat " + daemon));
             assertEquals("https://mirror.example", json.path("registry-mirrors").path(0).asText());
             assertTrue(json.path("live-restore").asBoolean(), json::toString);
             assertEquals("nvidia", json.path("default-runtime").asText(), json::toString);
             assertEquals("native.cgroupdriver=systemd", json.path("exec-opts").path(0).asText(), json::toString);
-            assertEquals("640 root:root", ok(h1, "stat -c '%a %U:%G' " + daemon).strip(), "mode and owner are kept");
+            assertEquals("640 root:root", bed.ok(h1, "stat -c '%a %U:%G' " + daemon).strip(), "mode and owner are kept");
             // the first file gpuctl changed is the one kept: the host's own if gpuctl had edited it before, else the admin's
-            String backup = ok(h1, "sha256sum < " + daemon + ".gpuctl-orig").strip();
+            String backup = bed.ok(h1, "sha256sum < " + daemon + ".gpuctl-orig").strip();
             if (backupBefore.contains("No such file")) assertEquals(admins, backup, "the backup is the file as it was before gpuctl's change");
             else assertEquals(backupBefore.split(" ")[0], backup.split(" ")[0], "the backup is taken once, never overwritten");
             // a second change keeps that first backup
-            ok(h1, "python3 -c \"import json;p='" + daemon + "';d=json.load(open(p));d.pop('default-runtime');json.dump(d,open(p,'w'))\"");
+            bed.ok(h1, "python3 -c \"import json;p='" + daemon + "';d=json.load(open(p));d.pop('default-runtime');json.dump(d,open(p,'w'))\"");
             Gpuctl.Run again = Gpuctl.run("bootstrap", "--only", "runtime", "--hosts", h1, inventory.toString());
             assertEquals(0, again.code(), again::toString);
-            assertEquals(backup, ok(h1, "sha256sum < " + daemon + ".gpuctl-orig").strip(), "never overwritten");
-            assertTrue(ok(h1, "docker info --format '{{.DefaultRuntime}} {{.CgroupDriver}}'").contains("nvidia systemd"), "the runtime's own answer");
+            assertEquals(backup, bed.ok(h1, "sha256sum < " + daemon + ".gpuctl-orig").strip(), "never overwritten");
+            assertTrue(bed.ok(h1, "docker info --format '{{.DefaultRuntime}} {{.CgroupDriver}}'").contains("nvidia systemd"), "the runtime's own answer");
         } finally {
             bed.ssh(h1, "chmod 644 " + daemon);
         }

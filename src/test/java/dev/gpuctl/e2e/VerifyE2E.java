@@ -7,12 +7,10 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.gpuctl.testbed.ExecResult;
 import dev.gpuctl.testbed.TestBed;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -49,12 +47,6 @@ class VerifyE2E {
         w2 = bed.workers().get(1);
         Gpuctl.Run r = Gpuctl.run("bootstrap", inventory.toString());
         assertEquals(0, r.code(), r::toString);
-    }
-
-    static String ok(String host, String cmd) {
-        ExecResult r = bed.ssh(host, cmd);
-        assertEquals(0, r.exit(), () -> host + ": " + cmd + "\n" + r);
-        return r.out();
     }
 
     /**
@@ -102,12 +94,6 @@ class VerifyE2E {
         return true;
     }
 
-    static Map<String, String> fingerprints() {
-        Map<String, String> m = new HashMap<>();
-        for (String h : bed.hosts()) m.put(h, bed.ssh(h, FINGERPRINT).out());
-        return m;
-    }
-
     @Test @Order(1) void afterEveryHostRebootsVerifyPassesAndChangesNothing() {
         for (String h : bed.hosts()) bed.reboot(h);
         long deadline = System.nanoTime() + 120_000_000_000L;
@@ -117,53 +103,53 @@ class VerifyE2E {
         } while (r.code() != 0 && System.nanoTime() < deadline && sleep());
         assertEquals(0, r.code(), r.toString());
         assertTrue(r.out().contains(" of ") && r.out().contains("checks passed"), r.out());
-        Map<String, String> before = fingerprints();
+        Map<String, String> before = bed.fingerprints(FINGERPRINT);
         Gpuctl.Run again = Gpuctl.run("verify", "--json", inventory.toString());
         assertEquals(0, again.code(), again::toString);
-        assertEquals(before, fingerprints(), "verify changed a host");
+        assertEquals(before, bed.fingerprints(FINGERPRINT), "verify changed a host");
     }
 
     @Test @Order(2) void swapLineUncommentedAndRebooted() throws IOException {
-        ok(w1, "sed -i 's/^#gpuctl-swapoff# //' /etc/fstab");
+        bed.ok(w1, "sed -i 's/^#gpuctl-swapoff# //' /etc/fstab");
         bed.reboot(w1);
         caughtThenRepaired(w1, Set.of(w1 + " swap")); // the kubelet, which refuses to run with swap on, may fail too
     }
 
     @Test @Order(3) void modulesLoadFileRemovedAndRebooted() throws IOException {
-        ok(w2, "rm /etc/modules-load.d/k8s.conf");
+        bed.ok(w2, "rm /etc/modules-load.d/k8s.conf");
         bed.reboot(w2);
         caughtThenRepaired(w2, Set.of(w2 + " kernel"));
     }
 
     @Test @Order(4) void sysctlFileChanged() throws IOException {
-        ok(w1, "sed -i 's/ip_forward = 1/ip_forward = 0/' /etc/sysctl.d/k8s.conf");
+        bed.ok(w1, "sed -i 's/ip_forward = 1/ip_forward = 0/' /etc/sysctl.d/k8s.conf");
         caughtThenRepaired(w1, Set.of(w1 + " kernel"));
     }
 
     @Test @Order(5) void defaultRuntimeRemovedAndDockerRestarted() throws IOException {
-        ok(w2, "python3 -c \"import json;p='/etc/docker/daemon.json';d=json.load(open(p));d.pop('default-runtime');json.dump(d,open(p,'w'))\" && systemctl restart docker");
+        bed.ok(w2, "python3 -c \"import json;p='/etc/docker/daemon.json';d=json.load(open(p));d.pop('default-runtime');json.dump(d,open(p,'w'))\" && systemctl restart docker");
         Gpuctl.Run r = Gpuctl.run("verify", "--json", inventory.toString());
         assertEquals(4, r.code(), r::toString);
         caughtThenRepaired(w2, Set.of(w2 + " runtime"));
     }
 
     @Test @Order(6) void kubeletStopped() throws IOException {
-        ok(w1, "systemctl stop kubelet");
+        bed.ok(w1, "systemctl stop kubelet");
         caughtThenRepaired(w1, Set.of(w1 + " join"));
     }
 
     @Test @Order(7) void chronyStopped() throws IOException {
-        ok(w2, "systemctl stop chrony");
+        bed.ok(w2, "systemctl stop chrony");
         caughtThenRepaired(w2, Set.of(w2 + " time"));
     }
 
     @Test @Order(8) void devicePluginPodDeletedWithTheRuntimeBroken() throws IOException {
-        ok(w1, "python3 -c \"import json;p='/etc/docker/daemon.json';d=json.load(open(p));d.pop('default-runtime');json.dump(d,open(p,'w'))\" && systemctl restart docker");
-        String pods = ok(bed.master(), "kubectl --kubeconfig=/etc/kubernetes/admin.conf get pods -A -o json");
+        bed.ok(w1, "python3 -c \"import json;p='/etc/docker/daemon.json';d=json.load(open(p));d.pop('default-runtime');json.dump(d,open(p,'w'))\" && systemctl restart docker");
+        String pods = bed.ok(bed.master(), "kubectl --kubeconfig=/etc/kubernetes/admin.conf get pods -A -o json");
         List<String> deleted = new ArrayList<>();
         for (JsonNode p : new ObjectMapper().readTree(pods).path("items")) {
             if (p.path("spec").path("nodeName").asText().equals(w1) && p.path("metadata").path("name").asText().startsWith("nvidia-device-plugin")) {
-                ok(bed.master(), "kubectl --kubeconfig=/etc/kubernetes/admin.conf delete pod -n " + p.path("metadata").path("namespace").asText()
+                bed.ok(bed.master(), "kubectl --kubeconfig=/etc/kubernetes/admin.conf delete pod -n " + p.path("metadata").path("namespace").asText()
                     + " " + p.path("metadata").path("name").asText());
                 deleted.add(p.path("metadata").path("name").asText());
             }
@@ -181,12 +167,12 @@ class VerifyE2E {
     }
 
     @Test @Order(9) void packageUnheld() throws IOException {
-        ok(w2, "apt-mark unhold kubelet");
+        bed.ok(w2, "apt-mark unhold kubelet");
         caughtThenRepaired(w2, Set.of(w2 + " packages"));
     }
 
     @Test @Order(10) void anUnreachableHostIsNamedWithExit1() {
-        ok(w2, "systemctl stop ssh");
+        bed.ok(w2, "systemctl stop ssh");
         try {
             Gpuctl.Run r = Gpuctl.run("verify", inventory.toString());
             assertEquals(1, r.code(), r::toString);

@@ -217,6 +217,20 @@ public final class TestBed {
         return run(List.of(script.toString(), "ssh", host, cmd), timeout, name);
     }
 
+    /** Runs cmd as root on host and returns its stdout; a non-zero exit fails the test, showing the command and its output. */
+    public String ok(String host, String cmd) {
+        ExecResult r = ssh(host, cmd);
+        if (r.exit() != 0) throw new AssertionError(host + ": " + cmd + "\n" + r);
+        return r.out();
+    }
+
+    /** Every host's stdout of cmd, by host: a read-only fingerprint whose equality before and after proves "nothing changed". */
+    public Map<String, String> fingerprints(String cmd) {
+        Map<String, String> m = new java.util.LinkedHashMap<>();
+        for (String h : hosts()) m.put(h, ssh(h, cmd).out());
+        return m;
+    }
+
     /** Stops host and boots it again (its disk is kept); returns once sshd answers and boot finished. */
     public void reboot(String host) {
         ExecResult r = bed("reboot", host);
