@@ -147,11 +147,14 @@ final class StepRunner {
 
     /**
      * Runs the probes' commands as one script; returns the answers that came back framed, in order (possibly
-     * fewer than asked: those probes are then asked one by one). A script that runs out of time is a timeout of
+     * fewer than asked: those probes are then asked one by one). A command that several probes ask (the cluster's
+     * node list, say: one probe per node reads it) runs once and answers each of them; probes are read-only, so
+     * that is what asking it again a moment later would answer. A script that runs out of time is a timeout of
      * the probe that was running then, like the same probe asked alone.
      */
     private List<Answer> batch(List<Probe> probes) {
-        List<String> commands = probes.stream().map(p -> facts.substitute(p.command())).toList();
+        List<String> asked = probes.stream().map(p -> facts.substitute(p.command())).toList();
+        List<String> commands = asked.stream().distinct().toList();
         String delimiter = ProbeBatch.newDelimiter();
         long t0 = System.nanoTime();
         ExecResult whole;
@@ -161,21 +164,27 @@ final class StepRunner {
             if (e.kind() != RemoteException.Kind.TIMEOUT) throw e;
             // the probe that was running when time ran out is the slow one: name it, as if it had run alone
             int slow = ProbeBatch.running(e.partialStdout(), delimiter, commands.size());
-            log.line("batch of " + commands.size() + " probes: no answer within " + timeout.toSeconds() + " s"
-                + (slow < 0 ? "" : "; probe " + (slow + 1) + " was running: " + facts.mask(commands.get(slow))));
+            log.line("batch of " + asked.size() + " probes: no answer within " + timeout.toSeconds() + " s"
+                + (slow < 0 ? "" : "; probe " + (asked.indexOf(commands.get(slow)) + 1) + " was running: " + facts.mask(commands.get(slow))));
             if (slow < 0) throw e;
             throw RemoteException.timeout(remote.name(), facts.mask(commands.get(slow)), timeout);
         }
         long ms = (System.nanoTime() - t0) / 1_000_000;
         List<ExecResult> results = ProbeBatch.parse(whole.stdout(), whole.stderr(), delimiter, commands.size());
-        StringBuilder line = new StringBuilder("batch of " + commands.size() + " probes: one command, exit " + whole.exit() + " in " + ms + " ms");
-        if (results.size() < commands.size()) {
-            line.append("; ").append(results.size()).append(" answers came back framed, the rest are asked one by one; its output ends:\n")
+        StringBuilder line = new StringBuilder("batch of " + asked.size() + " probes"
+            + (commands.size() < asked.size() ? " (" + commands.size() + " distinct commands)" : "")
+            + ": one command, exit " + whole.exit() + " in " + ms + " ms");
+        List<Answer> answers = new ArrayList<>();
+        for (String c : asked) {
+            int i = commands.indexOf(c);
+            if (i >= results.size()) break;
+            answers.add(new Answer(c, results.get(i)));
+        }
+        if (answers.size() < asked.size()) {
+            line.append("; ").append(answers.size()).append(" answers came back framed, the rest are asked one by one; its output ends:\n")
                 .append(new ExecResult(whole.exit(), whole.stdout(), whole.stderr()).tail(6));
         }
         log.line(line.toString());
-        List<Answer> answers = new ArrayList<>();
-        for (int i = 0; i < results.size(); i++) answers.add(new Answer(commands.get(i), results.get(i)));
         return answers;
     }
 

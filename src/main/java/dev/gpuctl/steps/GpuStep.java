@@ -37,14 +37,23 @@ public final class GpuStep implements Step {
     /** The fact preflight learns from each GPU node's nvidia-smi. */
     public static String gpuCountFact(Node n) { return "gpu." + n.name() + ".count"; }
 
+    /**
+     * The cluster's nodes, and its nodes then its pods: every node's probe asks the same command, so that a batch
+     * runs it once for all nodes (one kubectl call instead of one per node; see the step runner).
+     */
+    static final String NODES = Kube.kubectl("get nodes -o json");
+    static final String NODES_THEN_PODS = NODES + " && echo @@@ && " + Kube.kubectl("get pods -A -o json");
+
     @Override public List<Probe> check(HostContext ctx) {
         List<Probe> probes = new ArrayList<>();
         for (Node n : ctx.inventory().nodes()) {
             Map<String, String> want = labels(n);
             if (want.isEmpty()) continue;
-            probes.add(Probe.of("node " + n.name() + " labelled " + want, Kube.kubectl("get node " + n.name() + " -o json"), r -> {
-                if (!r.ok()) return Optional.of("node " + n.name() + " not found: " + r.tail(1));
-                var have = KubeJson.parse(r.stdout()).path("metadata").path("labels");
+            probes.add(Probe.of("node " + n.name() + " labelled " + want, NODES, r -> {
+                if (!r.ok()) return Optional.of("kubectl failed: " + r.tail(2));
+                var node = KubeJson.node(KubeJson.parse(r.stdout()), n.name());
+                if (node.isEmpty()) return Optional.of("node " + n.name() + " not found (kubectl get nodes)");
+                var have = node.get().path("metadata").path("labels");
                 var missing = want.entrySet().stream().filter(e -> !e.getValue().equals(have.path(e.getKey()).asText(null))).map(Map.Entry::getKey).toList();
                 return missing.isEmpty() ? Optional.empty() : Optional.of("labels missing or different: " + missing);
             }));
@@ -81,12 +90,13 @@ public final class GpuStep implements Step {
      */
     static Probe allocatable(Node n) {
         return Probe.of("node " + n.name() + " allocatable nvidia.com/gpu = its nvidia-smi count",
-                Kube.kubectl("get node " + n.name() + " -o json") + " && echo @@@ && " + Kube.kubectl("get pods -A -o json"),
-                r -> Optional.empty())
+                NODES_THEN_PODS, r -> Optional.empty())
             .judgedWithFacts((r, facts) -> {
-                if (!r.ok()) return Optional.of("node " + n.name() + " not found: " + r.tail(1));
+                if (!r.ok()) return Optional.of("kubectl failed: " + r.tail(2));
                 String[] parts = r.stdout().split("\n@@@\n", 2);
-                String have = KubeJson.parse(parts[0]).path("status").path("allocatable").path("nvidia.com/gpu").asText("0");
+                var node = KubeJson.node(KubeJson.parse(parts[0]), n.name());
+                if (node.isEmpty()) return Optional.of("node " + n.name() + " not found (kubectl get nodes)");
+                String have = node.get().path("status").path("allocatable").path("nvidia.com/gpu").asText("0");
                 String want = facts.get(gpuCountFact(n)).orElse("?");
                 if (have.equals(want)) return Optional.empty();
                 String pod = parts.length < 2 ? "" : pluginPod(KubeJson.parse(parts[1]), n.name());

@@ -20,6 +20,14 @@ final class KubeJson {
         }
     }
 
+    /** The item named {@code name} in a list (kubectl get nodes -o json), if it is there. */
+    static Optional<JsonNode> node(JsonNode list, String name) {
+        for (JsonNode item : list.path("items")) {
+            if (name.equals(item.path("metadata").path("name").asText())) return Optional.of(item);
+        }
+        return Optional.empty();
+    }
+
     /** Pods of a namespace (optionally a label selector), all Running and at least one. */
     static Probe podsRunning(String what, String namespace, String selector) {
         String sel = selector.isEmpty() ? "" : " -l " + Sh.quote(selector);

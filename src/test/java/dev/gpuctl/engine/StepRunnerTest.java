@@ -48,6 +48,26 @@ class StepRunnerTest {
         assertFalse(log.contains("__gpuctl_d"), "the script itself is not logged, its probes are");
     }
 
+    @Test void aCommandSeveralProbesAskRunsOnceInTheBatchAndAnswersEachOfThem() throws IOException {
+        Path counter = dir.resolve("asked");
+        String count = "echo x >> " + counter + "; wc -l < " + counter;
+        List<Probe> probes = List.of(
+            Probe.equals("first reader", count, "1"),
+            Probe.equals("other", "echo b", "b"),
+            Probe.equals("second reader", count, "1"),
+            Probe.equals("third reader, judged otherwise", count, "2"));
+        List<String> problems;
+        try (HostLog log = log()) {
+            problems = runner(log).probe(probes, false);
+        }
+        assertEquals(1, host.commands.size(), host.commands::toString);
+        assertEquals(List.of("third reader, judged otherwise: got '1', expected '2'"), problems);
+        assertEquals(List.of("x"), Files.readAllLines(counter), "the shared command ran once");
+        String log = logText();
+        assertTrue(log.contains("batch of 4 probes (2 distinct commands): one command, exit 0 in "), log);
+        assertEquals(4, log.split("\\(asked in the batch above\\)", -1).length - 1, "every probe has its log entry: " + log);
+    }
+
     @Test void aSingleProbeRunsAsItIs() {
         try (HostLog log = log()) {
             assertEquals(List.of(), runner(log).probe(List.of(Probe.equals("one", "echo 1", "1")), false));
