@@ -79,7 +79,10 @@ class ReliabilityE2E {
         final CompletableFuture<Void> drained;
 
         Child(String... args) throws IOException {
-            List<String> cmd = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            // as a terminal would start it: a JVM that inherits an ignored SIGINT (a background job of a
+            // non-interactive shell) never installs its handler, so Ctrl-C is restored to the default first
+            List<String> cmd = new java.util.ArrayList<>(List.of("env", "--default-signal=INT",
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", System.getProperty("java.class.path"), "dev.gpuctl.cli.Main"));
             cmd.addAll(List.of(args));
             process = new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.DISCARD)
