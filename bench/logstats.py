@@ -16,7 +16,7 @@ PHASE = {"preflight": 0, "time": 1, "swap": 1, "kernel": 1, "runtime": 1, "packa
 ENTRY = re.compile(r"^(\d{4}-\d\d-\d\dT[0-9:.]+Z) (.*)$")
 STEP = re.compile(r"^-- step (\S+): ")
 SINGLE = re.compile(r"^  exit -?\d+ in (\d+) ms$")
-BATCH = re.compile(r"^batch of (\d+) probes: one command, exit -?\d+ in (\d+) ms")
+BATCH = re.compile(r"^batch of (\d+) probes(?: \(\d+ distinct commands\))?: one command, exit -?\d+ in (\d+) ms")
 
 
 def ts(s):

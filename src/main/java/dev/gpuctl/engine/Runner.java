@@ -17,6 +17,7 @@ import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,6 +28,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 
 /**
  * Runs phases in order; within a phase every host runs its steps in order, hosts in parallel (bounded).
@@ -195,18 +197,49 @@ public final class Runner {
     private void runHost(Phase phase, Node node, Map<String, Map<String, Outcome>> outcomes, List<StepFailure> failures) {
         HostContext ctx = new HostContext(inv, node);
         HostLog log = log(node);
-        for (Step step : phase.steps()) {
-            if (!step.runsOn(ctx)) continue;
+        List<Step> steps = phase.steps().stream().filter(s -> s.runsOn(ctx)).toList();
+        Map<Step, List<String>> asked = new HashMap<>();
+        long phaseStart = System.nanoTime();
+        if (!phase.readOnly() && steps.size() > 1 && !stop.requested) {
+            // every step's check in one round trip; an answer is used while nothing on this host has changed since
+            try {
+                StepRunner sr = new StepRunner(remote(node), log, facts, options.commandTimeout(), options.maxWait());
+                log.line("-- step " + steps.get(0).id() + ": check (asked together with steps "
+                    + steps.stream().skip(1).map(Step::id).collect(Collectors.joining(", ")) + ")");
+                List<List<String>> problems = sr.probeGroups(steps.stream().map(s -> s.check(ctx)).toList());
+                for (int i = 0; i < steps.size(); i++) asked.put(steps.get(i), problems.get(i));
+            } catch (StepRunner.GroupFailed e) {
+                if (!stop.requested) {
+                    Step step = steps.get(e.group);
+                    failures.add(new StepFailure(node.name(), step.id(), unreachableWhat(e.cause), "", -1,
+                        facts.mask(e.cause.getMessage()), log.file().toString()));
+                    outcomes.computeIfAbsent(node.name(), k -> new LinkedHashMap<>()).put(step.id(), Outcome.FAILED);
+                    say(node, step, label(Outcome.FAILED) + " (" + seconds(System.nanoTime() - phaseStart) + ")");
+                    return;
+                }
+                asked.clear(); // stopping: the loop below says where
+            } catch (RemoteException e) {
+                asked.clear(); // stopped before connecting: the loop below says where
+            }
+        }
+        boolean hostUnchanged = true;
+        for (Step step : steps) {
             if (stop.requested) {
                 stoppedAt.putIfAbsent(node.name(), "before step " + step.id() + " (not started)");
                 return;
             }
-            long t0 = System.nanoTime();
+            long t0 = step == steps.get(0) ? phaseStart : System.nanoTime(); // the first step's time includes the batch
             Outcome outcome;
             try {
                 StepRunner sr = new StepRunner(remote(node), log, facts, options.commandTimeout(), options.maxWait());
-                log.line("-- step " + step.id() + ": check");
-                List<String> problems = sr.probe(step.check(ctx), false);
+                List<String> problems;
+                if (hostUnchanged && asked.containsKey(step)) {
+                    if (step != steps.get(0)) log.line("-- step " + step.id() + ": check (answered in the batch above)");
+                    problems = asked.get(step);
+                } else {
+                    log.line("-- step " + step.id() + ": check");
+                    problems = sr.probe(step.check(ctx), false);
+                }
                 if (phase.readOnly()) {
                     if (!problems.isEmpty()) throw new VerifyFailed(step.id(), problems);
                     outcome = Outcome.OK;
@@ -242,12 +275,7 @@ public final class Runner {
                     say(node, step, label(Outcome.INTERRUPTED) + " (" + seconds(System.nanoTime() - t0) + ")");
                     return;
                 }
-                String what = switch (e.kind()) {
-                    case TIMEOUT -> "a command timed out";
-                    case CONNECTION_LOST -> "the connection was lost";
-                    default -> "cannot reach the host";
-                };
-                failures.add(new StepFailure(node.name(), step.id(), what, "", -1, facts.mask(e.getMessage()), log.file().toString()));
+                failures.add(new StepFailure(node.name(), step.id(), unreachableWhat(e), "", -1, facts.mask(e.getMessage()), log.file().toString()));
                 outcome = Outcome.FAILED;
             } catch (RuntimeException e) {
                 // e.g. a file on the host that gpuctl refuses to edit (daemon.json that is not JSON): stop this host, say why
@@ -259,7 +287,16 @@ public final class Runner {
             outcomes.computeIfAbsent(node.name(), k -> new LinkedHashMap<>()).put(step.id(), outcome);
             say(node, step, label(outcome) + " (" + seconds(System.nanoTime() - t0) + ")");
             if (outcome == Outcome.FAILED) return;
+            if (outcome != Outcome.OK && outcome != Outcome.WOULD_CHANGE) hostUnchanged = false;
         }
+    }
+
+    private static String unreachableWhat(RemoteException e) {
+        return switch (e.kind()) {
+            case TIMEOUT -> "a command timed out";
+            case CONNECTION_LOST -> "the connection was lost";
+            default -> "cannot reach the host";
+        };
     }
 
     /** Runs a step's once-per-run ops on the master (e.g. creating the join token) before its first apply. */

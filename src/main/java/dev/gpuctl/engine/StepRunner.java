@@ -73,6 +73,11 @@ final class StepRunner {
             Duration limit = maxWait != null && maxWait.compareTo(p.waitUpTo()) < 0 ? maxWait : p.waitUpTo();
             return System.nanoTime() + limit.toNanos();
         });
+        return described(probes, answers);
+    }
+
+    /** "what: problem" for each wrong probe, in order. */
+    private static List<String> described(List<Probe> probes, List<Optional<String>> answers) {
         List<String> problems = new ArrayList<>();
         for (int i = 0; i < probes.size(); i++) {
             Probe p = probes.get(i);
@@ -80,6 +85,52 @@ final class StepRunner {
         }
         return problems;
     }
+
+    /**
+     * A host stopped answering while several groups of probes were asked together; {@code group} is the one
+     * whose probe was running (for a timeout, the slow probe's group; else the group being asked).
+     */
+    static final class GroupFailed extends RuntimeException {
+        final int group;
+        final RemoteException cause;
+
+        GroupFailed(int group, RemoteException cause) {
+            super(cause.getMessage(), cause);
+            this.group = group;
+            this.cause = cause;
+        }
+    }
+
+    /**
+     * Asks several steps' probes (one group per step) in as few round trips as {@link #askAll} can make, once
+     * each, without waiting; returns each group's problems as {@link #probe} would. When the host fails to
+     * answer, throws {@link GroupFailed} naming the group whose probe it was.
+     */
+    List<List<String>> probeGroups(List<List<Probe>> groups) {
+        List<Probe> all = new ArrayList<>();
+        List<Integer> groupOf = new ArrayList<>();
+        for (int g = 0; g < groups.size(); g++) {
+            all.addAll(groups.get(g));
+            for (int k = 0; k < groups.get(g).size(); k++) groupOf.add(g);
+        }
+        List<Optional<String>> answers;
+        failedAt = 0;
+        try {
+            answers = askAll(all, p -> null);
+        } catch (RemoteException e) {
+            throw new GroupFailed(groupOf.isEmpty() ? 0 : groupOf.get(Math.min(failedAt, groupOf.size() - 1)), e);
+        }
+        List<List<String>> out = new ArrayList<>();
+        int from = 0;
+        for (List<Probe> group : groups) {
+            out.add(described(group, answers.subList(from, from + group.size())));
+            from += group.size();
+        }
+        return out;
+    }
+
+    /** The index (in {@link #askAll}'s list) of the probe that was being asked when a RemoteException left it. */
+    private int failedAt;
 
     /**
      * Asks probes in order and judges each exactly as {@link #ask} would, in as few round trips as it can: runs of
@@ -96,15 +147,23 @@ final class StepRunner {
         int i = 0;
         while (i < probes.size()) {
             int end = runEnd(probes, i);
+            failedAt = i;
             List<Answer> answers = end - i > 1 ? batch(probes.subList(i, end)) : List.of();
+            Set<String> logged = new HashSet<>();
             int next = end;
             for (int j = i; j < end; j++) {
                 Probe p = probes.get(j);
                 int k = j - i;
+                failedAt = j;
                 Optional<String> problem;
                 if (k < answers.size()) {
                     Answer a = answers.get(k);
-                    log.command(a.command(), a.result(), "(asked in the batch above)");
+                    if (logged.add(a.command())) {
+                        log.command(a.command(), a.result(), "(asked in the batch above)");
+                    } else {
+                        // one run of the command answered several probes: its output is in the log once
+                        log.command(a.command(), new ExecResult(a.result().exit(), "", ""), "(asked in the batch above; the same answer as above)");
+                    }
                     problem = judge(p, a.result());
                 } else {
                     problem = ask(p);
@@ -167,6 +226,7 @@ final class StepRunner {
             log.line("batch of " + asked.size() + " probes: no answer within " + timeout.toSeconds() + " s"
                 + (slow < 0 ? "" : "; probe " + (asked.indexOf(commands.get(slow)) + 1) + " was running: " + facts.mask(commands.get(slow))));
             if (slow < 0) throw e;
+            failedAt += asked.indexOf(commands.get(slow));
             throw RemoteException.timeout(remote.name(), facts.mask(commands.get(slow)), timeout);
         }
         long ms = (System.nanoTime() - t0) / 1_000_000;

@@ -60,30 +60,16 @@ public final class Verifier {
         Map<String, HostLog> logs = new ConcurrentHashMap<>();
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, concurrency));
         try {
-            for (Phase phase : phases) {
+            // preflight first, on every host: it teaches the facts (each node's GPU count, say) that the cluster
+            // checks compare against. Then every other phase's probes at once, one batch per host: verify changes
+            // nothing, so the order that applying needs (the control plane before the joins) does not hold it up.
+            List<Phase> first = phases.stream().filter(Phase::readOnly).toList();
+            List<Phase> rest = phases.stream().filter(p -> !p.readOnly()).toList();
+            for (List<Phase> group : List.of(first, rest)) {
                 List<Future<?>> running = new ArrayList<>();
                 for (Node node : nodes) {
                     if (unreachable.containsKey(node.name())) continue;
-                    running.add(pool.submit(() -> {
-                        HostContext ctx = new HostContext(inv, node);
-                        for (Step step : phase.steps()) {
-                            if (!step.runsOn(ctx)) continue;
-                            try {
-                                Remote remote = remotes.computeIfAbsent(node.name(), n -> connector.apply(node));
-                                List<Probe> probes = phase.readOnly() ? step.check(ctx) : step.verify(ctx);
-                                if (probes.isEmpty()) continue;
-                                HostLog log = logs.computeIfAbsent(node.name(), n -> new HostLog(logDir, n, facts));
-                                log.line("-- step " + step.id() + ": " + (phase.readOnly() ? "check" : "verify"));
-                                List<Optional<String>> problems = new StepRunner(remote, log, facts, timeout, null)
-                                    .askAll(probes, p -> Math.min(System.nanoTime() + p.waitUpTo().toNanos(), waitUntil));
-                                List<Check> hostChecks = checks.computeIfAbsent(node.name(), n -> new java.util.concurrent.CopyOnWriteArrayList<>());
-                                for (int i = 0; i < probes.size(); i++) hostChecks.add(check(probes.get(i), problems.get(i), facts, step, node));
-                            } catch (RemoteException e) {
-                                unreachable.put(node.name(), e.getMessage());
-                                return;
-                            }
-                        }
-                    }));
+                    running.add(pool.submit(() -> verifyHost(group, node, facts, remotes, unreachable, checks, logs, logDir)));
                 }
                 for (Future<?> f : running) {
                     try {
@@ -104,6 +90,45 @@ public final class Verifier {
                 unreachable.getOrDefault(n.name(), ""), checks.getOrDefault(n.name(), List.of())));
         }
         return new Report(hosts);
+    }
+
+    /**
+     * One host's probes for every step of these phases that runs on it, asked as one batch (a step's probes
+     * stay together and in order, so a probe that waits holds up only the ones after it); each answer is then
+     * filed under its step.
+     */
+    private void verifyHost(List<Phase> phases, Node node, Facts facts, Map<String, Remote> remotes,
+                            Map<String, String> unreachable, Map<String, List<Check>> checks,
+                            Map<String, HostLog> logs, Path logDir) {
+        HostContext ctx = new HostContext(inv, node);
+        List<Step> steps = new ArrayList<>();
+        List<Probe> probes = new ArrayList<>();
+        List<Step> owner = new ArrayList<>();
+        for (Phase phase : phases) {
+            for (Step step : phase.steps()) {
+                if (!step.runsOn(ctx)) continue;
+                List<Probe> own = phase.readOnly() ? step.check(ctx) : step.verify(ctx);
+                if (own.isEmpty()) continue;
+                steps.add(step);
+                probes.addAll(own);
+                own.forEach(p -> owner.add(step));
+            }
+        }
+        if (probes.isEmpty()) return;
+        try {
+            Remote remote = remotes.computeIfAbsent(node.name(), n -> connector.apply(node));
+            HostLog log = logs.computeIfAbsent(node.name(), n -> new HostLog(logDir, n, facts));
+            String kind = phases.stream().allMatch(Phase::readOnly) ? "check" : "verify";
+            log.line("-- step " + steps.get(0).id() + ": " + kind
+                + (steps.size() > 1 ? " (asked together with steps " + steps.subList(1, steps.size()).stream().map(Step::id)
+                    .collect(java.util.stream.Collectors.joining(", ")) + ")" : ""));
+            List<Optional<String>> problems = new StepRunner(remote, log, facts, timeout, null)
+                .askAll(probes, p -> Math.min(System.nanoTime() + p.waitUpTo().toNanos(), waitUntil));
+            List<Check> hostChecks = checks.computeIfAbsent(node.name(), n -> new java.util.concurrent.CopyOnWriteArrayList<>());
+            for (int i = 0; i < probes.size(); i++) hostChecks.add(check(probes.get(i), problems.get(i), facts, owner.get(i), node));
+        } catch (RemoteException e) {
+            unreachable.put(node.name(), e.getMessage());
+        }
     }
 
     /**

@@ -31,7 +31,7 @@ import java.util.random.RandomGenerator;
 public final class Kubeadm {
 
     private static final Pattern TOKEN = Pattern.compile("[a-z0-9]{6}\\.[a-z0-9]{16}");
-    private static final Pattern TOKEN_IN_TEXT = Pattern.compile("\\b([a-z0-9]{6})\\.[a-z0-9]{16}\\b");
+    static final Pattern TOKEN_IN_TEXT = Pattern.compile("\\b([a-z0-9]{6})\\.[a-z0-9]{16}\\b");
     private static final Pattern TOKEN_FLAG = Pattern.compile("(--token(?:=|\\s+))([^\\s.]{0,6})\\S*");
     private static final Pattern CA_HASH = Pattern.compile("sha256:[0-9a-f]{64}");
     private static final String TOKEN_CHARS = "0123456789abcdefghijklmnopqrstuvwxyz";
@@ -217,7 +217,40 @@ public final class Kubeadm {
 
     /** The text with every token secret replaced: {@code abcdef.0123456789abcdef} becomes {@code abcdef.<redacted>}. */
     public static String redactTokens(String text) {
-        return text == null ? null : TOKEN_IN_TEXT.matcher(text).replaceAll("$1.<redacted>");
+        if (text == null) return null;
+        // what TOKEN_IN_TEXT.matcher(text).replaceAll("$1.<redacted>") does, by a scan from dot to dot: every log
+        // line goes through here, and the regex's word boundaries cost a Unicode lookup at every character of
+        // a 100 KB kubectl answer
+        StringBuilder out = null;
+        int copied = 0;
+        int dot = text.indexOf('.', 6);
+        while (dot >= 0) {
+            int start = dot - 6;
+            int end = dot + 17;
+            if (end <= text.length() && tokenChars(text, start, dot) && tokenChars(text, dot + 1, end)
+                    && (start == 0 || !wordChar(text.charAt(start - 1))) && (end == text.length() || !wordChar(text.charAt(end)))) {
+                if (out == null) out = new StringBuilder(text.length());
+                out.append(text, copied, dot + 1).append("<redacted>");
+                copied = end;
+                dot = text.indexOf('.', end + 6);
+            } else {
+                dot = text.indexOf('.', dot + 1);
+            }
+        }
+        return out == null ? text : out.append(text, copied, text.length()).toString();
+    }
+
+    private static boolean tokenChars(String s, int from, int to) {
+        for (int i = from; i < to; i++) {
+            char c = s.charAt(i);
+            if (!(c >= 'a' && c <= 'z' || c >= '0' && c <= '9')) return false;
+        }
+        return true;
+    }
+
+    /** A word character as a regex word boundary sees it. */
+    private static boolean wordChar(char c) {
+        return c == '_' || Character.isLetterOrDigit(c);
     }
 
     /** Hides the value of every --token flag, well-formed or not, and any token-shaped text. */

@@ -44,6 +44,20 @@ public final class SshRemote implements Remote {
     private static final Map<Path, KeyPair> KEYS = new ConcurrentHashMap<>();
     private static final SecureRandom RANDOM = new SecureRandom();
 
+    /**
+     * One sshj configuration for every connection of a run: building one tries every cipher it lists, and its
+     * factories make fresh objects per connection (its random source is synchronised).
+     */
+    private static DefaultConfig config;
+
+    private static synchronized DefaultConfig config() {
+        if (config == null) {
+            config = new DefaultConfig();
+            config.setKeepAliveProvider(KeepAliveProvider.KEEP_ALIVE);
+        }
+        return config;
+    }
+
     private final Node node;
     private final SSHClient client;
     private final SSHClient bastionClient;
@@ -92,9 +106,7 @@ public final class SshRemote implements Remote {
     }
 
     private static SSHClient newClient(SshOptions opts) {
-        DefaultConfig config = new DefaultConfig();
-        config.setKeepAliveProvider(KeepAliveProvider.KEEP_ALIVE);
-        SSHClient c = new SSHClient(config);
+        SSHClient c = new SSHClient(config());
         int connectMs = (int) opts.connectTimeout().toMillis();
         c.setConnectTimeout(connectMs);
         // The socket read timeout must outlast the keepalive interval, or an idle connection would die.
@@ -172,7 +184,7 @@ public final class SshRemote implements Remote {
                     return passphrase != null && answered[0] && passphrase.shouldRetry(resource);
                 }
             };
-            try (SSHClient loader = new SSHClient()) {
+            try (SSHClient loader = new SSHClient(config())) {
                 KeyProvider kp = loader.loadKeys(file.toString(), finder);
                 KeyPair pair = new KeyPair(kp.getPublic(), kp.getPrivate());
                 KEYS.put(file, pair);

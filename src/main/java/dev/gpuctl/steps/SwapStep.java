@@ -30,8 +30,8 @@ public final class SwapStep implements Step {
                 return lines.isEmpty() ? Optional.empty()
                     : Optional.of("active swap lines: " + lines.stream().map(l -> l.replace('\t', ' ')).toList());
             }),
-            Probe.of("no swap unit enabled (systemctl list-unit-files --type=swap)",
-                "systemctl list-unit-files --type=swap --no-legend --plain 2>/dev/null || true", r -> {
+            Probe.of("no swap unit enabled (systemctl list-unit-files '*.swap')",
+                LIST_SWAP_UNITS + " 2>/dev/null || true", r -> {
                     var on = enabledSwapUnits(r.stdout());
                     return on.isEmpty() ? Optional.empty() : Optional.of("swap units that start at boot: " + on);
                 }),
@@ -44,6 +44,13 @@ public final class SwapStep implements Step {
                     default -> Optional.of(ZRAM_CONF + " defines zram devices");
                 }));
     }
+
+    /**
+     * Every swap unit file with its state. The pattern is matched by systemd itself, which then works out the
+     * state of the swap units only; {@code --type=swap} filters in systemctl after systemd has worked out the
+     * state of every unit file on the host (0.4 s on an idle host, seconds on a busy one, for the same answer).
+     */
+    static final String LIST_SWAP_UNITS = "systemctl list-unit-files --no-legend --plain '*.swap'";
 
     /** Swap units whose state makes them start at boot: enabled, enabled-runtime, or generated from fstab. */
     static List<String> enabledSwapUnits(String listUnitFiles) {
@@ -63,9 +70,9 @@ public final class SwapStep implements Step {
                 Fstab::commentOutSwap, "0644"),
             Op.Run.of("reload systemd's fstab units", "systemctl daemon-reload").onlyIfChanged("/etc/fstab"),
             Op.Run.of("mask swap units that would start at boot",
-                "systemctl list-unit-files --type=swap --no-legend --plain | awk '$2==\"enabled\"||$2==\"enabled-runtime\"||$2==\"generated\"{print $1}' "
+                LIST_SWAP_UNITS + " | awk '$2==\"enabled\"||$2==\"enabled-runtime\"||$2==\"generated\"{print $1}' "
                     + "| while read -r u; do systemctl mask --now -- \"$u\"; done")
-                .unless("! systemctl list-unit-files --type=swap --no-legend --plain | awk '$2==\"enabled\"||$2==\"enabled-runtime\"||$2==\"generated\"{f=1} END{exit !f}'"),
+                .unless("! " + LIST_SWAP_UNITS + " | awk '$2==\"enabled\"||$2==\"enabled-runtime\"||$2==\"generated\"{f=1} END{exit !f}'"),
             Op.Run.of("disable zram swap",
                 "printf '# Written by gpuctl: kubelet needs swap off; no zram devices.\\n' > " + ZRAM_CONF
                     + " && systemctl daemon-reload && for d in /dev/zram*; do [ -b \"$d\" ] && swapoff \"$d\" 2>/dev/null; done; true")

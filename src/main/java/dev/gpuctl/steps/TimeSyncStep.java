@@ -8,7 +8,7 @@ import java.util.Optional;
 /**
  * Step 1, time sync. The guide installs {@code ntp}, a transitional package on Debian 12 and Ubuntu 24.04;
  * gpuctl installs chrony, points it at the inventory's timeServers (else the distribution's pool), and
- * proves synchronisation by asking systemd ({@code timedatectl}), waiting a bounded time.
+ * proves synchronisation by asking chrony (then systemd's {@code timedatectl}), waiting a bounded time.
  */
 public final class TimeSyncStep implements Step {
     static final String SOURCES = "/etc/chrony/sources.d/gpuctl.sources";
@@ -40,14 +40,16 @@ public final class TimeSyncStep implements Step {
     }
 
     /**
-     * Synchronised when systemd says so (NTPSynchronized=yes: the kernel's clock is disciplined), or when chrony
-     * itself has selected a source and reports a normal leap status. The second form is what a host whose
-     * kernel clock gpuctl may not discipline (a container) can prove; on a normal host both agree.
+     * Synchronised when chrony itself has selected a source and reports a normal leap status, or when systemd
+     * says so (NTPSynchronized=yes: the kernel's clock is disciplined). chrony is asked first: it is what gpuctl
+     * installs, and it answers at once. systemd is asked only when chrony does not prove it, and for at most
+     * 5 s: timedatectl goes through D-Bus to systemd-timedated, whose first start can hang a caller for 25 s.
      */
     static Probe synchronized_() {
-        return Probe.of("clock synchronised (timedatectl NTPSynchronized, or chrony's selected source)",
-            "timedatectl show -p NTPSynchronized --value 2>/dev/null; chronyc -n tracking 2>/dev/null | grep '^Leap status'; "
-                + "chronyc -n sources 2>/dev/null | grep -c '^[\\^=]\\*' || true",
+        return Probe.of("clock synchronised (chrony's selected source, or timedatectl NTPSynchronized)",
+            "l=$(chronyc -n tracking 2>/dev/null | grep '^Leap status'); n=$(chronyc -n sources 2>/dev/null | grep -c '^[\\^=]\\*'); "
+                + "[ \"${l##* }\" = Normal ] && [ \"${n:-0}\" -gt 0 ] || timeout 5 timedatectl show -p NTPSynchronized --value 2>/dev/null; "
+                + "echo \"$l\"; echo \"${n:-0}\"",
             r -> synchronisationProblem(r.stdout()));
     }
 

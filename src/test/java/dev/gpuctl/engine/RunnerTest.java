@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.inventory.InventoryLoader;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.steps.HostContext;
@@ -121,15 +120,7 @@ class RunnerTest {
     }
 
     Inventory inv(Path dir) throws IOException {
-        Path f = dir.resolve("inventory.yaml");
-        Files.writeString(f, """
-            cluster: { name: t, kubernetesVersion: "1.35" }
-            nodes:
-              - { name: m, address: 10.0.0.1, role: master }
-              - { name: w1, address: 10.0.0.2, role: worker }
-              - { name: w2, address: 10.0.0.3, role: worker }
-            """);
-        return InventoryLoader.load(f);
+        return ShHosts.inventory(dir, "w1", "w2");
     }
 
     final Map<String, ScriptedHost> hosts = new ConcurrentHashMap<>();

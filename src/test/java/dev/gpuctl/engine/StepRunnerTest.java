@@ -65,7 +65,9 @@ class StepRunnerTest {
         assertEquals(List.of("x"), Files.readAllLines(counter), "the shared command ran once");
         String log = logText();
         assertTrue(log.contains("batch of 4 probes (2 distinct commands): one command, exit 0 in "), log);
-        assertEquals(4, log.split("\\(asked in the batch above\\)", -1).length - 1, "every probe has its log entry: " + log);
+        assertEquals(4, log.split("\\(asked in the batch above", -1).length - 1, "every probe has its log entry: " + log);
+        assertEquals(2, log.split("the same answer as above", -1).length - 1, "a shared answer's output is logged once: " + log);
+        assertEquals(1, log.split("\n    1\n", -1).length - 1, log);
     }
 
     @Test void aSingleProbeRunsAsItIs() {

@@ -156,6 +156,24 @@ class KubeadmTest {
         assertEquals("kubeadm join x:6443 --token abcdef.<redacted> --token=zlt7nb.<redacted>",
                 Kubeadm.redactTokens("kubeadm join x:6443 --token abcdef.0123456789abcdef --token=zlt7nb.lpd06ao1kxf4uwgm"));
         assertEquals("no token here 1.2", Kubeadm.redactTokens("no token here 1.2"));
+        assertEquals("abcdef.<redacted>", Kubeadm.redactTokens("abcdef.0123456789abcdef"), "a token that is the whole text");
+        assertEquals("xabcdef.0123456789abcdef éabcdef.0123456789abcdef _abcdef.0123456789abcdef abcdef.0123456789abcdefé",
+            Kubeadm.redactTokens("xabcdef.0123456789abcdef éabcdef.0123456789abcdef _abcdef.0123456789abcdef abcdef.0123456789abcdefé"),
+            "a token-shaped run inside a longer word is not a token");
+    }
+
+    @Test
+    void redactTokensAgreesWithTheTokenPatternOnRandomText() {
+        // the scan must redact exactly what the regex \b([a-z0-9]{6})\.[a-z0-9]{16}\b would, on text made to hold near-tokens
+        java.util.Random random = new java.util.Random(20261203);
+        String[] pieces = {"abcdef", "0123456789abcdef", "zlt7nb", "lpd06ao1kxf4uwgm", ".", ".", " ", "_", "-", "é", "A", "7", "\n", "\"", "x", "abcde", "0123456789abcde"};
+        for (int n = 0; n < 20_000; n++) {
+            StringBuilder sb = new StringBuilder();
+            int parts = random.nextInt(12);
+            for (int i = 0; i < parts; i++) sb.append(pieces[random.nextInt(pieces.length)]);
+            String text = sb.toString();
+            assertEquals(Kubeadm.TOKEN_IN_TEXT.matcher(text).replaceAll("$1.<redacted>"), Kubeadm.redactTokens(text), text);
+        }
     }
 
     @Test
