@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Statistics of one gpuctl run from its per-host logs (.gpuctl/logs/<run>/<host>.log): SSH commands (round
 trips) per host and per step, and the time the hosts spent in remote commands on the critical path (per phase,
-the slowest host; phases run one after the other). With START (the
+the slowest host; phases run one after the other; in a verify run, preflight then each host's later phases side by
+side). With START (the
 process's start, epoch seconds), also the time until the first command began. Prints JSON.
 Usage: logstats.py LOGDIR [START]"""
 import json
@@ -37,8 +38,9 @@ def host_stats(path):
     st = {"round_trips": 0, "batches": 0, "probes_batched": 0, "singles": 0, "transfers": 0, "steps": [],
           "step_round_trips": {}, "step_ms": {}, "phase_ms": {}, "first": None, "last": None, "first_start": None}
     for t, first, rest in entries:
-        st["first"] = st["first"] or ts(t)
-        st["last"] = ts(t)
+        # a part of a log (commands asked alongside others) is written when it ends: entries are not in time order
+        st["first"] = min(st["first"] or ts(t), ts(t))
+        st["last"] = max(st["last"] or ts(t), ts(t))
         m = STEP.match(first)
         if m:
             step = m.group(1)
@@ -76,7 +78,12 @@ def main(logdir, start=None):
         if name.endswith(".log"):
             hosts[name[:-4]] = host_stats(os.path.join(logdir, name))
     phases = sorted({p for h in hosts.values() for p in h["phase_ms"]})
-    critical_ms = sum(max(h["phase_ms"].get(p, 0) for h in hosts.values()) for p in phases)
+    if os.path.basename(os.path.normpath(logdir)).endswith("-verify"):
+        # verify: preflight on every host, then on each host its later phases' batches side by side
+        critical_ms = max((h["phase_ms"].get("0", 0) for h in hosts.values()), default=0) + max(
+            (max((ms for p, ms in h["phase_ms"].items() if p != "0"), default=0) for h in hosts.values()), default=0)
+    else:
+        critical_ms = sum(max(h["phase_ms"].get(p, 0) for h in hosts.values()) for p in phases)
     per_step = [h["step_round_trips"].get(s, 0) for h in hosts.values() for s in h["steps"]]
     steps_ms = {}
     for h in hosts.values():

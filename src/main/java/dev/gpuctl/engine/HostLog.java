@@ -17,8 +17,11 @@ final class HostLog implements AutoCloseable {
     private final Path file;
     private final Writer out;
     private final Facts facts;
+    /** For a part (see {@link #part()}): the log it goes into when closed; null for the log file itself. */
+    private final HostLog whole;
 
     HostLog(Path dir, String host, Facts facts) {
+        this.whole = null;
         this.facts = facts;
         this.file = dir.resolve(host + ".log");
         try {
@@ -28,6 +31,28 @@ final class HostLog implements AutoCloseable {
             out = Files.newBufferedWriter(file, StandardCharsets.UTF_8, StandardOpenOption.APPEND);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write the log " + file, e);
+        }
+    }
+
+    private HostLog(HostLog whole) {
+        this.whole = whole;
+        this.facts = whole.facts;
+        this.file = whole.file;
+        this.out = new java.io.StringWriter();
+    }
+
+    /**
+     * A part of this log, written into it in one piece when closed: the entries of commands that run on the host
+     * alongside others stay together, each with the time it was made.
+     */
+    HostLog part() { return new HostLog(this); }
+
+    private synchronized void append(String entries) {
+        try {
+            out.write(entries);
+            out.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 
@@ -55,6 +80,10 @@ final class HostLog implements AutoCloseable {
     }
 
     @Override public synchronized void close() {
+        if (whole != null) {
+            whole.append(out.toString());
+            return;
+        }
         try {
             out.close();
         } catch (IOException e) {

@@ -65,11 +65,26 @@ public final class Verifier {
             // nothing, so the order that applying needs (the control plane before the joins) does not hold it up.
             List<Phase> first = phases.stream().filter(Phase::readOnly).toList();
             List<Phase> rest = phases.stream().filter(p -> !p.readOnly()).toList();
+            // the probes of the later phases are made while preflight asks (a cluster step's probes read and
+            // hash manifests: a second of CPU on the master in a fresh JVM), the master's first: it asks the most
+            Map<String, Future<Asked>> later = new ConcurrentHashMap<>();
+            ExecutorService maker = Executors.newSingleThreadExecutor();
+            try {
+                List<Node> masterFirst = new ArrayList<>(nodes);
+                masterFirst.sort(java.util.Comparator.comparing(n -> n.role() != dev.gpuctl.inventory.Role.MASTER));
+                for (Node node : masterFirst) later.put(node.name(), maker.submit(() -> probes(rest, node)));
+            } finally {
+                maker.shutdown();
+            }
             for (List<Phase> group : List.of(first, rest)) {
                 List<Future<?>> running = new ArrayList<>();
                 for (Node node : nodes) {
                     if (unreachable.containsKey(node.name())) continue;
-                    running.add(pool.submit(() -> verifyHost(group, node, facts, remotes, unreachable, checks, logs, logDir)));
+                    running.add(pool.submit(() -> {
+                        Asked asked = group == rest ? later.get(node.name()).get() : probes(group, node);
+                        verifyHost(asked, node, facts, remotes, unreachable, checks, logs, logDir);
+                        return null;
+                    }));
                 }
                 for (Future<?> f : running) {
                     try {
@@ -92,40 +107,77 @@ public final class Verifier {
         return new Report(hosts);
     }
 
-    /**
-     * One host's probes for every step of these phases that runs on it, asked as one batch (a step's probes
-     * stay together and in order, so a probe that waits holds up only the ones after it); each answer is then
-     * filed under its step.
-     */
-    private void verifyHost(List<Phase> phases, Node node, Facts facts, Map<String, Remote> remotes,
-                            Map<String, String> unreachable, Map<String, List<Check>> checks,
-                            Map<String, HostLog> logs, Path logDir) {
+    /** Steps of one host asked in one batch: the steps, their probes in order, and each probe's step. */
+    private record Part(List<Step> steps, List<Probe> probes, List<Step> owner) {}
+
+    /** A host's probes for some phases, in parts asked side by side: the first phase's steps, then the others'. */
+    private record Asked(String kind, List<Part> parts) {}
+
+    private Asked probes(List<Phase> phases, Node node) {
         HostContext ctx = new HostContext(inv, node);
-        List<Step> steps = new ArrayList<>();
-        List<Probe> probes = new ArrayList<>();
-        List<Step> owner = new ArrayList<>();
+        List<Part> parts = new ArrayList<>();
         for (Phase phase : phases) {
+            if (parts.size() < 2) parts.add(new Part(new ArrayList<>(), new ArrayList<>(), new ArrayList<>()));
+            Part part = parts.get(parts.size() - 1);
             for (Step step : phase.steps()) {
                 if (!step.runsOn(ctx)) continue;
                 List<Probe> own = phase.readOnly() ? step.check(ctx) : step.verify(ctx);
                 if (own.isEmpty()) continue;
-                steps.add(step);
-                probes.addAll(own);
-                own.forEach(p -> owner.add(step));
+                part.steps().add(step);
+                part.probes().addAll(own);
+                own.forEach(p -> part.owner().add(step));
             }
         }
-        if (probes.isEmpty()) return;
+        parts.removeIf(p -> p.probes().isEmpty());
+        return new Asked(phases.stream().allMatch(Phase::readOnly) ? "check" : "verify", parts);
+    }
+
+    /**
+     * One host's probes: each part as one batch, the parts side by side on the host's connection (the cluster's
+     * checks on the master need not wait for its host checks); each answer is then filed under its step, in
+     * step order. A step's probes stay together and in order, so a probe that waits holds up only the ones
+     * after it in its part.
+     */
+    private void verifyHost(Asked asked, Node node, Facts facts, Map<String, Remote> remotes,
+                            Map<String, String> unreachable, Map<String, List<Check>> checks,
+                            Map<String, HostLog> logs, Path logDir) {
+        if (asked.parts().isEmpty()) return;
         try {
             Remote remote = remotes.computeIfAbsent(node.name(), n -> connector.apply(node));
             HostLog log = logs.computeIfAbsent(node.name(), n -> new HostLog(logDir, n, facts));
-            String kind = phases.stream().allMatch(Phase::readOnly) ? "check" : "verify";
-            log.line("-- step " + steps.get(0).id() + ": " + kind
-                + (steps.size() > 1 ? " (asked together with steps " + steps.subList(1, steps.size()).stream().map(Step::id)
-                    .collect(java.util.stream.Collectors.joining(", ")) + ")" : ""));
-            List<Optional<String>> problems = new StepRunner(remote, log, facts, timeout, null)
-                .askAll(probes, p -> Math.min(System.nanoTime() + p.waitUpTo().toNanos(), waitUntil));
+            List<java.util.concurrent.CompletableFuture<List<Optional<String>>>> answers = new ArrayList<>();
+            for (int i = asked.parts().size() - 1; i >= 0; i--) {
+                Part part = asked.parts().get(i);
+                java.util.function.Supplier<List<Optional<String>>> ask = () -> {
+                    try (HostLog own = log.part()) {
+                        own.line("-- step " + part.steps().get(0).id() + ": " + asked.kind()
+                            + (part.steps().size() > 1 ? " (asked together with steps " + part.steps().subList(1, part.steps().size()).stream()
+                                .map(Step::id).collect(java.util.stream.Collectors.joining(", ")) + ")" : ""));
+                        return new StepRunner(remote, own, facts, timeout, null)
+                            .askAll(part.probes(), p -> Math.min(System.nanoTime() + p.waitUpTo().toNanos(), waitUntil));
+                    }
+                };
+                // the first part runs on this thread; the others alongside it, each on a thread of its own
+                answers.add(0, i == 0 ? java.util.concurrent.CompletableFuture.completedFuture(null)
+                    : java.util.concurrent.CompletableFuture.supplyAsync(ask, runnable -> {
+                        Thread t = new Thread(runnable, "verify-" + node.name());
+                        t.setDaemon(true);
+                        t.start();
+                    }));
+                if (i == 0) answers.set(0, java.util.concurrent.CompletableFuture.completedFuture(ask.get()));
+            }
             List<Check> hostChecks = checks.computeIfAbsent(node.name(), n -> new java.util.concurrent.CopyOnWriteArrayList<>());
-            for (int i = 0; i < probes.size(); i++) hostChecks.add(check(probes.get(i), problems.get(i), facts, owner.get(i), node));
+            for (int k = 0; k < asked.parts().size(); k++) {
+                Part part = asked.parts().get(k);
+                List<Optional<String>> problems;
+                try {
+                    problems = answers.get(k).join();
+                } catch (java.util.concurrent.CompletionException e) {
+                    if (e.getCause() instanceof RuntimeException r) throw r;
+                    throw e;
+                }
+                for (int i = 0; i < part.probes().size(); i++) hostChecks.add(check(part.probes().get(i), problems.get(i), facts, part.owner().get(i), node));
+            }
         } catch (RemoteException e) {
             unreachable.put(node.name(), e.getMessage());
         }

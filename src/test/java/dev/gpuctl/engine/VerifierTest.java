@@ -18,7 +18,10 @@ import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
-/** verify: preflight on every host first, then every other phase's probes in one round trip per host. */
+/**
+ * verify: preflight on every host first; then per host, the first later phase's probes in one round trip and
+ * the other phases' in another, side by side.
+ */
 class VerifierTest extends ShHosts {
     /** A step with one probe, run on the hosts named; its probe's answer is the content of file id. */
     record FileStep(String id, List<String> on) implements Step {
@@ -37,8 +40,8 @@ class VerifierTest extends ShHosts {
             new Phase("control", "control plane", List.of(new FileStep("cluster", List.of("m"))), false),
             new Phase("join", "join", List.of(new FileStep("join", List.of("w1"))), false));
         Verifier.Report report = new Verifier(inv, n -> (Remote) host(n.name()), Duration.ofSeconds(30)).verify(phases, inv.nodes(), 4);
-        assertEquals(2, commands.get("m").size(), () -> "preflight, then the rest at once: " + commands.get("m"));
-        assertEquals(2, commands.get("w1").size(), commands.get("w1")::toString);
+        assertEquals(3, commands.get("m").size(), () -> "preflight, then host preparation and the later phases side by side: " + commands.get("m"));
+        assertEquals(3, commands.get("w1").size(), commands.get("w1")::toString);
         Map<String, Verifier.HostReport> byHost = Map.of(report.hosts().get(0).name(), report.hosts().get(0), report.hosts().get(1).name(), report.hosts().get(1));
         assertTrue(byHost.get("m").ok(), byHost.get("m")::toString);
         assertEquals(List.of("pre", "prep", "cluster"), byHost.get("m").checks().stream().map(Verifier.Check::step).toList());
@@ -50,5 +53,45 @@ class VerifierTest extends ShHosts {
         assertTrue(wrong.problem().contains("swap on"), wrong.problem());
         assertTrue(wrong.fix().contains("--only prep --hosts w1"), wrong.fix());
         assertEquals(Optional.empty(), w1.checks().stream().filter(c -> c.step().equals("join") && !c.ok()).findAny());
+    }
+
+    /** Its probe leaves a mark, waits (up to 10 s) for the one the cluster step's probe leaves, then says whether it came. */
+    record WaitsForCluster() implements Step {
+        @Override public String id() { return "prep"; }
+        @Override public String title() { return id(); }
+        @Override public boolean runsOn(HostContext ctx) { return true; }
+        @Override public List<Probe> check(HostContext ctx) {
+            return List.of(Probe.equals("the cluster's probe ran meanwhile",
+                "touch prep-started; i=0; while [ ! -e cluster-asked ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; [ -e cluster-asked ] && echo together || echo after", "together"));
+        }
+        @Override public List<Op> apply(HostContext ctx) { return List.of(); }
+    }
+
+    /** Its probe waits (up to 10 s) for the host preparation probe's mark, then leaves its own: only side by side do both come. */
+    record LeavesAMark() implements Step {
+        @Override public String id() { return "cluster"; }
+        @Override public String title() { return id(); }
+        @Override public boolean runsOn(HostContext ctx) { return ctx.node().name().equals("m"); }
+        @Override public List<Probe> check(HostContext ctx) { return List.of(Probe.succeeds("mark, once the host preparation's probe runs",
+                "i=0; while [ ! -e prep-started ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; [ -e prep-started ] && touch cluster-asked")); }
+        @Override public List<Op> apply(HostContext ctx) { return List.of(); }
+    }
+
+    @Test void theClusterPhasesAreAskedAlongsideHostPreparationAndTheLogKeepsEachBatchTogether() throws IOException {
+        List<Phase> phases = List.of(
+            new Phase("hosts", "hosts", List.of(new WaitsForCluster()), false),
+            new Phase("control", "control plane", List.of(new LeavesAMark()), false));
+        Verifier.Report report = new Verifier(inv, n -> (Remote) host(n.name()), Duration.ofSeconds(30)).verify(phases, List.of(inv.master()), 4);
+        Verifier.HostReport m = report.hosts().get(0);
+        assertTrue(m.ok(), m::toString);
+        assertEquals(List.of("prep", "cluster"), m.checks().stream().map(Verifier.Check::step).toList(), "filed in step order");
+        String log = Files.readString(dir.resolve(".gpuctl/logs").toFile().listFiles()[0].toPath().resolve("m.log"));
+        int prepStep = log.indexOf("-- step prep: verify");
+        int prepProbe = log.indexOf("$ touch prep-started");
+        int clusterStep = log.indexOf("-- step cluster: verify");
+        int clusterProbe = log.indexOf("$ i=0; while [ ! -e prep-started ]");
+        assertTrue(prepStep >= 0 && clusterStep >= 0, log);
+        assertTrue(clusterStep < clusterProbe && (prepStep < prepProbe) && (clusterProbe < prepStep || prepProbe < clusterStep),
+            "each part's entries stay together:\n" + log);
     }
 }
