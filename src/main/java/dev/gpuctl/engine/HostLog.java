@@ -67,6 +67,12 @@ final class HostLog implements AutoCloseable {
         }
     }
 
+    /** The entry that opens one batch of steps' probes: "-- step a: check (asked together with steps b, c)". */
+    void stepsAsked(java.util.List<String> stepIds, String kind) {
+        line("-- step " + stepIds.get(0) + ": " + kind + (stepIds.size() > 1
+            ? " (asked together with steps " + String.join(", ", stepIds.subList(1, stepIds.size())) + ")" : ""));
+    }
+
     /** One command's entry; {@code when} says how it ran ("in 12 ms", "(asked in the batch above)"). */
     void command(String command, ExecResult r, String when) {
         StringBuilder sb = new StringBuilder("$ ").append(command).append("\n  exit ").append(r.exit()).append(" ").append(when);

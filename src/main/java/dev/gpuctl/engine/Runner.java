@@ -28,7 +28,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.function.Function;
-import java.util.stream.Collectors;
 
 /**
  * Runs phases in order; within a phase every host runs its steps in order, hosts in parallel (bounded).
@@ -204,8 +203,7 @@ public final class Runner {
             // every step's check in one round trip; an answer is used while nothing on this host has changed since
             try {
                 StepRunner sr = new StepRunner(remote(node), log, facts, options.commandTimeout(), options.maxWait());
-                log.line("-- step " + steps.get(0).id() + ": check (asked together with steps "
-                    + steps.stream().skip(1).map(Step::id).collect(Collectors.joining(", ")) + ")");
+                log.stepsAsked(steps.stream().map(Step::id).toList(), "check");
                 List<List<String>> problems = sr.probeGroups(steps.stream().map(s -> s.check(ctx)).toList());
                 for (int i = 0; i < steps.size(); i++) asked.put(steps.get(i), problems.get(i));
             } catch (StepRunner.GroupFailed e) {

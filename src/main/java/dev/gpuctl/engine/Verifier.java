@@ -15,6 +15,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -145,41 +147,43 @@ public final class Verifier {
         try {
             Remote remote = remotes.computeIfAbsent(node.name(), n -> connector.apply(node));
             HostLog log = logs.computeIfAbsent(node.name(), n -> new HostLog(logDir, n, facts));
-            List<java.util.concurrent.CompletableFuture<List<Optional<String>>>> answers = new ArrayList<>();
-            for (int i = asked.parts().size() - 1; i >= 0; i--) {
-                Part part = asked.parts().get(i);
-                java.util.function.Supplier<List<Optional<String>>> ask = () -> {
-                    try (HostLog own = log.part()) {
-                        own.line("-- step " + part.steps().get(0).id() + ": " + asked.kind()
-                            + (part.steps().size() > 1 ? " (asked together with steps " + part.steps().subList(1, part.steps().size()).stream()
-                                .map(Step::id).collect(java.util.stream.Collectors.joining(", ")) + ")" : ""));
-                        return new StepRunner(remote, own, facts, timeout, null)
-                            .askAll(part.probes(), p -> Math.min(System.nanoTime() + p.waitUpTo().toNanos(), waitUntil));
-                    }
-                };
-                // the first part runs on this thread; the others alongside it, each on a thread of its own
-                answers.add(0, i == 0 ? java.util.concurrent.CompletableFuture.completedFuture(null)
-                    : java.util.concurrent.CompletableFuture.supplyAsync(ask, runnable -> {
-                        Thread t = new Thread(runnable, "verify-" + node.name());
-                        t.setDaemon(true);
-                        t.start();
-                    }));
-                if (i == 0) answers.set(0, java.util.concurrent.CompletableFuture.completedFuture(ask.get()));
+            // the parts after the first start first, each on a thread of its own; the first runs on this thread
+            List<CompletableFuture<List<Optional<String>>>> others = new ArrayList<>();
+            for (Part part : asked.parts().subList(1, asked.parts().size())) {
+                others.add(CompletableFuture.supplyAsync(() -> askPart(part, asked.kind(), remote, log, facts), runnable -> {
+                    Thread t = new Thread(runnable, "verify-" + node.name());
+                    t.setDaemon(true);
+                    t.start();
+                }));
+            }
+            List<List<Optional<String>>> answers = new ArrayList<>();
+            answers.add(askPart(asked.parts().get(0), asked.kind(), remote, log, facts));
+            for (CompletableFuture<List<Optional<String>>> f : others) {
+                try {
+                    answers.add(f.join());
+                } catch (CompletionException e) {
+                    if (e.getCause() instanceof RuntimeException r) throw r;
+                    throw e;
+                }
             }
             List<Check> hostChecks = checks.computeIfAbsent(node.name(), n -> new java.util.concurrent.CopyOnWriteArrayList<>());
             for (int k = 0; k < asked.parts().size(); k++) {
                 Part part = asked.parts().get(k);
-                List<Optional<String>> problems;
-                try {
-                    problems = answers.get(k).join();
-                } catch (java.util.concurrent.CompletionException e) {
-                    if (e.getCause() instanceof RuntimeException r) throw r;
-                    throw e;
+                for (int i = 0; i < part.probes().size(); i++) {
+                    hostChecks.add(check(part.probes().get(i), answers.get(k).get(i), facts, part.owner().get(i), node));
                 }
-                for (int i = 0; i < part.probes().size(); i++) hostChecks.add(check(part.probes().get(i), problems.get(i), facts, part.owner().get(i), node));
             }
         } catch (RemoteException e) {
             unreachable.put(node.name(), e.getMessage());
+        }
+    }
+
+    /** One part's probes as one batch, its log entries kept together in the host's log. */
+    private List<Optional<String>> askPart(Part part, String kind, Remote remote, HostLog log, Facts facts) {
+        try (HostLog own = log.part()) {
+            own.stepsAsked(part.steps().stream().map(Step::id).toList(), kind);
+            return new StepRunner(remote, own, facts, timeout, null)
+                .askAll(part.probes(), p -> Math.min(System.nanoTime() + p.waitUpTo().toNanos(), waitUntil));
         }
     }
 
