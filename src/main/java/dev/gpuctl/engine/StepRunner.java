@@ -285,22 +285,27 @@ final class StepRunner {
         }
         if (op instanceof Op.WriteFile w) {
             if (w.unless() != null && exec(w.unless()).ok()) return false;
-            String content = facts.substitute(w.content());
-            if (currentContent(w.path()).map(content::equals).orElse(false)) return false;
-            backupOnce(w.path(), w.what());
-            log.line("write " + w.path() + " (" + w.mode() + " " + w.owner() + ")" + (w.secret() ? " [content not logged: secret]" : ":\n" + content));
-            remote.upload(content.getBytes(StandardCharsets.UTF_8), w.path(), w.mode(), w.owner());
+            // user data (a manifest, say) is used byte for byte; only gpuctl's own templates hold {{fact}}s
+            String content = w.literal() ? w.content() : facts.substitute(w.content());
+            HostFiles.Target t = target(w.path(), w.what());
+            Optional<HostFiles.Existing> existing = t instanceof HostFiles.Existing e ? Optional.of(e) : Optional.empty();
+            if (existing.isPresent() && readTarget(existing.get()).equals(content)) return false;
+            String mode = HostFiles.mode(existing.map(HostFiles.Existing::mode), w.mode(), false);
+            String owner = existing.map(HostFiles.Existing::owner).orElse(w.owner());
+            write(w.path(), w.what(), existing, content, mode, owner,
+                (w.secret() ? " [content not logged: secret]" : ":\n" + content));
             changed.add(w.path());
             return true;
         }
         if (op instanceof Op.EditFile e) {
-            String before = currentContent(e.path()).orElse("");
+            HostFiles.Target t = target(e.path(), e.what());
+            Optional<HostFiles.Existing> existing = t instanceof HostFiles.Existing x ? Optional.of(x) : Optional.empty();
+            String before = existing.map(this::readTarget).orElse("");
             String after = e.edit().apply(before);
             if (after.equals(before)) return false;
-            String[] modeOwner = modeAndOwner(e.path()).orElse(new String[] {e.mode(), "root:root"});
-            backupOnce(e.path(), e.what());
-            log.line("edit " + e.path() + " (" + e.rule() + "):\n" + after);
-            remote.upload(after.getBytes(StandardCharsets.UTF_8), e.path(), modeOwner[0], modeOwner[1]);
+            String mode = HostFiles.mode(existing.map(HostFiles.Existing::mode), e.mode(), true);
+            String owner = existing.map(HostFiles.Existing::owner).orElse("root:root");
+            write(e.path(), e.what(), existing, after, mode, owner, " (" + e.rule() + "):\n" + after);
             changed.add(e.path());
             return true;
         }
@@ -328,24 +333,42 @@ final class StepRunner {
         throw new IllegalStateException("unknown op " + op);
     }
 
-    /** The file's content, or empty when it does not exist. */
-    private Optional<String> currentContent(String path) {
-        ExecResult r = exec("if [ -e " + path + " ]; then echo present; fi");
-        if (!r.stdout().strip().equals("present")) return Optional.empty();
-        return Optional.of(new String(remote.download(path), StandardCharsets.UTF_8));
+    /**
+     * Where a write to {@code path} lands (a link's target), checked on the host: a refusal ({@link HostFiles}) stops
+     * the op before anything is written.
+     */
+    private HostFiles.Target target(String path, String what) {
+        String command = HostFiles.probeCommand(path);
+        ExecResult r = exec(command);
+        HostFiles.Target t = HostFiles.parse(path, r.exit(), r.stdout());
+        if (t instanceof HostFiles.Refused refused) {
+            throw new OpFailed(what, "check " + path + " before writing it", new ExecResult(1, "", HostFiles.refusal(refused)));
+        }
+        return t;
     }
 
-    private Optional<String[]> modeAndOwner(String path) {
-        ExecResult r = exec("stat -c '%a %U:%G' " + path + " 2>/dev/null");
-        if (!r.ok()) return Optional.empty();
-        String[] p = r.stdout().strip().split(" ");
-        return p.length == 2 ? Optional.of(new String[] {"0" + p[0], p[1]}) : Optional.empty();
+    private String readTarget(HostFiles.Existing e) {
+        return new String(remote.download(e.target()), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Backs the old file up once, then writes the new content to the real file (a link's target, the link kept)
+     * through a temp file beside it and a rename, with the mode and owner given.
+     */
+    private void write(String path, String what, Optional<HostFiles.Existing> existing, String content, String mode,
+                       String owner, String shown) {
+        String target = existing.map(HostFiles.Existing::target).orElse(path);
+        existing.ifPresent(e -> backupOnce(path, e.target(), what));
+        log.line((existing.isEmpty() ? "write " : "edit ") + path
+            + (target.equals(path) ? "" : " (a link: writing its target " + target + ")") + " (" + mode + " " + owner + ")" + shown);
+        remote.upload(content.getBytes(StandardCharsets.UTF_8), target, mode, owner);
     }
 
     /** Keeps the file as it was before gpuctl first changed it: PATH.gpuctl-orig, never overwritten. */
-    private void backupOnce(String path, String what) {
-        ExecResult r = exec("if [ -e " + path + " ] && [ ! -e " + path + ".gpuctl-orig ]; then cp -p " + path + " " + path + ".gpuctl-orig; fi");
-        if (!r.ok()) throw new OpFailed("back up " + path + " before: " + what, "cp -p " + path + " " + path + ".gpuctl-orig", r);
+    private void backupOnce(String path, String target, String what) {
+        String command = HostFiles.backupCommand(path, target);
+        ExecResult r = exec(command);
+        if (!r.ok()) throw new OpFailed("back up " + path + " before: " + what, command, r);
     }
 
     private static void sleep(Duration d) {

@@ -36,7 +36,8 @@ public interface Remote extends AutoCloseable {
      * and {@code owner} ("user" or "user:group"). The content goes to a 0600 temp file first, is
      * installed beside the target as {@code PATH.gpuctl-tmp} with the mode and owner asked, and renamed
      * over the target, so readers never see a half-written file. The directory must exist.
-     * Nothing is left in /tmp.
+     * Nothing is left in /tmp. A symbolic link or a directory at {@code path} is refused, never replaced: a caller
+     * that edits a linked file resolves the link and writes its target.
      */
     void upload(byte[] content, String path, String mode, String owner);
 

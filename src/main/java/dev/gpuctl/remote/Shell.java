@@ -28,7 +28,8 @@ final class Shell {
 
     /**
      * Installs {@code tmp} as {@code path} with {@code mode} and {@code owner} (run as root): a sibling temp
-     * file, then a rename over the target; the temp files are removed whatever happens.
+     * file, then a rename over the target; the temp files are removed whatever happens. A symbolic link or a
+     * directory at {@code path} is refused (the caller resolves links and writes their target), never replaced.
      */
     static String installCommand(String tmp, String path, String mode, String owner) {
         if (!path.startsWith("/") || path.endsWith("/")) {
@@ -43,8 +44,11 @@ final class Shell {
         }
         String side = quote(path + ".gpuctl-tmp");
         String ownerFlags = "-o " + og[0] + (og.length == 2 ? " -g " + og[1] : "");
-        return "install -m " + mode + " " + ownerFlags + " -- " + quote(tmp) + " " + side
-            + " && mv -f -- " + side + " " + quote(path) + "; rc=$?; rm -f -- " + quote(tmp) + " " + side + "; exit $rc";
+        String target = quote(path);
+        return "if [ -L " + target + " ] || [ -d " + target + " ]; then echo " + quote(path + " is a symbolic link or a directory: not replacing it")
+            + " >&2; rm -f -- " + quote(tmp) + "; exit 1; fi; "
+            + "install -m " + mode + " " + ownerFlags + " -- " + quote(tmp) + " " + side
+            + " && mv -fT -- " + side + " " + target + "; rc=$?; rm -f -- " + quote(tmp) + " " + side + "; exit $rc";
     }
 
     static String catCommand(String path) {

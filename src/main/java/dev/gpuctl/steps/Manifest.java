@@ -46,7 +46,7 @@ final class Manifest {
         List<Op> ops = new ArrayList<>();
         ops.add(Op.Run.of("gpuctl's directory", "install -d -m 0700 " + Kube.DIR).unless("test -d " + Kube.DIR));
         if (ref.isFile()) {
-            ops.add(Op.WriteFile.of(what + " (from " + ref.file().getFileName() + (rule.isEmpty() ? "" : ", " + rule) + ")",
+            ops.add(Op.WriteFile.literal(what + " (from " + ref.file().getFileName() + (rule.isEmpty() ? "" : ", " + rule) + ")",
                 path, patch.apply(readLocal(ref)), "0600"));
         } else {
             ops.add(Op.Run.of("fetch " + what,

@@ -8,7 +8,8 @@ import java.util.function.UnaryOperator;
 
 /**
  * One change an apply makes on a host. The runner executes ops; the plan renders the same ops.
- * Strings may hold {@code {{fact}}} references (see {@link Facts}).
+ * Commands and gpuctl's own file templates may hold {@code {{fact}}} references (see {@link Facts}); content marked
+ * literal (user data) never does.
  */
 public sealed interface Op {
     /** A short description for people. */
@@ -35,22 +36,35 @@ public sealed interface Op {
 
     /**
      * Makes a file hold exactly {@code content}: skipped when it already does; else the old file is backed up
-     * once ({@code PATH.gpuctl-orig}) and the new one written to a temp file and renamed into place.
-     * A secret file's content never appears in logs or output. With {@code unless}, a read-only command run
-     * first: exit 0 means the file is not needed now, and it is not written.
+     * once ({@code PATH.gpuctl-orig}) and the new one written to a temp file beside it and renamed into place.
+     * A link is followed: the file it points to is written and the link kept. An existing file keeps its owner
+     * and is never made group- or world-writable by the write. A secret file's content never appears in logs or
+     * output. With {@code unless}, a read-only command run first: exit 0 means the file is not needed now, and it is
+     * not written.
+     *
+     * @param literal the content is user data (a manifest from the inventory, say), written byte for byte: no
+     *                {@code {{fact}}} in it is filled in. Otherwise it is gpuctl's own template ({@link Facts}).
      */
-    record WriteFile(String what, String path, String content, String mode, String owner, boolean secret, String unless)
+    record WriteFile(String what, String path, String content, String mode, String owner, boolean secret, String unless,
+                     boolean literal)
         implements Op {
+        /** A file whose content is gpuctl's own template: {@code {{fact}}} references are filled in. */
         public static WriteFile of(String what, String path, String content, String mode) {
-            return new WriteFile(what, path, content, mode, "root:root", false, null);
+            return new WriteFile(what, path, content, mode, "root:root", false, null, false);
         }
-        public WriteFile asSecret() { return new WriteFile(what, path, content, mode, owner, true, unless); }
-        public WriteFile unless(String check) { return new WriteFile(what, path, content, mode, owner, secret, check); }
+        /** A file whose content is user data, written byte for byte (never template-expanded). */
+        public static WriteFile literal(String what, String path, String content, String mode) {
+            return new WriteFile(what, path, content, mode, "root:root", false, null, true);
+        }
+        public WriteFile asSecret() { return new WriteFile(what, path, content, mode, owner, true, unless, literal); }
+        public WriteFile unless(String check) { return new WriteFile(what, path, content, mode, owner, secret, check, literal); }
     }
 
     /**
      * Reads a file (empty when absent), transforms it with a pure function, and writes it back like
-     * {@link WriteFile} when the result differs. Mode and owner are kept when the file exists.
+     * {@link WriteFile} when the result differs. A link is followed (the file it points to is edited, the link
+     * kept); the file's mode and owner are kept when it exists. Neither the content read nor the result is ever
+     * template-expanded.
      *
      * @param rule  what the edit does, for people (the plan shows it, and its result on an empty file)
      */

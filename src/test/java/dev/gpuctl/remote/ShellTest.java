@@ -48,8 +48,11 @@ class ShellTest {
     @Test
     void installCommandWritesBesideTheTargetAndRenames() {
         String c = Shell.installCommand("/tmp/.gpuctl-ab", "/etc/my file's.conf", "0640", "root:adm");
-        assertEquals("install -m 0640 -o root -g adm -- '/tmp/.gpuctl-ab' '/etc/my file'\\''s.conf.gpuctl-tmp'"
-            + " && mv -f -- '/etc/my file'\\''s.conf.gpuctl-tmp' '/etc/my file'\\''s.conf'; rc=$?;"
+        assertEquals("if [ -L '/etc/my file'\\''s.conf' ] || [ -d '/etc/my file'\\''s.conf' ]; then"
+            + " echo '/etc/my file'\\''s.conf is a symbolic link or a directory: not replacing it' >&2;"
+            + " rm -f -- '/tmp/.gpuctl-ab'; exit 1; fi; "
+            + "install -m 0640 -o root -g adm -- '/tmp/.gpuctl-ab' '/etc/my file'\\''s.conf.gpuctl-tmp'"
+            + " && mv -fT -- '/etc/my file'\\''s.conf.gpuctl-tmp' '/etc/my file'\\''s.conf'; rc=$?;"
             + " rm -f -- '/tmp/.gpuctl-ab' '/etc/my file'\\''s.conf.gpuctl-tmp'; exit $rc", c);
         assertTrue(Shell.installCommand("/tmp/x", "/etc/a", "644", "root").contains("-m 644 -o root --"));
     }
