@@ -76,7 +76,7 @@ final class ClusterReader {
         });
         PackageSource packages = Choices.read(c, "packages", "packages value", PackageSource.values(), PackageSource::key)
             .orElse(PackageSource.UPSTREAM);
-        ManifestRef cniManifest = c.scalar("cniManifest").flatMap(n -> ctx.manifest(n, c.child("cniManifest")))
+        ManifestRef cniManifest = manifest(c, "cniManifest")
             .orElse(ManifestRef.ofUrl(defaultCniManifest(cni)));
         DevicePlugin devicePlugin = c.section("devicePlugin", DEVICE_PLUGIN_KEYS, Map.of())
             .map(this::devicePlugin).orElse(devicePlugin(DEFAULT_DEVICE_PLUGIN_VERSION, Optional.empty()));
@@ -171,7 +171,60 @@ final class ClusterReader {
         String version = d.scalar("version").filter(n -> check(RELEASE_TAG.matcher(n.getValue()).matches(), n,
                 d.child("version") + ": '" + n.getValue() + "' is not a release tag (expected e.g. \"v0.20.0\")"))
             .map(ScalarNode::getValue).orElse(DEFAULT_DEVICE_PLUGIN_VERSION);
-        return devicePlugin(version, d.scalar("manifest").flatMap(n -> ctx.manifest(n, d.child("manifest"))));
+        return devicePlugin(version, manifest(d, "manifest"));
+    }
+
+    static final List<String> MANIFEST_KEYS = List.of("url", "sha256");
+    private static final Pattern SHA256 = Pattern.compile("[0-9a-fA-F]{64}");
+
+    /**
+     * A manifest: a URL or local file as a string, or {@code { url: https://..., sha256: <64 hex digits> }}. A URL
+     * fetched over plain http, or with credentials in it (user:password@), is refused unless a sha256 is given: its
+     * content could be changed on the way, and only the checksum makes it safe to apply as cluster admin.
+     */
+    private Optional<ManifestRef> manifest(Section parent, String key) {
+        Optional<Node> value = parent.value(key);
+        if (value.isEmpty()) return Optional.empty();
+        String path = parent.child(key);
+        if (!(value.get() instanceof org.yaml.snakeyaml.nodes.MappingNode)) {
+            return parent.scalar(key).flatMap(n -> ctx.manifest(n, path).filter(ref -> safeUrl(ref, n, path)));
+        }
+        Optional<Section> m = parent.section(key, MANIFEST_KEYS, Map.of());
+        if (m.isEmpty()) return Optional.empty();
+        Optional<ScalarNode> url = m.get().requiredScalar("url", "the manifest's http(s) URL");
+        Optional<ScalarNode> sha = m.get().requiredScalar("sha256", "the sha256 of the manifest's content (64 hex digits)");
+        Optional<String> digest = sha.filter(s -> check(SHA256.matcher(s.getValue()).matches(), s, m.get().child("sha256")
+                + ": '" + shortened(s.getValue()) + "' is not a sha256 (expected 64 hex digits, as sha256sum prints them)"))
+            .map(s -> s.getValue().toLowerCase(java.util.Locale.ROOT));
+        Optional<ManifestRef> ref = url.flatMap(u -> ctx.manifest(u, m.get().child("url")));
+        if (ref.isPresent() && ref.get().isFile()) {
+            problems.at(url.get(), m.get().child("url") + ": expected an http(s) URL (a local file needs no sha256: write"
+                + " its path as " + path + "'s value)");
+            return Optional.empty();
+        }
+        if (ref.isEmpty() || digest.isEmpty()) return Optional.empty();
+        return Optional.of(ManifestRef.ofUrl(ref.get().url().toString(), digest.get()));
+    }
+
+    private static String shortened(String text) {
+        return text.length() <= 80 ? text : text.substring(0, 77) + "...";
+    }
+
+    /** Plain http and URLs with credentials need a sha256 (given in the mapping form); see {@link #manifest}. */
+    private boolean safeUrl(ManifestRef ref, Node node, String path) {
+        if (ref.isFile()) return true;
+        Optional<String> why = urlNeedsChecksum(ref.url().toString());
+        why.ifPresent(w -> problems.at(node, path + ": " + w + " is refused without a sha256 (write { url: ..., sha256: ... }"
+            + " with the manifest's sha256sum, or use an https:// URL without credentials)"));
+        return why.isEmpty();
+    }
+
+    /** Why a URL is unsafe to fetch without a checksum: plain http, or credentials in it; empty when neither. */
+    static Optional<String> urlNeedsChecksum(String url) {
+        java.net.URI u = java.net.URI.create(url);
+        if (u.getRawUserInfo() != null) return Optional.of("a URL with credentials in it (user:password@)");
+        if ("http".equalsIgnoreCase(u.getScheme())) return Optional.of("a plain http:// URL");
+        return Optional.empty();
     }
 
     private static DevicePlugin devicePlugin(String version, Optional<ManifestRef> manifest) {
