@@ -74,8 +74,12 @@ public final class ControlPlaneStep implements Step {
             Op.Run.of("kubeadm init", "kubeadm init --config " + CONFIG + " --skip-token-print")
                 .unless("test -f " + Kube.ADMIN_CONF),
             Op.Run.of("admin.conf for the ssh user",
-                    "d=\"$(getent passwd " + user + " | cut -d: -f6)/.kube\" && install -d -m 0700 -o " + user + " \"$d\" "
-                        + "&& install -m 0600 -o " + user + " " + Kube.ADMIN_CONF + " \"$d/config\"")
+                    "pw=$(getent passwd " + user + ") || exit 1; h=$(printf '%s\\n' \"$pw\" | cut -d: -f6); "
+                        + "[ -n \"$h\" ] || exit 1; d=\"$h/.kube\" && install -d -m 0700 -o " + user + " \"$d\" "
+                        + "&& { [ ! -e \"$d/config\" ] || [ -e \"$d/config.gpuctl-orig\" ] || [ -L \"$d/config.gpuctl-orig\" ] "
+                        + "|| cp -p -- \"$d/config\" \"$d/config.gpuctl-orig\"; } "
+                        + "&& install -m 0600 -o " + user + " " + Kube.ADMIN_CONF + " \"$d/config.gpuctl-tmp\" "
+                        + "&& mv -fT -- \"$d/config.gpuctl-tmp\" \"$d/config\"")
                 .unless("cmp -s " + Kube.ADMIN_CONF + " \"" + userKubeconfig(ctx) + "\""),
             new Op.Fetch("admin.conf to this machine", Kube.ADMIN_CONF, localKubeconfig(ctx)));
     }

@@ -28,9 +28,13 @@ final class Manifest {
         }
     }
 
-    /** A local file is known by its name (so the plan is the same wherever the inventory lives), a URL by itself. */
+    /**
+     * A local file is known by its name (so the plan is the same wherever the inventory lives), a URL by itself and
+     * its sha256 when given (a new checksum is a new file).
+     */
     private static String key(ManifestRef ref) {
-        return ref.isFile() ? "file:" + ref.file().getFileName() : ref.url().toString();
+        if (ref.isFile()) return "file:" + ref.file().getFileName();
+        return ref.url() + ref.checksum().map(h -> " sha256:" + h).orElse("");
     }
 
     static String readLocal(ManifestRef ref) {
@@ -49,12 +53,29 @@ final class Manifest {
             ops.add(Op.WriteFile.literal(what + " (from " + ref.file().getFileName() + (rule.isEmpty() ? "" : ", " + rule) + ")",
                 path, patch.apply(readLocal(ref)), "0600"));
         } else {
-            ops.add(Op.Run.of("fetch " + what,
-                    "curl -fsSL " + Sh.quote(ref.url().toString()) + " -o " + path + ".download && mv " + path + ".download " + path)
+            ops.add(Op.Run.of("fetch " + what + ref.checksum().map(h -> " (sha256 " + h + ")").orElse(""),
+                    fetchCommand(ref.url().toString(), ref.checksum(), path))
                 .unless("test -s " + path).changing(path));
             if (!rule.isEmpty()) ops.add(new Op.EditFile(what + ": " + rule, path, rule, patch, "0600"));
         }
         return ops;
+    }
+
+    /**
+     * Fetches {@code url} into a fresh private directory (removed on every way out), checks it against
+     * {@code sha256} when given (a mismatch stops the command naming both hashes), and installs it at {@code path}
+     * through a temp file beside it and a rename (0600). A URL that needs a checksum (plain http, credentials in it)
+     * and has none is refused: the inventory loader refuses it first; this holds derived URLs (Calico's operator
+     * beside its custom resources) to the same rule.
+     */
+    static String fetchCommand(String url, Optional<String> sha256, String path) {
+        Optional<String> unsafe = HostWrite.needsChecksum(url);
+        if (unsafe.isPresent() && sha256.isEmpty()) {
+            return "echo " + Sh.quote("refusing to fetch " + HostWrite.withoutCredentials(url) + ": " + unsafe.get()
+                + " needs a sha256 (give { url: ..., sha256: ... } in the inventory)") + " >&2; exit 1";
+        }
+        return HostWrite.TEMP_DIR + HostWrite.download(url, "manifest", sha256)
+            + HostWrite.install("\"$d/manifest\"", path, "0600");
     }
 
     static Op.Run apply(String what, String path) {

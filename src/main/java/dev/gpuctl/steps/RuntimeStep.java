@@ -103,7 +103,8 @@ public final class RuntimeStep implements Step {
             ops.add(Sh.enableNow(List.of("docker", "cri-docker.socket", "cri-docker")));
         } else {
             ops.add(Op.Run.of("containerd's default config",
-                    "install -d -m 0755 /etc/containerd && { [ ! -e " + CONTAINERD_TOML + " ] || cp -n " + CONTAINERD_TOML + " " + CONTAINERD_TOML + ".gpuctl-orig; } && containerd config default > " + CONTAINERD_TOML + ".gpuctl-new && mv " + CONTAINERD_TOML + ".gpuctl-new " + CONTAINERD_TOML)
+                    "install -d -m 0755 /etc/containerd || exit 1; "
+                        + HostWrite.replaceWithOutput(CONTAINERD_TOML, "containerd config default", "0644"))
                 .unless("grep -Eq '^[[:space:]]*version[[:space:]]*=' " + CONTAINERD_TOML + " 2>/dev/null").changing(CONTAINERD_TOML));
             ops.add(new Op.EditFile("runc with systemd cgroups", CONTAINERD_TOML,
                 "set SystemdCgroup = true in the runc runtime's options (config version 2 or 3)",

@@ -11,6 +11,8 @@ import java.util.Optional;
  */
 public final class SwapStep implements Step {
     static final String ZRAM_CONF = "/etc/systemd/zram-generator.conf";
+    /** A zram-generator config that defines no device: the generator then makes none. */
+    static final String ZRAM_CONTENT = "# Written by gpuctl: kubelet needs swap off; no zram devices.\n";
     static final String ZRAM_GENERATOR =
         "{ [ -e /usr/lib/systemd/system-generators/zram-generator ] || [ -e /lib/systemd/system-generators/zram-generator ]; }";
 
@@ -70,12 +72,14 @@ public final class SwapStep implements Step {
                 Fstab::commentOutSwap, "0644"),
             Op.Run.of("reload systemd's fstab units", "systemctl daemon-reload").onlyIfChanged("/etc/fstab"),
             Op.Run.of("mask swap units that would start at boot",
-                LIST_SWAP_UNITS + " | awk '$2==\"enabled\"||$2==\"enabled-runtime\"||$2==\"generated\"{print $1}' "
-                    + "| while read -r u; do systemctl mask --now -- \"$u\"; done")
+                "units=$(" + LIST_SWAP_UNITS + ") || exit 1; "
+                    + "printf '%s\\n' \"$units\" | awk '$2==\"enabled\"||$2==\"enabled-runtime\"||$2==\"generated\"{print $1}' "
+                    + "| while read -r u; do systemctl mask --now -- \"$u\" || exit 1; done")
                 .unless("! " + LIST_SWAP_UNITS + " | awk '$2==\"enabled\"||$2==\"enabled-runtime\"||$2==\"generated\"{f=1} END{exit !f}'"),
-            Op.Run.of("disable zram swap",
-                "printf '# Written by gpuctl: kubelet needs swap off; no zram devices.\\n' > " + ZRAM_CONF
-                    + " && systemctl daemon-reload && for d in /dev/zram*; do [ -b \"$d\" ] && swapoff \"$d\" 2>/dev/null; done; true")
-                .unless("! " + ZRAM_GENERATOR + " || { [ -e " + ZRAM_CONF + " ] && ! grep -q '^[[:space:]]*\\[zram' " + ZRAM_CONF + "; }"));
+            Op.WriteFile.of("disable zram swap (" + ZRAM_CONF + ")", ZRAM_CONF, ZRAM_CONTENT, "0644")
+                .unless("! " + ZRAM_GENERATOR + " || { [ -e " + ZRAM_CONF + " ] && ! grep -q '^[[:space:]]*\\[zram' " + ZRAM_CONF + "; }"),
+            Op.Run.of("turn zram swap off now",
+                    "systemctl daemon-reload && for d in /dev/zram*; do [ -b \"$d\" ] && swapoff \"$d\" 2>/dev/null; done; true")
+                .onlyIfChanged(ZRAM_CONF));
     }
 }
