@@ -8,8 +8,10 @@ import java.util.regex.Pattern;
 
 /**
  * Values learned during a run (kubeadm's version, a join token, each node's GPU count), shared by all hosts.
- * Commands and file contents refer to them as {@code {{key}}}; the runner substitutes them just before use,
- * and the plan shows the placeholder itself. Secret values are masked wherever output is shown or logged.
+ * gpuctl's own commands and file templates refer to them as {@code {{key}}}; the runner substitutes them just before
+ * use, and the plan shows the placeholder itself. User data is never substituted: a file whose content comes from
+ * the user (a manifest) is an {@link Op.WriteFile#literal} op, written byte for byte, and an edited file's content
+ * ({@link Op.EditFile}) is never expanded. Secret values are masked wherever output is shown or logged.
  */
 public final class Facts {
     private static final Pattern REF = Pattern.compile("\\{\\{([a-zA-Z0-9_.-]+)}}");
