@@ -32,16 +32,40 @@ class NfsStepsTest {
             """, NfsServerStep.exportsFile(NFS, NODES));
     }
 
+    @Test void rootSquashDecidesNoRootSquashInTheExportsFile() {
+        Nfs nfs = new Nfs("m", List.of(new NfsExport("/export/a", false, true), new NfsExport("/export/b", true, false)));
+        assertEquals("""
+            # Written by gpuctl from the inventory's storage.nfs.
+            /export/a 10.0.0.10(rw,sync,no_subtree_check) 10.0.0.11(rw,sync,no_subtree_check)
+            /export/b 10.0.0.10(ro,sync,no_subtree_check,no_root_squash) 10.0.0.11(ro,sync,no_subtree_check,no_root_squash)
+            """, NfsServerStep.exportsFile(nfs, NODES));
+    }
+
+    /** The loader admits none of these; the writer still writes each so that exportfs decodes it back to itself. */
+    @Test void aPathIsWrittenSoThatExportfsDecodesItToItself() {
+        assertEquals("/export/Data_set-2.v1+x@y", NfsServerStep.exportsPath("/export/Data_set-2.v1+x@y"));
+        assertEquals("/export/a\\040b\\042\\134057\\043\\054\\050rw\\051\\012\\303\\251",
+            NfsServerStep.exportsPath("/export/a b\"\\057#,(rw)\n\u00e9"));
+        Nfs hostile = new Nfs("m", List.of(new NfsExport("/x\"/ *(rw,no_root_squash)", true)));
+        String file = NfsServerStep.exportsFile(hostile, NODES);
+        assertEquals("/x\\042/\\040\\052\\050rw\\054no_root_squash\\051 10.0.0.10(ro,sync,no_subtree_check)"
+            + " 10.0.0.11(ro,sync,no_subtree_check)", file.lines().toList().get(1));
+    }
+
     static String withPath(Path dir, String cmd) {
         return "PATH=" + dir + ":$PATH; " + cmd;
     }
 
     /** Runs the live-table comparison with a fake exportfs that prints {@code table}. */
     static String run(Path dir, String table) throws IOException, InterruptedException {
+        return run(dir, table, NFS);
+    }
+
+    static String run(Path dir, String table, Nfs nfs) throws IOException, InterruptedException {
         Path fake = dir.resolve("exportfs");
         Files.writeString(fake, "#!/bin/sh\ncat <<'EOF'\n" + table + "EOF\n");
         fake.toFile().setExecutable(true);
-        Process p = new ProcessBuilder("sh", "-c", withPath(dir, NfsServerStep.liveTableDiff(NFS, NODES)))
+        Process p = new ProcessBuilder("sh", "-c", withPath(dir, NfsServerStep.liveTableDiff(nfs, NODES)))
             .redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(0, p.waitFor());
@@ -75,5 +99,33 @@ class NfsStepsTest {
             /export/dataset is not exported to 10.0.0.10
             /export/dataset is not exported to 10.0.0.11
             """, run(dir, ""));
+    }
+
+    @Test void rootSquashInTheLiveTableIsCompared(@TempDir Path dir) throws Exception {
+        assertEquals("""
+            /export/ckpt is root_squash to 10.0.0.11, expected no_root_squash (rootSquash: false in the inventory)
+            /export/dataset is no_root_squash to 10.0.0.10, expected root_squash (root on the client must not act as root)
+            """, run(dir, """
+            /export/dataset  10.0.0.10(sync,wdelay,hide,no_subtree_check,sec=sys,ro,no_root_squash,no_all_squash)
+            /export/dataset  10.0.0.11(sync,wdelay,hide,no_subtree_check,sec=sys,ro,root_squash,no_all_squash)
+            /export/ckpt  10.0.0.10(sync,wdelay,hide,no_subtree_check,sec=sys,rw,no_root_squash,no_all_squash)
+            /export/ckpt  10.0.0.11(sync,wdelay,hide,no_subtree_check,sec=sys,rw,root_squash,no_all_squash)
+            """));
+    }
+
+    /** awk gets the wanted table from its environment, which it does not decode: a backslash stays a backslash. */
+    @Test void theWantedTableReachesAwkUndecoded(@TempDir Path dir) throws Exception {
+        Nfs odd = new Nfs("m", List.of(new NfsExport("/export/a\\057b", true)));
+        assertEquals("", run(dir, """
+            /export/a\\057b  10.0.0.10(ro,root_squash)
+            /export/a\\057b  10.0.0.11(ro,root_squash)
+            """, odd));
+        assertEquals("""
+            /export/a\\057b is not exported to 10.0.0.10
+            /export/a\\057b is not exported to 10.0.0.11
+            """, run(dir, """
+            /export/a/b  10.0.0.10(ro,root_squash)
+            /export/a/b  10.0.0.11(ro,root_squash)
+            """, odd));
     }
 }
