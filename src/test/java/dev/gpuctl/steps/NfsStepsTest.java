@@ -1,6 +1,7 @@
 package dev.gpuctl.steps;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.inventory.Nfs;
 import dev.gpuctl.inventory.NfsExport;
@@ -127,5 +128,34 @@ class NfsStepsTest {
             /export/a/b  10.0.0.10(ro,root_squash)
             /export/a/b  10.0.0.11(ro,root_squash)
             """, odd));
+    }
+
+    /** The worker's test mount with a fake mount(8) and a touch that answers {@code touchSays}: its exit and output. */
+    static String testMount(Path dir, NfsExport export, String touchSays) throws IOException, InterruptedException {
+        for (var tool : Map.of("mount", "exit 0", "mountpoint", "exit 1", "umount", "exit 0",
+                "touch", touchSays.isEmpty() ? "exit 0" : "echo \"touch: cannot touch '$1': " + touchSays + "\" >&2; exit 1").entrySet()) {
+            Path fake = dir.resolve(tool.getKey());
+            Files.writeString(fake, "#!/bin/sh\n" + tool.getValue() + "\n");
+            fake.toFile().setExecutable(true);
+        }
+        Process p = new ProcessBuilder("sh", "-c", withPath(dir, NfsClientStep.testMount("nas:/export/x", export)))
+            .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        return (p.waitFor() + " " + out.strip()).strip();
+    }
+
+    @Test void aSquashedReadWriteExportMayRefuseRootAndAnUnsquashedOneMayNot(@TempDir Path dir) throws Exception {
+        NfsExport squashed = new NfsExport("/export/x", false, true);
+        NfsExport unsquashed = new NfsExport("/export/x", false, false);
+        assertEquals("0", testMount(dir, squashed, ""));
+        assertEquals("0", testMount(dir, squashed, "Permission denied"));
+        assertTrue(testMount(dir, squashed, "Read-only file system").startsWith("1 cannot write: "));
+        assertEquals("0", testMount(dir, unsquashed, ""));
+        assertTrue(testMount(dir, unsquashed, "Permission denied").startsWith("1 cannot write: "));
+        NfsExport ro = new NfsExport("/export/x", true);
+        assertEquals("0", testMount(dir, ro, "Read-only file system"));
+        assertEquals("1 a write to the read-only export succeeded", testMount(dir, ro, ""));
+        assertEquals(", a write succeeds or root is squashed", NfsClientStep.proves(squashed));
+        assertEquals(", a write succeeds", NfsClientStep.proves(unsquashed));
     }
 }
