@@ -30,33 +30,15 @@ import picocli.CommandLine.Spec;
 final class JoinTokenCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
     @Option(names = "--refresh", description = "Create a new token on the master and cache the join command.") boolean refresh;
-    @Option(names = "--ttl", defaultValue = "24h", paramLabel = "D",
-        description = "The new token's lifetime, e.g. 2h, 90m, 24h (default ${DEFAULT-VALUE}; 0 never expires: avoid).") String ttl;
+    @Option(names = "--ttl", defaultValue = "24h", paramLabel = "DURATION", converter = Converters.DurationValue.class,
+        description = "The new token's lifetime, e.g. 2h, 90m, 24h, at most 365d (default ${DEFAULT-VALUE}).") Duration ttl;
     @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
-    static Duration parseTtl(String text) {
-        var m = java.util.regex.Pattern.compile("(\\d+)([smhd])").matcher(text);
-        if (!text.matches("(\\d+[smhd])+|0")) {
-            throw new GpuctlException(ExitCode.USAGE, "--ttl " + text + ": expected a duration such as 30m, 2h or 1d");
-        }
-        Duration d = Duration.ZERO;
-        while (m.find()) {
-            long n = Long.parseLong(m.group(1));
-            d = d.plus(switch (m.group(2)) {
-                case "s" -> Duration.ofSeconds(n);
-                case "m" -> Duration.ofMinutes(n);
-                case "h" -> Duration.ofHours(n);
-                default -> Duration.ofDays(n);
-            });
-        }
-        return d;
-    }
-
     @Override public Integer call() throws IOException {
         Inventory inv = Inventories.load(inventory.resolve(parent.env));
-        Duration lifetime = parseTtl(ttl);
+        Duration lifetime = ttl;
         Path cache = JoinTokens.cacheFile(inv);
         String criSocket = inv.cluster().runtime().criSocket();
         SshOptions ssh = SshOptions.defaults(acceptNew);
