@@ -43,7 +43,11 @@ final class JoinTokenCommand implements Callable<Integer> {
         String criSocket = inv.cluster().runtime().criSocket();
         SshOptions ssh = SshOptions.defaults(acceptNew);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), List.of(inv.master()), ssh);
-        try (Remote master = Remotes.open(inv.master(), ssh)) {
+        if (!refresh && !Files.exists(cache)) {
+            throw new GpuctlException(ExitCode.USAGE, "no cached join command (" + cache + "); create one: gpuctl join-token --refresh "
+                + inventory.resolve(parent.env));
+        }
+        try (Remote master = Inventories.openCluster(inv, ssh, inventory.resolve(parent.env))) {
             if (refresh) {
                 ExecResult r = master.exec(JoinTokens.createCommand(lifetime), Duration.ofMinutes(2));
                 if (!r.ok()) {
@@ -55,9 +59,6 @@ final class JoinTokenCommand implements Callable<Integer> {
                 StateDir.writePrivate(cache, (command + "\n").getBytes(StandardCharsets.UTF_8));
                 print(command);
                 return ExitCode.OK.code();
-            }
-            if (!Files.exists(cache)) {
-                throw new GpuctlException(ExitCode.STEP_FAILED, "no cached join command (" + cache + "); create one: gpuctl join-token --refresh");
             }
             String cached = Files.readString(cache, StandardCharsets.UTF_8).strip();
             ExecResult list = master.exec("kubeadm token list -o json", Duration.ofMinutes(1));

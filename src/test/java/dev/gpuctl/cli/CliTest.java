@@ -152,7 +152,30 @@ class CliTest {
             Run r = run(args);
             assertEquals(0, r.code, () -> String.join(" ", args) + ": " + r);
             assertTrue(r.out.startsWith("Usage: gpuctl " + String.join(" ", cmd)), r::toString);
+            String name = "gpuctl " + String.join(" ", cmd);
+            String tail = r.out.substring(r.out.lastIndexOf("Exit codes:"));
+            assertEquals(ExitCode.of(name).size() + 1, tail.lines().filter(l -> l.matches("Exit codes:|\\s*\\d+\\s+\\S.*")).count(), tail);
+            for (ExitCode c : ExitCode.of(name)) {
+                assertTrue(tail.matches("(?s).*\\n\\s*" + c.code() + "\\s+" + java.util.regex.Pattern.quote(c.meaning().substring(0, Math.min(20, c.meaning().length()))) + ".*"),
+                    () -> name + " lacks exit " + c.code() + ":\n" + tail);
+            }
         }
+        assertEquals(java.util.List.of(ExitCode.OK, ExitCode.USAGE, ExitCode.PREFLIGHT_REFUSED), ExitCode.of("gpuctl plan"));
+        assertEquals(java.util.List.of(ExitCode.OK, ExitCode.STEP_FAILED, ExitCode.USAGE), ExitCode.of("gpuctl gpus"));
+    }
+
+    /** The README's table is this one: every code once, in order. */
+    @Test void theExitCodeTable() {
+        assertEquals("""
+            | code | meaning |
+            |---|---|
+            | 0 | ok |
+            | 1 | a host failed: a step or a command on it failed, or it could not be reached |
+            | 2 | usage or input error, nothing was changed: a bad option or value, an inventory or job spec problem (FILE:LINE:COLUMN), an unusable identity file, or no cluster yet (no kubeconfig on the master, no cached join command) |
+            | 3 | preflight refused, e.g. the CIDR check failed: nothing was changed |
+            | 4 | verify found a problem |
+            | 130 | interrupted (Ctrl-C); a re-run resumes |
+            """, ExitCode.markdownTable());
     }
 
     @Test void onlyTheNamedSubcommandIsBuiltAndAllOfThemForHelpCompletionAndTypos() {
