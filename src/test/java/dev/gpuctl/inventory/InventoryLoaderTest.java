@@ -529,6 +529,38 @@ class InventoryLoaderTest {
             "inv.yaml:11:17: storage.nfs.exports[4].path: '/export/../etc' is not usable as an export path: it has a '..' part (expected an absolute path such as /export/dataset, of letters, digits, '.', '_', '-', '+' and '@', without '.' or '..' parts, '//' or a trailing '/')");
     }
 
+    @Test void labelsMayNotUseReservedPrefixes() {
+        String reserved = "(Kubernetes, its node roles and the NVIDIA device plugin own those labels; expected your own prefix,"
+            + " such as team or example.com/team)";
+        assertErrors("""
+            cluster: { name: gpu-lab, kubernetesVersion: "1.35" }
+            nodes:
+              - name: m
+                address: 10.0.0.1
+                role: master
+                labels:
+                  kubernetes.io/hostname: x
+                  node-role.kubernetes.io/control-plane: ""
+                  k8s.io/a: b
+                  topology.K8S.io/zone: z
+                  nvidia.com/gpu.present: "true"
+                  feature.node.kubernetes.io/x: y
+                  example.com/team: ok
+                  kubernetes.io.example.com/fine: ok
+                  team: ok
+            """,
+            "inv.yaml:7:7: nodes[0].labels: 'kubernetes.io/hostname' uses the reserved prefix kubernetes.io/ " + reserved,
+            "inv.yaml:8:7: nodes[0].labels: 'node-role.kubernetes.io/control-plane' uses the reserved prefix *.kubernetes.io/"
+                + " (node-role.kubernetes.io/) " + reserved,
+            "inv.yaml:9:7: nodes[0].labels: 'k8s.io/a' uses the reserved prefix k8s.io/ " + reserved,
+            "inv.yaml:10:7: nodes[0].labels: 'topology.K8S.io/zone' is not a valid label key (expected [prefix/]name: a name of at"
+                + " most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit, and an optional DNS subdomain prefix)",
+            "inv.yaml:10:7: nodes[0].labels: 'topology.K8S.io/zone' uses the reserved prefix *.k8s.io/ (topology.k8s.io/) " + reserved,
+            "inv.yaml:11:7: nodes[0].labels: 'nvidia.com/gpu.present' uses the reserved prefix nvidia.com/ " + reserved,
+            "inv.yaml:12:7: nodes[0].labels: 'feature.node.kubernetes.io/x' uses the reserved prefix *.kubernetes.io/"
+                + " (feature.node.kubernetes.io/) " + reserved);
+    }
+
     /** What an NFS layer decodes (awk's and exportfs's backslash escapes, quotes, comments, option lists) never loads. */
     @Test void exportPathsUseSafeCharactersOnly() {
         Map<String, String> refused = new java.util.LinkedHashMap<>();
