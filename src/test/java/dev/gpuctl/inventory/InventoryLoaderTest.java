@@ -689,6 +689,29 @@ class InventoryLoaderTest {
                 """, dir));
     }
 
+    /** A local manifest that is not UTF-8, over 16 MiB, not YAML or empty is refused at load, the file named. */
+    @Test void unusableLocalManifestsAreRefusedAtLoad() throws IOException {
+        Files.write(dir.resolve("latin1.yml"), "kind: ConfigMap # caf\u00e9\n".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+        try (var f = new java.io.RandomAccessFile(dir.resolve("huge.yml").toFile(), "rw")) {
+            f.setLength(16L * 1024 * 1024 + 1);
+        }
+        Files.writeString(dir.resolve("broken.yml"), "kind: DaemonSet\nspec: [unclosed\n");
+        Files.writeString(dir.resolve("empty.yml"), "# nothing\n");
+        Map<String, String> cases = Map.of(
+            "latin1.yml", "manifest " + dir.resolve("latin1.yml") + " is not UTF-8 text (expected a YAML manifest)",
+            "huge.yml", "manifest " + dir.resolve("huge.yml") + " is 16777217 bytes (gpuctl reads at most 16 MiB)",
+            "broken.yml", "manifest " + dir.resolve("broken.yml") + " is not valid YAML at line 3, column 1:",
+            "empty.yml", "manifest " + dir.resolve("empty.yml") + " has no YAML document (expected a manifest)");
+        for (var c : cases.entrySet()) {
+            List<String> errors = errors("""
+                cluster: { name: gpu-lab, kubernetesVersion: "1.35", cniManifest: FILE }
+                nodes: [{ name: m, address: 10.0.0.1, role: master }]
+                """.replace("FILE", c.getKey()), dir);
+            assertEquals(1, errors.size(), errors::toString);
+            assertTrue(errors.get(0).startsWith("inv.yaml:1:67: cluster.cniManifest: " + c.getValue()), errors.get(0));
+        }
+    }
+
     @Test void sshSettingsAreChecked() {
         assertErrors("""
             cluster: { name: gpu-lab, kubernetesVersion: "1.35" }
