@@ -10,6 +10,8 @@ import org.yaml.snakeyaml.error.Mark;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
 import org.yaml.snakeyaml.error.YAMLException;
 import org.yaml.snakeyaml.events.AliasEvent;
+import org.yaml.snakeyaml.events.CollectionEndEvent;
+import org.yaml.snakeyaml.events.CollectionStartEvent;
 import org.yaml.snakeyaml.events.Event;
 import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.representer.Representer;
@@ -62,7 +64,7 @@ final class YamlSource {
         options.setProcessComments(false);
         DumperOptions dumper = new DumperOptions();
         Yaml yaml = new Yaml(new SafeConstructor(options), new Representer(dumper), dumper, options);
-        if (tooManyAliases(yaml, text, problems)) return Optional.empty();
+        if (overLimits(yaml, text, problems)) return Optional.empty();
         try {
             return Optional.ofNullable(yaml.compose(new StringReader(text)));
         } catch (MarkedYAMLException e) {
@@ -75,13 +77,22 @@ final class YamlSource {
     }
 
     /**
-     * Counts aliases in the parser's events (no tree is built): the {@value #ALIAS_LIMIT}+1st is reported at its
-     * place. A file that does not parse is left to {@link Yaml#compose}, which says where and why.
+     * Counts aliases and nesting in the parser's events (no tree is built): the {@value #ALIAS_LIMIT}+1st alias and
+     * the first collection deeper than {@value #NESTING_DEPTH_LIMIT} are reported at their place, and reading stops
+     * there (the parser's cost grows with the square of the nesting). A file that does not parse is left to
+     * {@link Yaml#compose}, which says where and why.
      */
-    private static boolean tooManyAliases(Yaml yaml, String text, Problems problems) {
+    private static boolean overLimits(Yaml yaml, String text, Problems problems) {
         int aliases = 0;
+        int depth = 0;
         try {
             for (Event e : yaml.parse(new StringReader(text))) {
+                if (e instanceof CollectionStartEvent && ++depth > NESTING_DEPTH_LIMIT) {
+                    problems.at(e.getStartMark(), "nested deeper than " + NESTING_DEPTH_LIMIT + " levels (an inventory needs"
+                        + " fewer than 10)");
+                    return true;
+                }
+                if (e instanceof CollectionEndEvent) depth--;
                 if (e instanceof AliasEvent && ++aliases > ALIAS_LIMIT) {
                     problems.at(e.getStartMark(), "more than " + ALIAS_LIMIT + " aliases (*name) in one file"
                         + " (write the values out, or use fewer aliases)");

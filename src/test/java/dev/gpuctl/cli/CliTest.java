@@ -9,6 +9,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -78,6 +79,26 @@ class CliTest {
         assertTrue(r.err.contains(f + ":12:12: cluster.podCidr:"), r::toString);
         assertTrue(r.err.startsWith("gpuctl: " + f + " has 2 problems:"), r::toString);
         assertFalse(r.err.contains("Exception"), r::toString);
+    }
+
+    /** The inventory that once printed 258 MB: exit 2, one line, a bounded stderr; and a deeply nested one likewise. */
+    @Test void hostileYamlIsExit2WithOneShortLine(@TempDir Path dir) throws IOException {
+        Path bomb = dir.resolve("bomb.yaml");
+        Files.writeString(bomb, "cluster: { name: gpu-lab, kubernetesVersion: \"1.35\" }\n"
+            + "nodes: [ { name: m, address: 10.0.0.1, role: master, labels: { big: &v " + "x".repeat(5000) + " } } ]\n"
+            + "storage: { nfs: { server: m, exports: [" + "*v , ".repeat(50_000) + "*v] } }\n");
+        Path deep = dir.resolve("deep.yaml");
+        Files.writeString(deep, "cluster: " + "[".repeat(100_000) + "]".repeat(100_000) + "\n");
+        for (Path f : List.of(bomb, deep)) {
+            long start = System.nanoTime();
+            Run r = run("plan", f.toString());
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertEquals(2, r.code, r::toString);
+            assertEquals("", r.out, r::toString);
+            assertEquals(1, r.err.lines().count(), r::toString);
+            assertTrue(r.err.length() < 500 && r.err.matches("gpuctl: " + java.util.regex.Pattern.quote(f.toString()) + ":\\d+:\\d+: .*\\n"), r::toString);
+            System.out.println(f.getFileName() + ": exit 2 in " + ms + " ms: " + r.err.strip());
+        }
     }
 
     @Test void overlappingPodCidrExits3AndNamesBothRanges(@TempDir Path dir) throws IOException {
