@@ -31,12 +31,15 @@ final class BootstrapCommand implements Callable<Integer> {
     @Option(names = "--only", split = ",", paramLabel = "STEP", description = "Only these steps (preflight always runs): ${COMPLETION-CANDIDATES}",
         completionCandidates = StepIds.class) List<String> only = List.of();
     @Option(names = "--hosts", split = ",", paramLabel = "NAME", description = "Only these hosts.") List<String> hosts = List.of();
-    @Option(names = "--concurrency", defaultValue = "16", description = "Hosts worked on at once (default ${DEFAULT-VALUE}).") int concurrency;
+    @Option(names = "--concurrency", defaultValue = "16", paramLabel = "N", converter = Converters.PositiveInt.class,
+        description = "Hosts worked on at once, at least 1 (default ${DEFAULT-VALUE}).") int concurrency;
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time (like ssh's accept-new). A changed key is always refused.") boolean acceptNew;
-    @Option(names = "--command-timeout", defaultValue = "600", paramLabel = "SECONDS", description = "Longest one command may run (default ${DEFAULT-VALUE}).") int commandTimeout;
-    @Option(names = "--wait-timeout", paramLabel = "SECONDS",
-        description = "Longest wait for what settles after a change (pods running, nodes Ready, GPUs allocatable); default: each step's own (up to 5 min).")
-    Integer waitTimeout;
+    @Option(names = "--command-timeout", defaultValue = "10m", paramLabel = "DURATION", converter = Converters.DurationValue.class,
+        description = "Longest one command may run, e.g. 90s, 10m (a bare number is seconds; default ${DEFAULT-VALUE}).") Duration commandTimeout;
+    @Option(names = "--wait-timeout", paramLabel = "DURATION", converter = Converters.DurationValue.class,
+        description = "Longest wait for what settles after a change (pods running, nodes Ready, GPUs allocatable), e.g. 5m"
+            + " (a bare number is seconds); default: each step's own (up to 5 min).")
+    Duration waitTimeout;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -64,7 +67,6 @@ final class BootstrapCommand implements Callable<Integer> {
             if (inv.node(h).isEmpty()) throw new GpuctlException(ExitCode.USAGE, "unknown host '" + h + "' for --hosts (the inventory has: "
                 + String.join(", ", inv.nodes().stream().map(n -> n.name()).toList()) + ")");
         }
-        if (concurrency < 1) throw new GpuctlException(ExitCode.USAGE, "--concurrency must be at least 1");
         var conflicts = CidrCheck.check(CidrCheck.staticRanges(inv));
         if (!conflicts.isEmpty()) {
             throw new GpuctlException(ExitCode.PREFLIGHT_REFUSED, "the CIDR check failed (nothing was changed):\n  "
@@ -74,8 +76,7 @@ final class BootstrapCommand implements Callable<Integer> {
         SshOptions ssh = new SshOptions(Duration.ofSeconds(10), Duration.ofSeconds(15), acceptNew, null);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes(), ssh);
         Runner runner = new Runner(inv, node -> Remotes.open(node, ssh), err,
-            new Runner.Options(dryRun, concurrency, new LinkedHashSet<>(hosts), Duration.ofSeconds(commandTimeout),
-                waitTimeout == null ? null : Duration.ofSeconds(waitTimeout)));
+            new Runner.Options(dryRun, concurrency, new LinkedHashSet<>(hosts), commandTimeout, waitTimeout));
         runner.lockingMaster(MasterLock.holder(System.getProperty("user.name"), localHostName(), ProcessHandle.current().pid(), Instant.now()));
         Set<String> ids = new LinkedHashSet<>(only);
         Runner.Result result;

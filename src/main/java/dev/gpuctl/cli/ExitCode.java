@@ -1,10 +1,62 @@
 package dev.gpuctl.cli;
 
-/** The tool's exit codes, in one place. Documented in README.md ("Exit codes"). */
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The tool's exit codes, in one place: what each means (README.md "Exit codes" is this table), and which of them each
+ * command can end with, which its --help lists last ({@link #helpList}).
+ */
 public enum ExitCode {
-    OK(0), STEP_FAILED(1), USAGE(2), PREFLIGHT_REFUSED(3), VERIFY_FAILED(4), INTERRUPTED(130);
+    OK(0, "ok"),
+    STEP_FAILED(1, "a host failed: a step or a command on it failed, or it could not be reached"),
+    USAGE(2, "usage or input error, nothing was changed: a bad option or value, an inventory or job spec problem"
+        + " (FILE:LINE:COLUMN), an unusable identity file, or no cluster yet (no kubeconfig on the master, no cached join command)"),
+    PREFLIGHT_REFUSED(3, "preflight refused, e.g. the CIDR check failed: nothing was changed"),
+    VERIFY_FAILED(4, "verify found a problem"),
+    INTERRUPTED(130, "interrupted (Ctrl-C); a re-run resumes");
 
     private final int code;
-    ExitCode(int code) { this.code = code; }
+    private final String meaning;
+
+    ExitCode(int code, String meaning) {
+        this.code = code;
+        this.meaning = meaning;
+    }
+
     public int code() { return code; }
+
+    public String meaning() { return meaning; }
+
+    /** The codes each command can end with, by its qualified name; a command not named here can end with any. */
+    static final Map<String, List<ExitCode>> BY_COMMAND = Map.of(
+        "gpuctl plan", List.of(OK, USAGE, PREFLIGHT_REFUSED),
+        "gpuctl bootstrap", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED),
+        "gpuctl join-token", List.of(OK, STEP_FAILED, USAGE),
+        "gpuctl verify", List.of(OK, STEP_FAILED, USAGE, VERIFY_FAILED),
+        "gpuctl gpus", List.of(OK, STEP_FAILED, USAGE),
+        "gpuctl job", List.of(OK, STEP_FAILED, USAGE),
+        "gpuctl job render", List.of(OK, USAGE),
+        "gpuctl job submit", List.of(OK, STEP_FAILED, USAGE),
+        "gpuctl completion", List.of(OK, USAGE));
+
+    /** The codes {@code qualifiedName} can end with. */
+    static List<ExitCode> of(String qualifiedName) {
+        return BY_COMMAND.getOrDefault(qualifiedName, List.of(values()));
+    }
+
+    /** picocli's exit code list for a command's --help: "CODE" to meaning, right-aligned codes. */
+    static Map<String, String> helpList(String qualifiedName) {
+        Map<String, String> list = new LinkedHashMap<>();
+        for (ExitCode c : of(qualifiedName)) list.put(String.format("%3d", c.code), c.meaning);
+        return list;
+    }
+
+    /** The README's "Exit codes" table, from this enum. */
+    static String markdownTable() {
+        StringBuilder sb = new StringBuilder("| code | meaning |\n|---|---|\n");
+        for (ExitCode c : values()) sb.append("| ").append(c.code).append(" | ").append(c.meaning).append(" |\n");
+        return sb.toString();
+    }
 }

@@ -11,15 +11,8 @@ import picocli.CommandLine.Spec;
     scope = ScopeType.INHERIT, // --help and --version on every subcommand too
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
-    description = "Turns a few GPU servers into a Kubernetes cluster over SSH, and keeps them healthy.",
-    exitCodeListHeading = "%nExit codes:%n",
-    exitCodeList = {
-        "0:ok",
-        "1:a step failed on a host",
-        "2:usage or inventory error",
-        "3:preflight refused (nothing was changed)",
-        "4:verify found a problem",
-        "130:interrupted"})
+    description = "Turns a few GPU servers into a Kubernetes cluster over SSH, and keeps them healthy.")
+// the exit codes at the end of every command's help come from ExitCode (Main.exitCodes)
 public final class GpuctlCommand implements Runnable {
     /**
      * The subcommands in the order help lists them. Main registers only the one a command line names (building

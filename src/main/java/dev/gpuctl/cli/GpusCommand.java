@@ -26,8 +26,7 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "gpus",
     description = {"Show who holds which GPU, node by node (read-only, through the master: no kubeconfig needed here).",
-        "Per GPU node: the model and count nvidia-smi sees, allocatable, allocated and free nvidia.com/gpu, the pods.",
-        "Exit 0; 1: the master or a GPU node could not be reached, or kubectl failed."})
+        "Per GPU node: the model and count nvidia-smi sees, allocatable, allocated and free nvidia.com/gpu, the pods."})
 final class GpusCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
     @Option(names = "--json", description = "Print the report as JSON (schema gpuctl.gpus/v1, see README.md).") boolean json;
@@ -38,9 +37,12 @@ final class GpusCommand implements Callable<Integer> {
     @Override public Integer call() throws IOException {
         Inventory inv = Inventories.load(inventory.resolve(parent.env));
         SshOptions ssh = SshOptions.defaults(acceptNew);
+        Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes().stream()
+            .filter(n -> n.isMaster() || n.gpu()).toList(), ssh);
         GpuUsage.Report report;
         try {
-            report = GpuSurvey.survey(inv, n -> Remotes.open(n, ssh));
+            report = GpuSurvey.survey(inv, n -> n.isMaster() ? Inventories.openCluster(inv, ssh, inventory.resolve(parent.env))
+                : Remotes.open(n, ssh));
         } catch (RemoteException | WorkloadException e) {
             throw new GpuctlException(ExitCode.STEP_FAILED, e.getMessage(), e);
         }

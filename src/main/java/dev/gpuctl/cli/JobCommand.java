@@ -94,7 +94,7 @@ final class JobCommand implements Runnable {
 
     @Command(name = "submit",
         description = {"Check SPEC against the cluster (a node with that many GPUs, a free name), then apply its Job",
-            "through the master and print how to follow it. Exit 2: refused, nothing applied; 1: a host failed."})
+            "through the master and print how to follow it. A refused job (exit 2) applies nothing."})
     static final class Submit extends SpecAndInventory implements Callable<Integer> {
         @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
 
@@ -102,7 +102,9 @@ final class JobCommand implements Runnable {
             Inventory inv = inventory();
             JobSpec job = load(inv);
             String applied;
-            try (Remote master = Remotes.open(inv.master(), SshOptions.defaults(acceptNew))) {
+            SshOptions ssh = SshOptions.defaults(acceptNew);
+            Inventories.checkIdentityFiles(inventoryPath(), java.util.List.of(inv.master()), ssh);
+            try (Remote master = Inventories.openCluster(inv, ssh, inventoryPath())) {
                 applied = JobSubmit.submit(job, JobManifest.render(job), master);
             } catch (WorkloadException e) {
                 throw new GpuctlException(e.refused() ? ExitCode.USAGE : ExitCode.STEP_FAILED, e.getMessage(), e);

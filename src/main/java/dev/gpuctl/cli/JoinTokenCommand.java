@@ -30,38 +30,24 @@ import picocli.CommandLine.Spec;
 final class JoinTokenCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
     @Option(names = "--refresh", description = "Create a new token on the master and cache the join command.") boolean refresh;
-    @Option(names = "--ttl", defaultValue = "24h", paramLabel = "D",
-        description = "The new token's lifetime, e.g. 2h, 90m, 24h (default ${DEFAULT-VALUE}; 0 never expires: avoid).") String ttl;
+    @Option(names = "--ttl", defaultValue = "24h", paramLabel = "DURATION", converter = Converters.DurationValue.class,
+        description = "The new token's lifetime, e.g. 2h, 90m, 24h, at most 365d (default ${DEFAULT-VALUE}).") Duration ttl;
     @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
-    static Duration parseTtl(String text) {
-        var m = java.util.regex.Pattern.compile("(\\d+)([smhd])").matcher(text);
-        if (!text.matches("(\\d+[smhd])+|0")) {
-            throw new GpuctlException(ExitCode.USAGE, "--ttl " + text + ": expected a duration such as 30m, 2h or 1d");
-        }
-        Duration d = Duration.ZERO;
-        while (m.find()) {
-            long n = Long.parseLong(m.group(1));
-            d = d.plus(switch (m.group(2)) {
-                case "s" -> Duration.ofSeconds(n);
-                case "m" -> Duration.ofMinutes(n);
-                case "h" -> Duration.ofHours(n);
-                default -> Duration.ofDays(n);
-            });
-        }
-        return d;
-    }
-
     @Override public Integer call() throws IOException {
         Inventory inv = Inventories.load(inventory.resolve(parent.env));
-        Duration lifetime = parseTtl(ttl);
+        Duration lifetime = ttl;
         Path cache = JoinTokens.cacheFile(inv);
         String criSocket = inv.cluster().runtime().criSocket();
         SshOptions ssh = SshOptions.defaults(acceptNew);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), List.of(inv.master()), ssh);
-        try (Remote master = Remotes.open(inv.master(), ssh)) {
+        if (!refresh && !Files.exists(cache)) {
+            throw new GpuctlException(ExitCode.USAGE, "no cached join command (" + cache + "); create one: gpuctl join-token --refresh "
+                + inventory.resolve(parent.env));
+        }
+        try (Remote master = Inventories.openCluster(inv, ssh, inventory.resolve(parent.env))) {
             if (refresh) {
                 ExecResult r = master.exec(JoinTokens.createCommand(lifetime), Duration.ofMinutes(2));
                 if (!r.ok()) {
@@ -73,9 +59,6 @@ final class JoinTokenCommand implements Callable<Integer> {
                 StateDir.writePrivate(cache, (command + "\n").getBytes(StandardCharsets.UTF_8));
                 print(command);
                 return ExitCode.OK.code();
-            }
-            if (!Files.exists(cache)) {
-                throw new GpuctlException(ExitCode.STEP_FAILED, "no cached join command (" + cache + "); create one: gpuctl join-token --refresh");
             }
             String cached = Files.readString(cache, StandardCharsets.UTF_8).strip();
             ExecResult list = master.exec("kubeadm token list -o json", Duration.ofMinutes(1));

@@ -27,6 +27,14 @@ public final class Main {
         return commandLine(env, new String[0]);
     }
 
+    /** Ends every command's --help with the exit codes it can end with, from {@link ExitCode}. */
+    static void exitCodes(CommandLine cl) {
+        var usage = cl.getCommandSpec().usageMessage();
+        usage.exitCodeListHeading("%nExit codes:%n");
+        usage.exitCodeList(ExitCode.helpList(cl.getCommandSpec().qualifiedName()));
+        for (CommandLine sub : cl.getSubcommands().values()) exitCodes(sub);
+    }
+
     /** The command line for these arguments: the root, with the subcommand they name (see GpuctlCommand.SUBCOMMANDS). */
     static CommandLine commandLine(Map<String, String> env, String[] args) {
         CommandLine cl = new CommandLine(new GpuctlCommand(env));
@@ -42,6 +50,7 @@ public final class Main {
         for (var sub : GpuctlCommand.SUBCOMMANDS.entrySet()) {
             if (!versionOnly && (!one || sub.getKey().equals(named))) cl.addSubcommand(sub.getKey(), sub.getValue());
         }
+        exitCodes(cl);
         cl.setCaseInsensitiveEnumValuesAllowed(true);
         cl.setExecutionExceptionHandler((ex, cmd, parseResult) -> {
             PrintWriter e = cmd.getErr();

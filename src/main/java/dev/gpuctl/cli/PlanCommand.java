@@ -30,7 +30,7 @@ final class PlanCommand implements java.util.concurrent.Callable<Integer> {
         if (json) {
             out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(plan));
         } else {
-            out.print(PlanText.render(plan));
+            out.print(PlanText.render(plan, inv));
         }
         out.flush();
         if (!plan.cidrConflicts().isEmpty()) {

@@ -24,7 +24,7 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "verify",
     description = {"Prove that every host setting and the cluster are still right (after a reboot or an update).",
-        "Read-only. Exit 0: all pass; 4: a check failed; 1: a host could not be reached."})
+        "Read-only."})
 final class VerifyCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
     @Option(names = "--json", description = "Print the report as JSON (schema in README.md).") boolean json;

@@ -1,5 +1,8 @@
 package dev.gpuctl.engine;
 
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.Nfs;
+import dev.gpuctl.inventory.NfsExport;
 import java.util.List;
 import java.util.Map;
 
@@ -7,7 +10,11 @@ import java.util.Map;
 public final class PlanText {
     private PlanText() {}
 
-    public static String render(Plan plan) {
+    /** The plan without what only the inventory says (the NFS exports' access); see {@link #render(Plan, Inventory)}. */
+    public static String render(Plan plan) { return render(plan, null); }
+
+    /** The plan, with the inventory's NFS exports and who is root on them after the CIDR check. */
+    public static String render(Plan plan, Inventory inv) {
         StringBuilder sb = new StringBuilder();
         sb.append("Plan for cluster ").append(plan.cluster()).append(": ").append(plan.summary()).append('\n');
         if (plan.cidrConflicts().isEmpty()) {
@@ -16,6 +23,7 @@ public final class PlanText {
             sb.append("CIDR check FAILED:\n");
             plan.cidrConflicts().forEach(c -> sb.append("  ").append(c).append('\n'));
         }
+        if (inv != null) inv.nfs().ifPresent(nfs -> sb.append(nfsAccess(nfs)));
         sb.append("Commands run as root on each host ({{name}}: a value learned earlier in the run).\n");
         int n = 0;
         for (Plan.PhasePlan phase : plan.phases()) {
@@ -40,6 +48,20 @@ public final class PlanText {
                     }
                 }
             }
+        }
+        return sb.toString();
+    }
+
+    /**
+     * One line per export: read-only or read-write to the cluster's nodes, and whether root on a node acts as root
+     * on it (rootSquash: false, {@code no_root_squash}) or is mapped to nobody.
+     */
+    static String nfsAccess(Nfs nfs) {
+        StringBuilder sb = new StringBuilder("NFS exports of ").append(nfs.server()).append(" (to the cluster's nodes only):\n");
+        for (NfsExport e : nfs.exports()) {
+            sb.append("  ").append(e.path()).append(": ").append(e.readOnly() ? "read-only" : "read-write").append(", ")
+                .append(e.rootSquash() ? "root on a node is mapped to nobody (root_squash)"
+                    : "ROOT ON EVERY NODE ACTS AS ROOT HERE (no_root_squash; rootSquash: true to stop it)").append('\n');
         }
         return sb.toString();
     }

@@ -29,6 +29,9 @@ import java.util.regex.Pattern;
  */
 public final class Manifests {
 
+    /** The largest manifest gpuctl reads: 16 MiB (Calico's operator manifest, the largest known, is under 2 MiB). */
+    public static final int MAX_BYTES = 16 * 1024 * 1024;
+
     private static final Pattern NETWORK_VALUE = Pattern.compile("(\"Network\"\\s*:\\s*\")([^\"]*)(\")");
 
     private Manifests() {
@@ -139,15 +142,49 @@ public final class Manifests {
         return out.toString();
     }
 
+    /**
+     * A manifest file's text: at most {@link #MAX_BYTES}, strict UTF-8 (a BOM dropped), YAML that composes (every
+     * document; nothing is constructed).
+     *
+     * @param what names the file in messages ("manifest /path/to/kube-flannel.yml")
+     * @throws HostConfException saying which of these it is not, and where for YAML
+     */
+    public static String text(byte[] bytes, String what) {
+        if (bytes.length > MAX_BYTES) {
+            throw new HostConfException(what + " is " + bytes.length + " bytes (gpuctl reads at most 16 MiB)");
+        }
+        String text;
+        try {
+            text = java.nio.charset.StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+                .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
+                .decode(java.nio.ByteBuffer.wrap(bytes)).toString();
+        } catch (java.nio.charset.CharacterCodingException e) {
+            throw new HostConfException(what + " is not UTF-8 text (expected a YAML manifest)");
+        }
+        if (text.startsWith("\uFEFF")) text = text.substring(1);
+        if (compose(text, what).isEmpty()) throw new HostConfException(what + " has no YAML document (expected a manifest)");
+        return text;
+    }
+
     private static List<Node> compose(String yaml, String what) {
         try {
             List<Node> docs = new ArrayList<>();
-            for (Node n : new Yaml(new LoaderOptions()).composeAll(new StringReader(yaml))) {
+            LoaderOptions options = new LoaderOptions();
+            options.setCodePointLimit(MAX_BYTES);
+            options.setAllowRecursiveKeys(false);
+            for (Node n : new Yaml(options).composeAll(new StringReader(yaml))) {
                 if (n != null) docs.add(n);
             }
             return docs;
-        } catch (YAMLException e) {
-            throw new HostConfException(what + " is not valid YAML: " + e.getMessage().lines().findFirst().orElse(""), e);
+        } catch (org.yaml.snakeyaml.error.MarkedYAMLException e) {
+            Mark at = e.getProblemMark() != null ? e.getProblemMark() : e.getContextMark();
+            String where = at == null ? "" : " at line " + (at.getLine() + 1) + ", column " + (at.getColumn() + 1);
+            String problem = e.getProblem() == null ? "syntax error" : e.getProblem().strip();
+            throw new HostConfException(what + " is not valid YAML" + where + ": " + problem, e);
+        } catch (YAMLException | StackOverflowError e) {
+            throw new HostConfException(what + " is not valid YAML: "
+                + String.valueOf(e.getMessage()).lines().findFirst().orElse(""), e);
         }
     }
 

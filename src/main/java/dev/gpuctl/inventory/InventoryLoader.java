@@ -26,7 +26,7 @@ import org.yaml.snakeyaml.nodes.Node;
  *
  * <h2>YAML</h2>
  * Parsed with snakeyaml's node API only (no object is ever constructed from the file), at most
- * 1 MiB, one document, at most 50 aliases, nesting depth at most 32. Duplicate keys, unknown keys
+ * 1 MiB, one document, at most 50 aliases (*name) in all, nesting depth at most 32. Duplicate keys, unknown keys
  * (with the closest known key suggested), merge keys ({@code <<}) and YAML tags other than the
  * standard scalar types are errors. A key with an empty value counts as absent.
  *
@@ -66,7 +66,10 @@ import org.yaml.snakeyaml.nodes.Node;
  *
  * <h2>storage</h2>
  * {@code nfs.server} (required) names a node; {@code nfs.exports} (required, non-empty): each a
- * {@code path} (absolute, normalized, no whitespace, unique) and {@code readOnly} (default false).
+ * {@code path} (absolute, normalized, unique, of letters, digits, '.', '_', '-', '+' and '@' only: nothing that
+ * /etc/exports, awk or a shell would decode), {@code readOnly} (default false) and {@code rootSquash} (default: true
+ * on a read-only export, false on a read-write one, as the guide's checkpoints need; false writes
+ * {@code no_root_squash}, which lets root on every node act as root on the export).
  *
  * <h2>IPv6</h2>
  * Node addresses, bastion addresses, time servers and site networks may be IPv6. The pod and

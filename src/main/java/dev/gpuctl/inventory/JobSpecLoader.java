@@ -35,7 +35,6 @@ public final class JobSpecLoader {
     static final List<String> KEYS = List.of("name", "namespace", "image", "command", "gpus", "env", "dataset", "checkpoint");
     static final List<String> MOUNT_KEYS = List.of("export", "mountPath");
     private static final Pattern ENV_NAME = Pattern.compile("[-._a-zA-Z][-._a-zA-Z0-9]*");
-    private static final Pattern MOUNT_PATH = Pattern.compile("(/[^/\\s\\p{Cntrl}:]+)+");
 
     private JobSpecLoader() {}
 
@@ -160,9 +159,11 @@ public final class JobSpecLoader {
             exportNode = m.get().requiredScalar("export", "an export of storage.nfs, by path or name");
             Optional<ScalarNode> path = m.get().scalar("mountPath");
             if (path.isPresent()) {
-                if (!MOUNT_PATH.matcher(path.get().getValue()).matches() || path.get().getValue().matches(".*/\\.\\.?(/.*)?")) {
-                    problems.at(path.get(), key + ".mountPath: '" + path.get().getValue() + "' is not usable (expected an"
-                        + " absolute path other than /, without spaces, ':', '.' or '..' parts, '//' or a trailing '/')");
+                Optional<String> why = NfsExport.pathProblem(path.get().getValue());
+                if (why.isPresent()) {
+                    problems.at(path.get(), key + ".mountPath: '" + path.get().getValue() + "' is not usable: " + why.get()
+                        + " (expected an absolute path other than /, of " + NfsExport.SAFE_CHARACTERS
+                        + ", without '.' or '..' parts, '//' or a trailing '/')");
                     return Optional.empty();
                 }
                 mountPath = path.get().getValue();

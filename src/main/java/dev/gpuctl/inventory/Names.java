@@ -53,6 +53,24 @@ final class Names {
         return isLabelValue(name) && !name.isEmpty();
     }
 
+    /** Label prefixes that Kubernetes (node roles included) and the NVIDIA device plugin own, with their subdomains. */
+    static final java.util.List<String> RESERVED_LABEL_DOMAINS = java.util.List.of("kubernetes.io", "k8s.io", "nvidia.com");
+
+    /**
+     * The reserved domain a label key's prefix falls under ("kubernetes.io/", "*.k8s.io/", "nvidia.com/",
+     * node-role.kubernetes.io/ among them), compared case-insensitively, or empty.
+     */
+    static Optional<String> reservedLabelPrefix(String key) {
+        int slash = key.indexOf('/');
+        if (slash < 0) return Optional.empty();
+        String prefix = key.substring(0, slash).toLowerCase(Locale.ROOT);
+        for (String domain : RESERVED_LABEL_DOMAINS) {
+            if (prefix.equals(domain)) return Optional.of(domain + "/");
+            if (prefix.endsWith("." + domain)) return Optional.of("*." + domain + "/ (" + prefix + "/)");
+        }
+        return Optional.empty();
+    }
+
     /** Kubernetes label value: empty, or at most 63 of letters, digits, '-', '_', '.', alphanumeric at both ends. */
     static boolean isLabelValue(String value) {
         return value.isEmpty() || (value.length() <= 63 && LABEL_NAME.matcher(value).matches());

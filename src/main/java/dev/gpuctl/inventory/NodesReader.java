@@ -109,6 +109,9 @@ final class NodesReader {
                     + " most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit,"
                     + " and an optional DNS subdomain prefix)");
             }
+            Names.reservedLabelPrefix(key).ifPresent(reserved -> problems.at(k, path + ": '" + key + "' uses the reserved prefix "
+                + reserved + " (Kubernetes, its node roles and the NVIDIA device plugin own those labels; expected your own prefix,"
+                + " such as team or example.com/team)"));
             if (!Section.isPlainScalar(v)) {
                 problems.at(v, path + "." + key + ": expected a label value (a string), got " + Section.describe(v));
                 continue;

@@ -1,5 +1,7 @@
 package dev.gpuctl.inventory;
 
+import dev.gpuctl.hostconf.HostConfException;
+import dev.gpuctl.hostconf.Manifests;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
@@ -73,8 +75,27 @@ final class ReadContext {
     }
 
     /**
+     * Why a local manifest cannot be used, naming the file: over 16 MiB, unreadable, not UTF-8, or not YAML
+     * ({@link Manifests#text}); empty when it can.
+     */
+    static Optional<String> unusableManifest(Path file) {
+        try {
+            long size = Files.size(file);
+            if (size > Manifests.MAX_BYTES) {
+                return Optional.of("manifest " + file + " is " + size + " bytes (gpuctl reads at most 16 MiB)");
+            }
+            Manifests.text(Files.readAllBytes(file), "manifest " + file);
+            return Optional.empty();
+        } catch (HostConfException e) {
+            return Optional.of(e.getMessage());
+        } catch (java.io.IOException | RuntimeException e) {
+            return Optional.of("cannot read manifest " + file + ": " + (e.getMessage() == null ? e.toString() : e.getMessage()));
+        }
+    }
+
+    /**
      * A manifest: an http:// or https:// URL, or else a local file, which must exist and be a
-     * regular file (relative to the inventory's directory).
+     * regular file (relative to the inventory's directory) of at most 16 MiB of UTF-8 YAML.
      */
     Optional<ManifestRef> manifest(ScalarNode node, String path) {
         String text = node.getValue();
@@ -105,6 +126,11 @@ final class ReadContext {
         }
         if (!Files.isRegularFile(file.get())) {
             problems.at(node, path + ": " + file.get() + " is not a regular file (expected a manifest file)");
+            return Optional.empty();
+        }
+        Optional<String> unusable = unusableManifest(file.get());
+        if (unusable.isPresent()) {
+            problems.at(node, path + ": " + unusable.get());
             return Optional.empty();
         }
         return Optional.of(ManifestRef.ofFile(file.get()));

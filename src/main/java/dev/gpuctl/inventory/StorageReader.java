@@ -1,12 +1,10 @@
 package dev.gpuctl.inventory;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.regex.Pattern;
 import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.nodes.ScalarNode;
 import org.yaml.snakeyaml.nodes.SequenceNode;
@@ -15,9 +13,7 @@ import org.yaml.snakeyaml.nodes.SequenceNode;
 final class StorageReader {
     static final List<String> KEYS = List.of("nfs");
     static final List<String> NFS_KEYS = List.of("server", "exports");
-    static final List<String> EXPORT_KEYS = List.of("path", "readOnly");
-    /** Absolute, no empty parts (no '//', no trailing '/'), no whitespace or control characters. */
-    private static final Pattern EXPORT_PATH = Pattern.compile("(/[^/\\s\\p{Cntrl}]+)+");
+    static final List<String> EXPORT_KEYS = List.of("path", "readOnly", "rootSquash");
 
     private final Problems problems;
 
@@ -49,26 +45,20 @@ final class StorageReader {
             if (export.isEmpty()) continue;
             Optional<ScalarNode> dir = export.get().requiredScalar("path", "an absolute path such as /export/dataset");
             boolean readOnly = export.get().bool("readOnly").orElse(false);
+            boolean rootSquash = export.get().bool("rootSquash").orElse(readOnly);
             dir.filter(d -> exportPath(d, export.get().child("path")))
                 .filter(d -> unique(d, seen))
-                .ifPresent(d -> exports.add(new NfsExport(d.getValue(), readOnly)));
+                .ifPresent(d -> exports.add(new NfsExport(d.getValue(), readOnly, rootSquash)));
         }
         return exports;
     }
 
     private boolean exportPath(ScalarNode dir, String path) {
-        String text = dir.getValue();
-        if (!text.startsWith("/")) {
-            problems.at(dir, path + ": '" + text + "' is not an absolute path (expected e.g. /export/dataset)");
-            return false;
-        }
-        boolean dots = Arrays.stream(text.split("/")).anyMatch(p -> p.equals(".") || p.equals(".."));
-        if (!EXPORT_PATH.matcher(text).matches() || dots) {
-            problems.at(dir, path + ": '" + text + "' is not usable as an export path (expected an absolute path"
-                + " other than /, without spaces, '.' or '..' parts, '//' or a trailing '/')");
-            return false;
-        }
-        return true;
+        Optional<String> problem = NfsExport.pathProblem(dir.getValue());
+        problem.ifPresent(why -> problems.at(dir, path + ": '" + dir.getValue() + "' is not usable as an export path: " + why
+            + " (expected an absolute path such as /export/dataset, of " + NfsExport.SAFE_CHARACTERS
+            + ", without '.' or '..' parts, '//' or a trailing '/')"));
+        return problem.isEmpty();
     }
 
     private boolean unique(ScalarNode dir, Map<String, Node> seen) {

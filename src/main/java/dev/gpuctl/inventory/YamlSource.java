@@ -9,17 +9,23 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
 import org.yaml.snakeyaml.error.Mark;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
 import org.yaml.snakeyaml.error.YAMLException;
+import org.yaml.snakeyaml.events.AliasEvent;
+import org.yaml.snakeyaml.events.CollectionEndEvent;
+import org.yaml.snakeyaml.events.CollectionStartEvent;
+import org.yaml.snakeyaml.events.Event;
 import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.representer.Representer;
 
 /**
  * Parses inventory text into a YAML node tree, with positions, and never into objects: no type is
- * ever instantiated from the file. Limits: 1 Mi code points, 50 aliases, nesting depth 32, one
- * document, no recursive keys.
+ * ever instantiated from the file. Limits: 1 Mi code points, 50 aliases (of scalars and collections alike),
+ * nesting depth 32, one document, no recursive keys. A file over a limit is one problem, at the place it went over.
  */
 final class YamlSource {
     static final int CODE_POINT_LIMIT = 1024 * 1024;
     static final int NESTING_DEPTH_LIMIT = 32;
+    /** Aliases ({@code *name}) in one file: snakeyaml caps those of collections only, a scalar's are counted here. */
+    static final int ALIAS_LIMIT = 50;
 
     private YamlSource() {}
 
@@ -58,6 +64,7 @@ final class YamlSource {
         options.setProcessComments(false);
         DumperOptions dumper = new DumperOptions();
         Yaml yaml = new Yaml(new SafeConstructor(options), new Representer(dumper), dumper, options);
+        if (overLimits(yaml, text, problems)) return Optional.empty();
         try {
             return Optional.ofNullable(yaml.compose(new StringReader(text)));
         } catch (MarkedYAMLException e) {
@@ -67,6 +74,35 @@ final class YamlSource {
             problems.whole("invalid YAML: " + e.getMessage());
         }
         return Optional.empty();
+    }
+
+    /**
+     * Counts aliases and nesting in the parser's events (no tree is built): the {@value #ALIAS_LIMIT}+1st alias and
+     * the first collection deeper than {@value #NESTING_DEPTH_LIMIT} are reported at their place, and reading stops
+     * there (the parser's cost grows with the square of the nesting). A file that does not parse is left to
+     * {@link Yaml#compose}, which says where and why.
+     */
+    private static boolean overLimits(Yaml yaml, String text, Problems problems) {
+        int aliases = 0;
+        int depth = 0;
+        try {
+            for (Event e : yaml.parse(new StringReader(text))) {
+                if (e instanceof CollectionStartEvent && ++depth > NESTING_DEPTH_LIMIT) {
+                    problems.at(e.getStartMark(), "nested deeper than " + NESTING_DEPTH_LIMIT + " levels (an inventory needs"
+                        + " fewer than 10)");
+                    return true;
+                }
+                if (e instanceof CollectionEndEvent) depth--;
+                if (e instanceof AliasEvent && ++aliases > ALIAS_LIMIT) {
+                    problems.at(e.getStartMark(), "more than " + ALIAS_LIMIT + " aliases (*name) in one file"
+                        + " (write the values out, or use fewer aliases)");
+                    return true;
+                }
+            }
+        } catch (YAMLException e) {
+            return false;
+        }
+        return false;
     }
 
     /** snakeyaml's problem, and its context ("while scanning a simple key at line 3") when there is one. */

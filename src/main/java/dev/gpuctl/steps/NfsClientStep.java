@@ -35,20 +35,34 @@ public final class NfsClientStep implements Step {
     /**
      * The test mount of one export, as one sh command: a temporary mount point under /run, removed by an EXIT trap
      * together with the mount (lazily if busy); the probe file's name is unique to the host and the shell.
-     * Prints what is wrong and exits 1, or exits 0.
+     * A read-only export must refuse a write as read-only; a read-write one must take it, or, when the export
+     * squashes root (rootSquash), may refuse root with "Permission denied" (root is nobody there, and who else may
+     * write is the directory's business). Prints what is wrong and exits 1, or exits 0.
      */
-    static String testMount(String source, boolean readOnly) {
-        String write = readOnly
-            ? "if out=$(timeout 30 touch \"$f\" 2>&1); then rm -f \"$f\"; echo 'a write to the read-only export succeeded';"
+    static String testMount(String source, NfsExport export) {
+        String write;
+        if (export.readOnly()) {
+            write = "if out=$(timeout 30 touch \"$f\" 2>&1); then rm -f \"$f\"; echo 'a write to the read-only export succeeded';"
                 + " exit 1; fi; case $out in *'Read-only file system'*) ;;"
-                + " *) echo \"a write failed, but not as read-only: $out\"; exit 1 ;; esac; exit 0"
-            : "if ! out=$(timeout 30 touch \"$f\" 2>&1); then echo \"cannot write: $out\"; exit 1; fi;"
+                + " *) echo \"a write failed, but not as read-only: $out\"; exit 1 ;; esac; exit 0";
+        } else {
+            String refused = export.rootSquash()
+                ? "case $out in *'Permission denied'*) exit 0 ;; esac; "
+                : "";
+            write = "if ! out=$(timeout 30 touch \"$f\" 2>&1); then " + refused + "echo \"cannot write: $out\"; exit 1; fi;"
                 + " rm -f \"$f\" || { echo \"cannot remove $f\"; exit 1; }; exit 0";
+        }
         return "d=$(mktemp -d /run/gpuctl-nfs-verify.XXXXXX) || exit 1;"
             + " trap 'if mountpoint -q \"$d\"; then umount \"$d\" 2>/dev/null || umount -l \"$d\"; fi; rmdir \"$d\"' EXIT;"
             + " if ! out=$(timeout 60 mount -t nfs -o " + MOUNT_OPTIONS + " " + Sh.quote(source) + " \"$d\" 2>&1); then"
             + " echo \"mount failed: $out\"; exit 1; fi;"
             + " f=\"$d/.gpuctl-verify.$(hostname).$$\"; " + write;
+    }
+
+    /** What the test mount of an export proves, in the words verify prints. */
+    static String proves(NfsExport e) {
+        if (e.readOnly()) return ", a write is refused (read-only)";
+        return e.rootSquash() ? ", a write succeeds or root is squashed" : ", a write succeeds";
     }
 
     @Override public List<Probe> verify(HostContext ctx) {
@@ -57,8 +71,7 @@ public final class NfsClientStep implements Step {
         List<Probe> probes = new ArrayList<>(check(ctx));
         for (NfsExport e : nfs.exports()) {
             String src = KubeadmConfig.hostForUrl(server.address()) + ":" + e.path();
-            probes.add(Probe.of("mounts " + src + (e.readOnly() ? ", a write is refused (read-only)" : ", a write succeeds"),
-                testMount(src, e.readOnly()),
+            probes.add(Probe.of("mounts " + src + proves(e), testMount(src, e),
                 r -> r.ok() ? Optional.empty()
                     : Optional.of(Probe.oneLine(r.stdout().isBlank() ? "exit " + r.exit() + Probe.stderrHint(r) : r.stdout()))));
         }

@@ -83,7 +83,15 @@ public final class JobManifest {
         return PLAIN.matcher(s).matches() && !SPECIAL.matcher(s).matches() ? s : quoted(s);
     }
 
-    /** A double-quoted YAML string (JSON escapes, which YAML shares). */
+    /**
+     * Written as an escape inside quotes: every control character, C0, DEL and C1 (U+0080-U+009F, NEL among them,
+     * which YAML 1.1 reads as a line break), the line and paragraph separators and the byte order mark.
+     */
+    static boolean escaped(char c) {
+        return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x2028 || c == 0x2029 || c == 0xfeff;
+    }
+
+    /** A double-quoted YAML string (JSON escapes, which YAML shares); see {@link #escaped} for what is escaped. */
     static String quoted(String s) {
         StringBuilder q = new StringBuilder("\"");
         for (char c : s.toCharArray()) {
@@ -94,7 +102,7 @@ public final class JobManifest {
                 case '\t' -> q.append("\\t");
                 case '\r' -> q.append("\\r");
                 default -> {
-                    if (c < 0x20 || c == 0x7f) q.append(String.format("\\u%04x", (int) c));
+                    if (escaped(c)) q.append(String.format("\\u%04x", (int) c));
                     else q.append(c);
                 }
             }

@@ -9,6 +9,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -78,6 +79,26 @@ class CliTest {
         assertTrue(r.err.contains(f + ":12:12: cluster.podCidr:"), r::toString);
         assertTrue(r.err.startsWith("gpuctl: " + f + " has 2 problems:"), r::toString);
         assertFalse(r.err.contains("Exception"), r::toString);
+    }
+
+    /** The inventory that once printed 258 MB: exit 2, one line, a bounded stderr; and a deeply nested one likewise. */
+    @Test void hostileYamlIsExit2WithOneShortLine(@TempDir Path dir) throws IOException {
+        Path bomb = dir.resolve("bomb.yaml");
+        Files.writeString(bomb, "cluster: { name: gpu-lab, kubernetesVersion: \"1.35\" }\n"
+            + "nodes: [ { name: m, address: 10.0.0.1, role: master, labels: { big: &v " + "x".repeat(5000) + " } } ]\n"
+            + "storage: { nfs: { server: m, exports: [" + "*v , ".repeat(50_000) + "*v] } }\n");
+        Path deep = dir.resolve("deep.yaml");
+        Files.writeString(deep, "cluster: " + "[".repeat(100_000) + "]".repeat(100_000) + "\n");
+        for (Path f : List.of(bomb, deep)) {
+            long start = System.nanoTime();
+            Run r = run("plan", f.toString());
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertEquals(2, r.code, r::toString);
+            assertEquals("", r.out, r::toString);
+            assertEquals(1, r.err.lines().count(), r::toString);
+            assertTrue(r.err.length() < 500 && r.err.matches("gpuctl: " + java.util.regex.Pattern.quote(f.toString()) + ":\\d+:\\d+: .*\\n"), r::toString);
+            System.out.println(f.getFileName() + ": exit 2 in " + ms + " ms: " + r.err.strip());
+        }
     }
 
     @Test void overlappingPodCidrExits3AndNamesBothRanges(@TempDir Path dir) throws IOException {
@@ -152,7 +173,30 @@ class CliTest {
             Run r = run(args);
             assertEquals(0, r.code, () -> String.join(" ", args) + ": " + r);
             assertTrue(r.out.startsWith("Usage: gpuctl " + String.join(" ", cmd)), r::toString);
+            String name = "gpuctl " + String.join(" ", cmd);
+            String tail = r.out.substring(r.out.lastIndexOf("Exit codes:"));
+            assertEquals(ExitCode.of(name).size() + 1, tail.lines().filter(l -> l.matches("Exit codes:|\\s*\\d+\\s+\\S.*")).count(), tail);
+            for (ExitCode c : ExitCode.of(name)) {
+                assertTrue(tail.matches("(?s).*\\n\\s*" + c.code() + "\\s+" + java.util.regex.Pattern.quote(c.meaning().substring(0, Math.min(20, c.meaning().length()))) + ".*"),
+                    () -> name + " lacks exit " + c.code() + ":\n" + tail);
+            }
         }
+        assertEquals(java.util.List.of(ExitCode.OK, ExitCode.USAGE, ExitCode.PREFLIGHT_REFUSED), ExitCode.of("gpuctl plan"));
+        assertEquals(java.util.List.of(ExitCode.OK, ExitCode.STEP_FAILED, ExitCode.USAGE), ExitCode.of("gpuctl gpus"));
+    }
+
+    /** The README's table is this one: every code once, in order. */
+    @Test void theExitCodeTable() {
+        assertEquals("""
+            | code | meaning |
+            |---|---|
+            | 0 | ok |
+            | 1 | a host failed: a step or a command on it failed, or it could not be reached |
+            | 2 | usage or input error, nothing was changed: a bad option or value, an inventory or job spec problem (FILE:LINE:COLUMN), an unusable identity file, or no cluster yet (no kubeconfig on the master, no cached join command) |
+            | 3 | preflight refused, e.g. the CIDR check failed: nothing was changed |
+            | 4 | verify found a problem |
+            | 130 | interrupted (Ctrl-C); a re-run resumes |
+            """, ExitCode.markdownTable());
     }
 
     @Test void onlyTheNamedSubcommandIsBuiltAndAllOfThemForHelpCompletionAndTypos() {

@@ -111,4 +111,46 @@ class GpusJobCliTest {
         assertEquals(1, submit.code, submit::toString);
         assertTrue(submit.err.startsWith("gpuctl: m: cannot connect to 127.0.0.1:" + port), submit::toString);
     }
+
+    /** No identity file: gpus and job submit, like bootstrap and verify, are exit 2 before connecting to anything. */
+    @Test void aMissingIdentityFileIsExit2ForGpusAndJobSubmit(@TempDir Path dir) throws IOException {
+        Path inv = CliTest.loopbackInventory(dir, dir.resolve("no_such_key"));
+        Files.writeString(inv, Files.readString(inv) + "storage: { nfs: { server: m, exports: [ { path: /export/ckpt } ] } }\n");
+        Path spec = dir.resolve("job.yaml");
+        Files.writeString(spec, "{name: a, image: b, gpus: 1, checkpoint: ckpt}\n");
+        for (String[] args : new String[][] {{"gpus", inv.toString()}, {"job", "submit", spec.toString(), inv.toString()}}) {
+            Run r = run(args);
+            assertEquals(2, r.code, () -> String.join(" ", args) + ": " + r);
+            assertTrue(r.err.contains("cannot use the identity file " + dir.resolve("no_such_key")), r::toString);
+            assertTrue(r.err.contains("Nothing was connected to."), r::toString);
+        }
+    }
+
+    /** A master with no admin.conf (here: this machine, connection: local) has no cluster yet: exit 2 and what to run. */
+    @Test void withoutAClusterGpusJobSubmitAndJoinTokenAreExit2(@TempDir Path dir) throws IOException {
+        org.junit.jupiter.api.Assumptions.assumeFalse(Files.exists(Path.of("/etc/kubernetes/admin.conf")), "this machine is a cluster's master");
+        Path inv = dir.resolve("inventory.yaml");
+        Files.writeString(inv, """
+            cluster: { name: local, kubernetesVersion: "1.35" }
+            ssh: { identityFile: %s, knownHosts: %s }
+            nodes:
+              - { name: here, address: 127.0.0.1, role: master, connection: local }
+              - { name: w, address: 127.0.0.2, role: worker }
+            storage: { nfs: { server: here, exports: [ { path: /export/ckpt } ] } }
+            """.formatted(key(dir), dir.resolve("known_hosts")));
+        Path spec = dir.resolve("job.yaml");
+        Files.writeString(spec, "{name: a, image: b, gpus: 1, checkpoint: ckpt}\n");
+        for (String[] args : new String[][] {{"gpus", inv.toString()}, {"job", "submit", spec.toString(), inv.toString()},
+                {"join-token", "--refresh", inv.toString()}}) {
+            Run r = run(args);
+            assertEquals(2, r.code, () -> String.join(" ", args) + ": " + r);
+            assertEquals("gpuctl: here: no cluster yet: the master has no /etc/kubernetes/admin.conf (`test -s /etc/kubernetes/admin.conf`"
+                + " exit 1). Create it with: gpuctl bootstrap " + inv + "\n", r.err, r::toString);
+            assertEquals("", r.out, r::toString);
+        }
+        Run cached = run("join-token", inv.toString());
+        assertEquals(2, cached.code, cached::toString);
+        assertTrue(cached.err.startsWith("gpuctl: no cached join command (" + dir.resolve(".gpuctl/local/join-command")
+            + "); create one: gpuctl join-token --refresh " + inv), cached::toString);
+    }
 }

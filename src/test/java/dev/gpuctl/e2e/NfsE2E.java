@@ -62,6 +62,12 @@ class NfsE2E {
             assertTrue(exports.matches("(?s).*/export/ckpt\\s+" + a.replace(".", "\\.") + "\\([^)]*\\brw\\b.*"), exports);
         }
         assertFalse(exports.contains(bed.address(outsider)), exports);
+        // rootSquash's default: root on a node is root on the read-write export only
+        String table = bed.ok(server, "exportfs -s");
+        for (String a : nodes.split(" ")) {
+            assertTrue(table.matches("(?s).*/export/dataset\\s+" + a.replace(".", "\\.") + "\\([^)]*,root_squash.*"), table);
+            assertTrue(table.matches("(?s).*/export/ckpt\\s+" + a.replace(".", "\\.") + "\\([^)]*,no_root_squash.*"), table);
+        }
         assertEquals("active", bed.ok(server, "systemctl is-active nfs-server").strip());
         assertEquals("enabled", bed.ok(server, "systemctl is-enabled nfs-server").strip());
         String file = bed.ok(server, "cat /etc/exports.d/gpuctl.exports");
@@ -151,5 +157,28 @@ class NfsE2E {
         bed.reboot(server);
         Gpuctl.Run r = Gpuctl.run("verify", inventory.toString());
         assertEquals(0, r.code(), r::toString);
+    }
+
+    /** rootSquash: true on the read-write export: bootstrap re-exports it squashed, verify agrees; a live table that lets root in again is caught. */
+    @Test @Order(9) void rootSquashOnTheReadWriteExportIsAppliedAndVerified() throws IOException {
+        Path squashed = inventory.resolveSibling("inventory-nfs-squashed.yaml");
+        String text = Files.readString(inventory);
+        assertTrue(text.contains("path: /export/ckpt"), text);
+        Files.writeString(squashed, text.replace("path: /export/ckpt", "path: /export/ckpt, rootSquash: true"));
+        Gpuctl.Run plan = Gpuctl.run("plan", squashed.toString());
+        assertTrue(plan.out().contains("/export/ckpt: read-write, root on a node is mapped to nobody (root_squash)"), plan::toString);
+        Gpuctl.Run r = Gpuctl.run("bootstrap", "--only", "nfs", squashed.toString());
+        assertEquals(0, r.code(), r::toString);
+        String table = bed.ok(server, "exportfs -s");
+        assertTrue(table.matches("(?s).*/export/ckpt\\s+" + bed.address(worker).replace(".", "\\.") + "\\([^)]*,rw,root_squash.*"), table);
+        assertFalse(bed.ok(server, "cat /etc/exports.d/gpuctl.exports").contains("no_root_squash"));
+        assertEquals(0, Gpuctl.run("verify", squashed.toString()).code());
+        // the old file back by hand: the live table lets root in again, which verify names
+        bed.ok(server, "sed -i 's/(rw,sync,no_subtree_check)/(rw,sync,no_subtree_check,no_root_squash)/g' /etc/exports.d/gpuctl.exports && exportfs -ra");
+        Gpuctl.Run v = Gpuctl.run("verify", squashed.toString());
+        assertEquals(4, v.code(), v::toString);
+        assertTrue(v.out().contains("/export/ckpt is no_root_squash to " + bed.address(worker) + ", expected root_squash"), v::toString);
+        assertEquals(0, Gpuctl.run("bootstrap", "--only", "nfs", inventory.toString()).code());
+        assertEquals(0, Gpuctl.run("verify", inventory.toString()).code());
     }
 }

@@ -19,7 +19,8 @@ class PlanGoldenTest {
     static final Path GOLDEN = Path.of("src/test/resources/golden/plan-inventory.example.txt");
 
     @Test void exampleInventoryPlanMatchesTheReviewedGoldenFile() throws IOException {
-        String actual = PlanText.render(Plan.of(InventoryLoader.load(Path.of("inventory.example.yaml")), Steps.phases()));
+        var inv = InventoryLoader.load(Path.of("inventory.example.yaml"));
+        String actual = PlanText.render(Plan.of(inv, Steps.phases()), inv);
         if (Boolean.getBoolean("golden.update")) Files.writeString(GOLDEN, actual, StandardCharsets.UTF_8);
         assertEquals(Files.readString(GOLDEN, StandardCharsets.UTF_8), actual,
             "the plan changed: if intended, regenerate with -Dgolden.update=true and review the diff");

@@ -1,10 +1,14 @@
 package dev.gpuctl.inventory;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -61,6 +65,74 @@ class InventoryLoaderFuzzTest {
             }
         }
         assertTrue(loaded > 0 && loaded < 3000, "some mutations load, most do not: " + loaded);
+    }
+
+    private static InventoryException refused(String text) {
+        try {
+            InventoryLoader.parse("hostile.yaml", text, Path.of("/nonexistent"), Map.of("HOME", "/home/x"));
+        } catch (InventoryException e) {
+            return e;
+        } catch (RuntimeException | StackOverflowError | OutOfMemoryError e) {
+            fail("escaped with " + e, e);
+        }
+        return fail("loaded: " + text.substring(0, Math.min(200, text.length())));
+    }
+
+    private static final String HEAD = "cluster: { name: gpu-lab, kubernetesVersion: \"1.35\" }\n"
+        + "nodes: [ { name: m, address: 10.0.0.1, role: master } ]\n";
+
+    /** The case that once printed 258 MB: a 250 KB file whose one 5,000-character scalar is aliased 50,000 times. */
+    @Test void aScalarAliased50000TimesIsOneBoundedProblem() {
+        String text = HEAD.replace("name: m,", "name: m, labels: { big: &v " + "x".repeat(5000) + " },")
+            + "storage: { nfs: { server: m, exports: [" + "*v , ".repeat(50_000) + "*v] } }\n";
+        assertTrue(text.length() > 250_000 && text.length() < 260_000, "the case as reported: " + text.length());
+        long start = System.nanoTime();
+        InventoryException e = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> refused(text));
+        long ms = (System.nanoTime() - start) / 1_000_000;
+        String shown = e.getMessage();
+        assertTrue(shown.length() < 2_000, () -> shown.length() + " characters: " + shown.substring(0, 500));
+        assertTrue(shown.contains("more than 50 aliases"), shown);
+        assertEquals(1, shown.lines().count(), shown);
+        System.out.println("50,000 aliases of a 5,000-character scalar: refused in " + ms + " ms, " + shown.length() + " characters");
+    }
+
+    /** Without aliases: 150 problems, each quoting a 5,000-character value, print 50 short lines and a count. */
+    @Test void manyProblemsWithHugeValuesPrintFiftyShortLinesAndACount() {
+        StringBuilder labels = new StringBuilder();
+        for (int i = 0; i < 150; i++) labels.append("l").append(i).append(": ").append("x/".repeat(2500)).append(", ");
+        String text = HEAD.replace("name: m,", "name: m, labels: { " + labels + "},");
+        InventoryException e = refused(text);
+        assertEquals(150, e.errors().size(), () -> e.getMessage().substring(0, 300));
+        List<String> lines = e.getMessage().lines().toList();
+        assertEquals(51, lines.size(), e.getMessage().substring(0, 500));
+        assertEquals("and 100 more problems", lines.get(50));
+        for (String line : lines) assertTrue(line.length() < 400, line);
+        assertTrue(lines.get(0).contains("…' (5000 characters)"), lines.get(0));
+    }
+
+    /** Anchored collections inside each other (the billion laughs) and nesting beyond 32: one line, never a tree. */
+    @Test void aliasBombsAndDeepNestingAreOneLineEach() {
+        List<String> hostile = List.of(
+            HEAD + "x:\n" + ALIAS_BOMB.replaceAll("(?m)^", "  "),
+            HEAD + "storage: " + "[".repeat(10_000) + "]".repeat(10_000) + "\n",
+            HEAD + "storage: " + "{a: ".repeat(5_000) + "b" + "}".repeat(5_000) + "\n",
+            HEAD + "storage:\n" + java.util.stream.IntStream.range(1, 200).mapToObj(i -> " ".repeat(i) + "- ").reduce("", String::concat) + "x\n",
+            HEAD + "storage: " + "&a [".repeat(40) + "]".repeat(40) + "\n");
+        for (String text : hostile) {
+            InventoryException e = assertTimeoutPreemptively(Duration.ofSeconds(10), () -> refused(text));
+            assertTrue(e.getMessage().lines().count() <= 2, e::getMessage);
+            assertTrue(e.getMessage().length() < 600, e::getMessage);
+        }
+    }
+
+    @Test void fiftyOneScalarAliasesAreTooManyAndFiftyAreNot() {
+        String fifty = HEAD.replace("name: m,", "name: m, labels: { a: &v x },")
+            + "cluster2: [" + "*v, ".repeat(49) + "*v]\n";
+        InventoryException e = refused(fifty);
+        assertFalse(e.getMessage().contains("aliases"), e::getMessage);
+        assertTrue(e.getMessage().contains("unknown key 'cluster2'"), e::getMessage);
+        InventoryException more = refused(fifty.replace("[*v,", "[*v, *v,"));
+        assertTrue(more.getMessage().matches("hostile\\.yaml:3:\\d+: more than 50 aliases .*"), more::getMessage);
     }
 
     /** Character edits, plus whole-structure mutations: truncation, type swaps, alias bombs, huge values, tabs, binary. */

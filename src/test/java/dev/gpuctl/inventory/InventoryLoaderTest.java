@@ -231,7 +231,7 @@ class InventoryLoaderTest {
             nodes: [{ name: m, address: 10.0.0.1, role: master }]
             storage: { nfs: { server: m, exports: [{ path: /x, mode: rw }] } }
             """,
-            "inv.yaml:3:52: unknown key 'mode' in storage.nfs.exports[0] (expected one of: path, readOnly)");
+            "inv.yaml:3:52: unknown key 'mode' in storage.nfs.exports[0] (expected one of: path, readOnly, rootSquash)");
     }
 
     @Test void misplacedKeysSayWhereTheyBelong() {
@@ -523,10 +523,104 @@ class InventoryLoaderTest {
                   - { path: /export/../etc }
                   - { path: /data/data }
             """,
-            "inv.yaml:7:17: storage.nfs.exports[0].path: 'export/dataset' is not an absolute path (expected e.g. /export/dataset)",
-            "inv.yaml:9:17: storage.nfs.exports[2].path: '/export/my data' is not usable as an export path (expected an absolute path other than /, without spaces, '.' or '..' parts, '//' or a trailing '/')",
+            "inv.yaml:7:17: storage.nfs.exports[0].path: 'export/dataset' is not usable as an export path: it is not an absolute path (expected an absolute path such as /export/dataset, of letters, digits, '.', '_', '-', '+' and '@', without '.' or '..' parts, '//' or a trailing '/')",
+            "inv.yaml:9:17: storage.nfs.exports[2].path: '/export/my data' is not usable as an export path: it contains a space (expected an absolute path such as /export/dataset, of letters, digits, '.', '_', '-', '+' and '@', without '.' or '..' parts, '//' or a trailing '/')",
             "inv.yaml:10:17: duplicate export path '/export/ckpt' (first at line 8)",
-            "inv.yaml:11:17: storage.nfs.exports[4].path: '/export/../etc' is not usable as an export path (expected an absolute path other than /, without spaces, '.' or '..' parts, '//' or a trailing '/')");
+            "inv.yaml:11:17: storage.nfs.exports[4].path: '/export/../etc' is not usable as an export path: it has a '..' part (expected an absolute path such as /export/dataset, of letters, digits, '.', '_', '-', '+' and '@', without '.' or '..' parts, '//' or a trailing '/')");
+    }
+
+    @Test void labelsMayNotUseReservedPrefixes() {
+        String reserved = "(Kubernetes, its node roles and the NVIDIA device plugin own those labels; expected your own prefix,"
+            + " such as team or example.com/team)";
+        assertErrors("""
+            cluster: { name: gpu-lab, kubernetesVersion: "1.35" }
+            nodes:
+              - name: m
+                address: 10.0.0.1
+                role: master
+                labels:
+                  kubernetes.io/hostname: x
+                  node-role.kubernetes.io/control-plane: ""
+                  k8s.io/a: b
+                  topology.K8S.io/zone: z
+                  nvidia.com/gpu.present: "true"
+                  feature.node.kubernetes.io/x: y
+                  example.com/team: ok
+                  kubernetes.io.example.com/fine: ok
+                  team: ok
+            """,
+            "inv.yaml:7:7: nodes[0].labels: 'kubernetes.io/hostname' uses the reserved prefix kubernetes.io/ " + reserved,
+            "inv.yaml:8:7: nodes[0].labels: 'node-role.kubernetes.io/control-plane' uses the reserved prefix *.kubernetes.io/"
+                + " (node-role.kubernetes.io/) " + reserved,
+            "inv.yaml:9:7: nodes[0].labels: 'k8s.io/a' uses the reserved prefix k8s.io/ " + reserved,
+            "inv.yaml:10:7: nodes[0].labels: 'topology.K8S.io/zone' is not a valid label key (expected [prefix/]name: a name of at"
+                + " most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit, and an optional DNS subdomain prefix)",
+            "inv.yaml:10:7: nodes[0].labels: 'topology.K8S.io/zone' uses the reserved prefix *.k8s.io/ (topology.k8s.io/) " + reserved,
+            "inv.yaml:11:7: nodes[0].labels: 'nvidia.com/gpu.present' uses the reserved prefix nvidia.com/ " + reserved,
+            "inv.yaml:12:7: nodes[0].labels: 'feature.node.kubernetes.io/x' uses the reserved prefix *.kubernetes.io/"
+                + " (feature.node.kubernetes.io/) " + reserved);
+    }
+
+    /** What an NFS layer decodes (awk's and exportfs's backslash escapes, quotes, comments, option lists) never loads. */
+    @Test void exportPathsUseSafeCharactersOnly() {
+        Map<String, String> refused = new java.util.LinkedHashMap<>();
+        refused.put("\"/export/a b\"", "it contains a space");
+        refused.put("'/export/a\\057..'", "it contains '\\'");
+        refused.put("'/export/a\"'", "it contains '\"'");
+        refused.put("\"/export/a#b\"", "it contains '#'");
+        refused.put("\"/export/a,b\"", "it contains ','");
+        refused.put("/export/a(rw)", "it contains '('");
+        refused.put("/export/a)", "it contains ')'");
+        refused.put("\"/export/a\\nb\"", "it contains a newline");
+        refused.put("/export/..", "it has a '..' part");
+        refused.put("/export/./x", "it has a '.' part");
+        refused.put("/export//x", "it has an empty part ('//')");
+        refused.put("/export/x/", "it ends with '/'");
+        refused.put("/", "it is / itself");
+        refused.put("\"/export/\\u0085x\"", "it contains a control character (U+0085)");
+        refused.put("/export/d\u00e9j\u00e0", "it contains '\u00e9'");
+        for (var c : refused.entrySet()) {
+            List<String> errors = errors("""
+                cluster: { name: gpu-lab, kubernetesVersion: "1.35" }
+                nodes: [{ name: m, address: 10.0.0.1, role: master }]
+                storage:
+                  nfs:
+                    server: m
+                    exports:
+                      - { readOnly: true, path: PATH }
+                """.replace("PATH", c.getKey()), BASE);
+            assertEquals(1, errors.size(), () -> c.getKey() + ": " + errors);
+            assertTrue(errors.get(0).startsWith("inv.yaml:7:33: storage.nfs.exports[0].path: '"), errors.get(0));
+            assertTrue(errors.get(0).contains("' is not usable as an export path: " + c.getValue() + " (expected"),
+                () -> c.getKey() + ": " + errors.get(0));
+        }
+        assertEquals("/srv/nfs/Data_set-2.v1+x@y", InventoryLoader.parse("inv.yaml", """
+            cluster: { name: gpu-lab, kubernetesVersion: "1.35" }
+            nodes: [{ name: m, address: 10.0.0.1, role: master }]
+            storage: { nfs: { server: m, exports: [ { path: /srv/nfs/Data_set-2.v1+x@y } ] } }
+            """, BASE, Map.of("HOME", "/home/x")).nfs().orElseThrow().exports().get(0).path());
+    }
+
+    @Test void rootSquashDefaultsToTheGuidesAndIsABoolean() {
+        Inventory inv = InventoryLoader.parse("inv.yaml", """
+            cluster: { name: gpu-lab, kubernetesVersion: "1.35" }
+            nodes: [{ name: m, address: 10.0.0.1, role: master }]
+            storage:
+              nfs:
+                server: m
+                exports:
+                  - { path: /export/dataset, readOnly: true }
+                  - { path: /export/ckpt }
+                  - { path: /export/home, rootSquash: true }
+                  - { path: /export/tools, readOnly: true, rootSquash: false }
+            """, BASE, Map.of("HOME", "/home/x"));
+        assertEquals(List.of(new NfsExport("/export/dataset", true, true), new NfsExport("/export/ckpt", false, false),
+            new NfsExport("/export/home", false, true), new NfsExport("/export/tools", true, false)), inv.nfs().orElseThrow().exports());
+        assertErrors("""
+            cluster: { name: gpu-lab, kubernetesVersion: "1.35" }
+            nodes: [{ name: m, address: 10.0.0.1, role: master }]
+            storage: { nfs: { server: m, exports: [ { path: /export/ckpt, rootSquash: maybe } ] } }
+            """, "inv.yaml:3:75: storage.nfs.exports[0].rootSquash: expected true or false, got a string ('maybe')");
     }
 
     @Test void nfsNeedsExports() {
@@ -593,6 +687,29 @@ class InventoryLoaderTest {
                 cluster: { name: gpu-lab, kubernetesVersion: "1.35", cniManifest: flannel.yml, devicePlugin: { manifest: "https://exa mple.com/x.yml" } }
                 nodes: [{ name: m, address: 10.0.0.1, role: master }]
                 """, dir));
+    }
+
+    /** A local manifest that is not UTF-8, over 16 MiB, not YAML or empty is refused at load, the file named. */
+    @Test void unusableLocalManifestsAreRefusedAtLoad() throws IOException {
+        Files.write(dir.resolve("latin1.yml"), "kind: ConfigMap # caf\u00e9\n".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+        try (var f = new java.io.RandomAccessFile(dir.resolve("huge.yml").toFile(), "rw")) {
+            f.setLength(16L * 1024 * 1024 + 1);
+        }
+        Files.writeString(dir.resolve("broken.yml"), "kind: DaemonSet\nspec: [unclosed\n");
+        Files.writeString(dir.resolve("empty.yml"), "# nothing\n");
+        Map<String, String> cases = Map.of(
+            "latin1.yml", "manifest " + dir.resolve("latin1.yml") + " is not UTF-8 text (expected a YAML manifest)",
+            "huge.yml", "manifest " + dir.resolve("huge.yml") + " is 16777217 bytes (gpuctl reads at most 16 MiB)",
+            "broken.yml", "manifest " + dir.resolve("broken.yml") + " is not valid YAML at line 3, column 1:",
+            "empty.yml", "manifest " + dir.resolve("empty.yml") + " has no YAML document (expected a manifest)");
+        for (var c : cases.entrySet()) {
+            List<String> errors = errors("""
+                cluster: { name: gpu-lab, kubernetesVersion: "1.35", cniManifest: FILE }
+                nodes: [{ name: m, address: 10.0.0.1, role: master }]
+                """.replace("FILE", c.getKey()), dir);
+            assertEquals(1, errors.size(), errors::toString);
+            assertTrue(errors.get(0).startsWith("inv.yaml:1:67: cluster.cniManifest: " + c.getValue()), errors.get(0));
+        }
     }
 
     @Test void sshSettingsAreChecked() {
@@ -662,7 +779,7 @@ class InventoryLoaderTest {
             "inv.yaml:10:13: duplicate node name 'master' (first at line 9)",
             "inv.yaml:10:63: nodes[1].gpu: expected true or false, got a string ('maybe')",
             "inv.yaml:12:18: storage.nfs.server: no node named 'nas' (expected the name of a node: master, master)",
-            "inv.yaml:12:41: storage.nfs.exports[0].path: 'data' is not an absolute path (expected e.g. /export/dataset)"),
+            "inv.yaml:12:41: storage.nfs.exports[0].path: 'data' is not usable as an export path: it is not an absolute path (expected an absolute path such as /export/dataset, of letters, digits, '.', '_', '-', '+' and '@', without '.' or '..' parts, '//' or a trailing '/')"),
             errors);
     }
 
@@ -671,7 +788,8 @@ class InventoryLoaderTest {
         for (int i = 0; i < 60; i++) yaml.append("b").append(i).append(": &b").append(i).append(" [*a, *a]\n");
         List<String> errors = errors(yaml.toString(), BASE);
         assertEquals(1, errors.size(), errors.toString());
-        assertTrue(errors.get(0).startsWith("inv.yaml: invalid YAML: "), errors.get(0));
+        assertEquals("inv.yaml:27:12: more than 50 aliases (*name) in one file (write the values out, or use fewer aliases)",
+            errors.get(0));
     }
 
     @Test void deepNestingIsRefused() {

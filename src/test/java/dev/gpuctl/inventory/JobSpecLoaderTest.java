@@ -93,9 +93,15 @@ class JobSpecLoaderTest {
     @Test void mounts() {
         assertEquals(List.of("job.yaml:1:60: checkpoint: mountPath /data is the dataset's too (expected another directory)"),
             errors("{name: a, image: b, gpus: 1, dataset: dataset, checkpoint: {export: ckpt, mountPath: /data}}"));
-        assertEquals(List.of("job.yaml:1:68: checkpoint.mountPath: '/ckpt/../etc' is not usable (expected an absolute path other than /,"
-            + " without spaces, ':', '.' or '..' parts, '//' or a trailing '/')"),
+        assertEquals(List.of("job.yaml:1:68: checkpoint.mountPath: '/ckpt/../etc' is not usable: it has a '..' part (expected an absolute"
+            + " path other than /, of letters, digits, '.', '_', '-', '+' and '@', without '.' or '..' parts, '//' or a trailing '/')"),
             errors("{name: a, image: b, gpus: 1, checkpoint: {export: ckpt, mountPath: /ckpt/../etc}}"));
+        for (String bad : List.of("'/ckpt/a\\b'", "'/ckpt/a\"b'", "\"/ckpt/a b\"", "/ckpt/a:b", "\"/ckpt/a#b\"", "\"/ckpt/a,b\"", "\"/ckpt/x\\ny\"")) {
+            List<String> e = errors("{name: a, image: b, gpus: 1, checkpoint: {export: ckpt, mountPath: " + bad + "}}");
+            assertEquals(1, e.size(), e::toString);
+            assertTrue(e.get(0).startsWith("job.yaml:1:68: checkpoint.mountPath: '") && e.get(0).contains("' is not usable: it contains "),
+                e.get(0));
+        }
         assertEquals(List.of("job.yaml:1:42: missing required key 'export' in checkpoint (expected an export of storage.nfs, by path or name)",
                 "job.yaml:1:43: unknown key 'path' in checkpoint (name the export with export: and its path or name, e.g. export: /export/ckpt)"),
             errors("{name: a, image: b, gpus: 1, checkpoint: {path: ckpt}}"));

@@ -87,6 +87,31 @@ class JobManifestTest {
         assertEquals("\"1.5\"", JobManifest.scalar("1.5"));
     }
 
+    /** No control character reaches the Job's text as itself: C0, DEL, C1 (NEL is a YAML 1.1 line break), LS, PS, BOM. */
+    @Test void everyControlCharacterIsEscapedAndReadBackAsItself() {
+        for (char c = 0; c < 0xa0; c++) {
+            if (c >= 0x20 && c < 0x7f) continue;
+            checkEscaped("a" + c + "b");
+        }
+        for (char c : new char[] {0x2028, 0x2029, 0xfeff}) checkEscaped("a" + c + "b");
+        assertEquals("\"a\\u0085b\\u009bc\"", JobManifest.quoted("a\u0085b\u009bc"));
+        assertEquals("\"caf\u00e9 \u00a0x\"", JobManifest.quoted("caf\u00e9 \u00a0x"));
+        JobSpec s = new JobSpec("probe", "default", "busybox", List.of("echo", "x\u009b31m"), 1, "job.yaml:4:7",
+            Map.of("NOTE", "a\u0085b\u001b[2J"), Optional.empty(), Optional.empty());
+        String yaml = JobManifest.render(s);
+        for (char c : yaml.toCharArray()) assertFalse(c != '\n' && JobManifest.escaped(c), () -> "raw U+" + Integer.toHexString(c) + " in\n" + yaml);
+        var container = (Map<?, ?>) at(parse(yaml), "spec", "template", "spec", "containers", 0);
+        assertEquals(List.of("echo", "x\u009b31m"), container.get("command"));
+        assertEquals(List.of(Map.of("name", "NOTE", "value", "a\u0085b\u001b[2J")), container.get("env"));
+    }
+
+    private static void checkEscaped(String s) {
+        String q = JobManifest.quoted(s);
+        for (char c : q.toCharArray()) assertFalse(JobManifest.escaped(c), () -> "raw U+" + Integer.toHexString(c) + " in " + q);
+        assertEquals(List.of(s), parse("w: [" + q + "]\n").get("w"), q);
+        assertEquals(s, parse("v: " + JobManifest.scalar(s) + "\n").get("v"), q);
+    }
+
     @Test void aJobWithoutMountsOrCommand() {
         JobSpec s = new JobSpec("probe", "default", "busybox", List.of(), 1, "job.yaml:4:7", Map.of(), Optional.empty(), Optional.empty());
         String yaml = JobManifest.render(s);
