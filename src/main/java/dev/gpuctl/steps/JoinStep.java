@@ -20,7 +20,7 @@ import java.util.Map;
  */
 public final class JoinStep implements Step {
     static final String CONFIG = Kube.DIR + "/kubeadm-join.yaml";
-    /** Where the join command moves the configuration: {@code mktemp -d} makes JOIN.XXXXXXXX (0700) beside it. */
+    /** Where the join command moves the configuration: {@code mktemp -d} makes join.XXXXXXXX (0700) beside it. */
     static final String WORK_DIRS = Kube.DIR + "/join.";
     static final String TOKEN_TTL = "1h";
     static final Duration REGISTER_WAIT = Duration.ofMinutes(3);
@@ -46,7 +46,11 @@ public final class JoinStep implements Step {
     static final String JOINED = "test -s /etc/kubernetes/kubelet.conf";
 
     /** Prints the first join configuration an interrupted run left behind and exits 1; exits 0 when there is none. */
-    static final String LEFT_BEHIND = "for f in " + CONFIG + " " + WORK_DIRS + "*; do if [ -e \"$f\" ] || [ -L \"$f\" ]; then echo \"$f\"; exit 1; fi; done; exit 0";
+    static final String LEFT_BEHIND = leftBehind(Kube.DIR);
+
+    static String leftBehind(String dir) {
+        return "for f in " + dir + "/kubeadm-join.yaml " + dir + "/join.*; do if [ -e \"$f\" ] || [ -L \"$f\" ]; then echo \"$f\"; exit 1; fi; done; exit 0";
+    }
 
     static Probe noneLeftBehind() {
         return Probe.of("no join configuration left behind (it holds a join token)", LEFT_BEHIND,
@@ -57,10 +61,14 @@ public final class JoinStep implements Step {
      * The one command that uses the configuration: moves it into a fresh private directory, runs kubeadm join, and
      * removes both the directory and the upload on every way out.
      */
-    static String joinCommand() {
-        return "d=$(mktemp -d " + WORK_DIRS + "XXXXXXXX) || exit 1; "
-            + "trap 'rm -rf \"$d\" " + CONFIG + "' EXIT; trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM; "
-            + "mv " + CONFIG + " \"$d/kubeadm-join.yaml\" && kubeadm join --config \"$d/kubeadm-join.yaml\"";
+    static String joinCommand() { return joinCommand(Kube.DIR); }
+
+    /** {@link #joinCommand()} with the upload and the private directories in {@code dir} (tests use a temp dir). */
+    static String joinCommand(String dir) {
+        String config = dir + "/kubeadm-join.yaml";
+        return "d=$(mktemp -d " + dir + "/join.XXXXXXXX) || exit 1; "
+            + "trap 'rm -rf \"$d\" " + config + "' EXIT; trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM; "
+            + "mv " + config + " \"$d/kubeadm-join.yaml\" && kubeadm join --config \"$d/kubeadm-join.yaml\"";
     }
 
     /** The node's own Node object, asked with the kubelet's credentials (the Node authorizer lets a node read itself). */
