@@ -92,11 +92,15 @@ class HardeningE2E {
         } finally {
             bed.ok(w1, "rm -f /etc/gpuctl-testbed/kubelet-register-delay");
         }
-        assertTrue(bed.ok(master, "kubectl --kubeconfig=/etc/kubernetes/admin.conf get node " + w1 + " --show-labels")
-            .contains("nvidia.com/gpu.present=true"));
+        assertTrue(bed.ok(master, "kubectl --kubeconfig=/etc/kubernetes/admin.conf get node " + w1 + " -o jsonpath='{.metadata.labels}'")
+            .contains("\"nvidia.com/gpu.present\":\"true\""), "labelled");
+        // the join step asked for the Node with the kubelet's credentials, found it missing, and asked again until it was there
         String log = newestLog(w1);
-        assertTrue(log.contains("node " + w1 + " registered by its kubelet"), "the join step waited for the Node");
-        assertTrue(log.contains("get node " + w1 + " -o name\n  exit 1"), "and it was not there at first: the test would fail without the wait");
+        String ask = "$ kubectl --kubeconfig=/etc/kubernetes/kubelet.conf get node " + w1 + " -o name\n";
+        assertTrue(log.contains(ask + "  exit 1 (asked in the batch above)\n  stderr:\n    Error from server (NotFound): nodes \"" + w1 + "\" not found"),
+            "not there right after the join: without the wait, labelling it would have failed");
+        assertTrue(log.split(java.util.regex.Pattern.quote(ask + "  exit 1"), -1).length > 5, "asked again while the kubelet had not registered it");
+        assertTrue(log.contains(ask + "  exit 0"), "and then found");
         assertEquals("", bed.ok(w1, "ls -A /etc/kubernetes/gpuctl | grep -E '^(kubeadm-join.yaml|join\\.)' || true"),
             "no file holding the token is left after a join");
         Gpuctl.Run again = Gpuctl.run("bootstrap", inventory.toString());
@@ -120,7 +124,7 @@ class HardeningE2E {
     @Test @Order(4) void aSecretInAPodsEnvironmentReachesNoFileUnderGpuctlAndNoOutput() throws IOException {
         String secret = "hunter2-" + HexFormat.of().formatHex(java.security.SecureRandom.getSeed(8));
         String pod = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"holds-a-secret\",\"namespace\":\"default\"},"
-            + "\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","
+            + "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","
             + "\"env\":[{\"name\":\"DB_PASSWORD_PLAIN\",\"value\":\"" + secret + "\"}],"
             + "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}";
         String deployment = "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"app\",\"namespace\":\"default\"},"
