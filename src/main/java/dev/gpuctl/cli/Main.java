@@ -59,6 +59,12 @@ public final class Main {
                 if (VerbosityMixin.isVerbose() && g.getCause() != null) g.getCause().printStackTrace(e);
                 return g.exitCode().code();
             }
+            for (Throwable t = ex; t != null; t = t.getCause()) {
+                if (t instanceof dev.gpuctl.engine.StateDir.Refused r) {
+                    e.println("gpuctl: " + r.getMessage());
+                    return ExitCode.USAGE.code();
+                }
+            }
             e.println("gpuctl: internal error: " + ex);
             if (VerbosityMixin.isVerbose()) ex.printStackTrace(e);
             else e.println("(run again with --verbose for the stack trace)");

@@ -1,5 +1,6 @@
 package dev.gpuctl.engine;
 
+import dev.gpuctl.hostconf.Secrets;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.steps.Facts;
 import java.io.IOException;
@@ -12,7 +13,10 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 
-/** One host's log for one run: every command, its exit status and output, with secrets masked. Mode 0600. */
+/**
+ * One host's log for one run: every command, its exit status and output, with secrets masked (the run's secret facts,
+ * join tokens, and whatever {@link Secrets} hides: private keys, client-key-data, registry auths, passwords). Mode 0600.
+ */
 final class HostLog implements AutoCloseable {
     private final Path file;
     private final Writer out;
@@ -60,7 +64,7 @@ final class HostLog implements AutoCloseable {
 
     synchronized void line(String text) {
         try {
-            out.write(Instant.now() + " " + facts.mask(text) + "\n");
+            out.write(Instant.now() + " " + facts.mask(Secrets.redact(text)) + "\n");
             out.flush();
         } catch (IOException e) {
             throw new UncheckedIOException(e);

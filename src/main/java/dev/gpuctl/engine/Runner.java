@@ -13,8 +13,6 @@ import dev.gpuctl.steps.Step;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.LocalDateTime;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -79,7 +77,7 @@ public final class Runner {
         this.connector = connector;
         this.progress = progress;
         this.options = options;
-        this.logDir = inv.stateDir().resolve("logs").resolve(LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
+        this.logDir = StateDir.newRunDir(inv.stateDir(), "");
     }
 
     public Facts facts() { return facts; }

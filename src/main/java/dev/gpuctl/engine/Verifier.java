@@ -57,8 +57,7 @@ public final class Verifier {
         Map<String, Remote> remotes = new ConcurrentHashMap<>();
         Map<String, String> unreachable = new ConcurrentHashMap<>();
         Map<String, List<Check>> checks = new ConcurrentHashMap<>();
-        Path logDir = inv.stateDir().resolve("logs").resolve(java.time.LocalDateTime.now()
-            .format(java.time.format.DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + "-verify");
+        Path logDir = StateDir.newRunDir(inv.stateDir(), "verify");
         Map<String, HostLog> logs = new ConcurrentHashMap<>();
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, concurrency));
         try {

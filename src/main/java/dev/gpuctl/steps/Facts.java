@@ -43,7 +43,7 @@ public final class Facts {
      * kubeadm bootstrap token even when gpuctl did not make it (kubeadm init prints the one it creates).
      */
     public String mask(String text) {
-        String out = dev.gpuctl.hostconf.Kubeadm.redactTokens(text);
+        String out = dev.gpuctl.hostconf.Secrets.redact(dev.gpuctl.hostconf.Kubeadm.redactTokens(text));
         for (String key : secret.keySet()) {
             String v = values.get(key);
             if (v != null && !v.isEmpty()) out = out.replace(v, "<" + key + ">");

@@ -38,11 +38,12 @@ public final class GpuStep implements Step {
     public static String gpuCountFact(Node n) { return "gpu." + n.name() + ".count"; }
 
     /**
-     * The cluster's nodes, and its nodes then its pods: every node's probe asks the same command, so that a batch
-     * runs it once for all nodes (one kubectl call instead of one per node; see the step runner).
+     * The cluster's nodes, and its nodes then its pods (the fields the checks read, see {@link KubeJson}): every
+     * node's probe asks the same command, so that a batch runs it once for all nodes (one kubectl call instead of one
+     * per node; see the step runner).
      */
-    static final String NODES = Kube.kubectl("get nodes -o json");
-    static final String NODES_THEN_PODS = NODES + " && echo @@@ && " + Kube.kubectl("get pods -A -o json");
+    static final String NODES = KubeJson.NODES;
+    static final String NODES_THEN_PODS = NODES + " && echo @@@ && " + KubeJson.pods("-A");
 
     @Override public List<Probe> check(HostContext ctx) {
         List<Probe> probes = new ArrayList<>();
@@ -51,7 +52,7 @@ public final class GpuStep implements Step {
             if (want.isEmpty()) continue;
             probes.add(Probe.of("node " + n.name() + " labelled " + want, NODES, r -> {
                 if (!r.ok()) return Optional.of("kubectl failed: " + r.tail(2));
-                var node = KubeJson.node(KubeJson.parse(r.stdout()), n.name());
+                var node = KubeJson.node(KubeJson.nodes(r.stdout()), n.name());
                 if (node.isEmpty()) return Optional.of("node " + n.name() + " not found (kubectl get nodes)");
                 var have = node.get().path("metadata").path("labels");
                 var missing = want.entrySet().stream().filter(e -> !e.getValue().equals(have.path(e.getKey()).asText(null))).map(Map.Entry::getKey).toList();
@@ -93,13 +94,13 @@ public final class GpuStep implements Step {
                 NODES_THEN_PODS, r -> Optional.empty())
             .judgedWithFacts((r, facts) -> {
                 if (!r.ok()) return Optional.of("kubectl failed: " + r.tail(2));
-                String[] parts = r.stdout().split("\n@@@\n", 2);
-                var node = KubeJson.node(KubeJson.parse(parts[0]), n.name());
+                String[] parts = r.stdout().split("(?m)^@@@\n", 2);
+                var node = KubeJson.node(KubeJson.nodes(parts[0]), n.name());
                 if (node.isEmpty()) return Optional.of("node " + n.name() + " not found (kubectl get nodes)");
                 String have = node.get().path("status").path("allocatable").path("nvidia.com/gpu").asText("0");
                 String want = facts.get(gpuCountFact(n)).orElse("?");
                 if (have.equals(want)) return Optional.empty();
-                String pod = parts.length < 2 ? "" : pluginPod(KubeJson.parse(parts[1]), n.name());
+                String pod = parts.length < 2 ? "" : pluginPod(KubeJson.podList(parts[1]), n.name());
                 return Optional.of("allocatable nvidia.com/gpu is " + have + ", nvidia-smi counts " + want + "; " + pod
                     + " — check that nvidia is the default runtime on " + n.name() + " (gpuctl verify --hosts " + n.name() + ")");
             });

@@ -1,24 +1,28 @@
 package dev.gpuctl.steps;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.gpuctl.hostconf.KubeFields;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
-/** Reads {@code kubectl get -o json} output (a List) for the cluster probes. */
+/**
+ * The cluster probes' questions and answers: each asks kubectl for the fields it judges ({@link KubeFields}), never
+ * whole objects (a pod's environment values would reach the log), and reads the answer as a list shaped like
+ * {@code kubectl get -o json}'s.
+ */
 final class KubeJson {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     private KubeJson() {}
 
-    static JsonNode parse(String text) {
-        try {
-            return JSON.readTree(text);
-        } catch (java.io.IOException e) {
-            throw new IllegalArgumentException("kubectl printed no JSON: " + Probe.oneLine(text), e);
-        }
-    }
+    /** {@code kubectl get nodes}, asking for {@link KubeFields#NODES}. */
+    static final String NODES = Kube.kubectl("get nodes " + KubeFields.NODES.outputFlag());
+
+    /** {@code kubectl get pods ARGS}, asking for {@link KubeFields#PODS}. */
+    static String pods(String args) { return Kube.kubectl("get pods " + args + " " + KubeFields.PODS.outputFlag()); }
+
+    static JsonNode nodes(String output) { return KubeFields.NODES.list(output); }
+
+    static JsonNode podList(String output) { return KubeFields.PODS.list(output); }
 
     /** The item named {@code name} in a list (kubectl get nodes -o json), if it is there. */
     static Optional<JsonNode> node(JsonNode list, String name) {
@@ -31,10 +35,10 @@ final class KubeJson {
     /** Pods of a namespace (optionally a label selector), all Running and at least one. */
     static Probe podsRunning(String what, String namespace, String selector) {
         String sel = selector.isEmpty() ? "" : " -l " + Sh.quote(selector);
-        return Probe.of(what, Kube.kubectl("get pods -n " + namespace + sel + " -o json"), r -> {
+        return Probe.of(what, pods("-n " + namespace + sel), r -> {
             if (!r.ok()) return Optional.of("kubectl failed: " + r.tail(2));
             List<String> notRunning = new ArrayList<>();
-            JsonNode items = parse(r.stdout()).path("items");
+            JsonNode items = podList(r.stdout()).path("items");
             for (JsonNode pod : items) {
                 String phase = pod.path("status").path("phase").asText();
                 if (!phase.equals("Running")) notRunning.add(pod.path("metadata").path("name").asText() + " " + phase);
@@ -46,10 +50,10 @@ final class KubeJson {
 
     /** Every node of the list is registered and Ready (nodes join after the pod network: missing ones are fine). */
     static Probe nodesReady(List<String> names) {
-        return Probe.of("every node that joined is Ready", Kube.kubectl("get nodes -o json"), r -> {
+        return Probe.of("every node that joined is Ready", NODES, r -> {
             if (!r.ok()) return Optional.of("kubectl failed: " + r.tail(2));
             List<String> notReady = new ArrayList<>();
-            for (JsonNode n : parse(r.stdout()).path("items")) {
+            for (JsonNode n : nodes(r.stdout()).path("items")) {
                 String name = n.path("metadata").path("name").asText();
                 if (!names.contains(name)) continue;
                 boolean ready = false;

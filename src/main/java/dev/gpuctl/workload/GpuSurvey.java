@@ -1,6 +1,7 @@
 package dev.gpuctl.workload;
 
 import dev.gpuctl.hostconf.HostConfException;
+import dev.gpuctl.hostconf.KubeFields;
 import dev.gpuctl.hostconf.NvidiaSmi;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
@@ -28,7 +29,10 @@ public final class GpuSurvey {
 
     private GpuSurvey() {}
 
-    /** The nodes' and pods' JSON from the master. */
+    /**
+     * The nodes' and pods' JSON from the master: the fields the report reads ({@link KubeFields}), in the shape of
+     * {@code kubectl get -o json}'s list; never whole pods, whose environment values are nobody's business here.
+     */
     public record ClusterState(String nodesJson, String podsJson) {}
 
     /** kubectl ARGS on the master; its stdout, or a {@link WorkloadException} naming the host, command and stderr. */
@@ -40,7 +44,17 @@ public final class GpuSurvey {
     }
 
     public static ClusterState clusterState(Remote master) {
-        return new ClusterState(kubectl(master, "get nodes -o json", NEXT), kubectl(master, "get pods -A -o json", NEXT));
+        return new ClusterState(fields(master, "get nodes", KubeFields.NODES, NEXT), fields(master, "get pods -A", KubeFields.PODS, NEXT));
+    }
+
+    /** kubectl ARGS on the master asking for the query's fields; the answer as {@code -o json}-shaped list text. */
+    public static String fields(Remote master, String args, KubeFields.Query query, String next) {
+        String out = kubectl(master, args + " " + query.outputFlag(), next);
+        try {
+            return query.json(out);
+        } catch (IllegalArgumentException e) {
+            throw new WorkloadException(master.name() + ": kubectl " + args + ": " + e.getMessage() + ". " + next);
+        }
     }
 
     /**

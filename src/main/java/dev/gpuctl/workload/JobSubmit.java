@@ -1,5 +1,6 @@
 package dev.gpuctl.workload;
 
+import dev.gpuctl.hostconf.KubeFields;
 import dev.gpuctl.inventory.JobSpec;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
@@ -45,13 +46,13 @@ public final class JobSubmit {
     /** Checks, uploads and applies; returns kubectl apply's output ("job.batch/NAME created"). */
     public static String submit(JobSpec spec, String manifest, Remote master) {
         String next = "Nothing was applied. Is the cluster up? Check it with: gpuctl verify";
-        String nodes = GpuSurvey.kubectl(master, "get nodes -o json", next);
+        String nodes = GpuSurvey.fields(master, "get nodes", KubeFields.NODES, next);
         Map<String, Integer> gpus = new java.util.LinkedHashMap<>();
         GpuUsage.allocatable(nodes).forEach(gpus::put);
         unfit(spec, gpus, "nvidia.com/gpu allocatable in the cluster now").ifPresent(m -> {
             throw WorkloadException.refused(m);
         });
-        String jobs = GpuSurvey.kubectl(master, "get jobs -n " + spec.namespace() + " -o json", next);
+        String jobs = GpuSurvey.fields(master, "get jobs -n " + spec.namespace(), KubeFields.JOBS, next);
         GpuUsage.jobStatus(jobs, spec.name()).ifPresent(state -> {
             throw WorkloadException.refused("job " + spec.namespace() + "/" + spec.name() + " already exists (" + state
                 + "); a Job's pods cannot be changed: delete it first (kubectl -n " + spec.namespace() + " delete job "

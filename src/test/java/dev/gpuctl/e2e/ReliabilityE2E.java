@@ -212,9 +212,9 @@ class ReliabilityE2E {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
             while (bed.ssh(h1, "test -e /run/gpuctl-test-slow").exit() != 0 && first.process.isAlive() && System.nanoTime() < deadline) sleep(300);
             assertTrue(first.process.isAlive(), () -> "the first run ended early:\n" + first.err);
-            String holder = bed.ok(bed.master(), "cat /run/lock/gpuctl/bootstrap.holder");
+            String holder = bed.ok(bed.master(), "cat /run/gpuctl/bootstrap.holder");
             assertTrue(holder.contains("(pid " + first.process.pid() + ")"), holder);
-            assertEquals(1, bed.ssh(bed.master(), "flock -n /run/lock/gpuctl/bootstrap.lock true").exit(), "the lock is held");
+            assertEquals(1, bed.ssh(bed.master(), "flock -n /run/gpuctl/bootstrap.lock true").exit(), "the lock is held");
 
             Map<String, String> before = bed.fingerprints(FINGERPRINT);
             Gpuctl.Run second = Gpuctl.run("bootstrap", inventory.toString());
@@ -232,10 +232,10 @@ class ReliabilityE2E {
             noSlowQueries(h1);
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (bed.ssh(bed.master(), "flock -n /run/lock/gpuctl/bootstrap.lock true").exit() != 0 && System.nanoTime() < deadline) sleep(500);
+        while (bed.ssh(bed.master(), "flock -n /run/gpuctl/bootstrap.lock true").exit() != 0 && System.nanoTime() < deadline) sleep(500);
         Gpuctl.Run third = Gpuctl.run("bootstrap", inventory.toString());
         assertEquals(0, third.code(), third::toString);
-        assertEquals(0, bed.ssh(bed.master(), "flock -n /run/lock/gpuctl/bootstrap.lock true").exit(), "let go after a run that ended normally");
+        assertEquals(0, bed.ssh(bed.master(), "flock -n /run/gpuctl/bootstrap.lock true").exit(), "let go after a run that ended normally");
     }
 
     @Test @Order(6) void aHostThatGoesDownMidStepEndsTheRunAfterThePhaseNamedAndAReRunCompletes() throws Exception {

@@ -82,6 +82,75 @@ class LocalHoldTest {
         held.held().close();
     }
 
+    /** Every path under dir (links not followed) with its type, mode, mtime and content: equal means nothing was written. */
+    static String snapshot(Path dir) throws Exception {
+        StringBuilder sb = new StringBuilder();
+        try (var s = Files.walk(dir)) {
+            for (Path p : s.sorted().toList()) {
+                var a = Files.readAttributes(p, java.nio.file.attribute.PosixFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+                sb.append(p).append(' ').append(a.isSymbolicLink() ? "link" : a.isDirectory() ? "dir" : "file").append(' ')
+                    .append(java.nio.file.attribute.PosixFilePermissions.toString(a.permissions())).append(' ').append(a.lastModifiedTime());
+                if (a.isRegularFile()) sb.append(' ').append(Files.readString(p));
+                sb.append('\n');
+            }
+        }
+        return sb.toString();
+    }
+
+    /** Takes the lock at {@code lockDir}; asserts it is refused for {@code why} and that nothing under dir changed. */
+    void refused(Path lockDir, String why) throws Exception {
+        String before = snapshot(dir);
+        var o = MasterLock.acquireWith(local, MasterLock.command("mallory-proof", lockDir.toString()), Duration.ofSeconds(10));
+        MasterLock.Busy b = assertInstanceOf(MasterLock.Busy.class, o);
+        assertTrue(b.message().startsWith("here: refusing the bootstrap lock: ") && b.message().contains(why), b.message());
+        assertTrue(b.message().contains("nothing was opened or written") && b.message().contains("rm -r /run/gpuctl"), b.message());
+        assertEquals(before, snapshot(dir), "nothing was written");
+    }
+
+    @Test
+    void theLocksDirectoryIsMadePrivateAndItsFilesAreRegularAndPrivate() throws Exception {
+        Path d = dir.resolve("gpuctl");
+        MasterLock.Acquired held = assertInstanceOf(MasterLock.Acquired.class,
+            MasterLock.acquireWith(local, MasterLock.command("me", d.toString()), Duration.ofSeconds(10)));
+        try {
+            assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(d)));
+            assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(d.resolve("bootstrap.holder"))));
+        } finally {
+            held.held().close();
+        }
+    }
+
+    @Test
+    void aLinkInPlaceOfTheDirectoryIsRefusedAndNothingIsWrittenThroughIt() throws Exception {
+        Path target = Files.createDirectory(dir.resolve("root-only"));
+        Files.writeString(target.resolve("bootstrap.holder"), "precious\n");
+        refused(Files.createSymbolicLink(dir.resolve("gpuctl"), target), "is a symbolic link");
+    }
+
+    @Test
+    void aDirectoryOthersMayWriteOrAFileThatIsNotIsRefused() throws Exception {
+        Path open = Files.createDirectory(dir.resolve("gpuctl"));
+        Files.setPosixFilePermissions(open, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+        refused(open, "has mode 777: writable by group or others");
+
+        Files.setPosixFilePermissions(open, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+        Path precious = Files.writeString(dir.resolve("precious"), "root's\n");
+        Files.createSymbolicLink(open.resolve("bootstrap.holder"), precious);
+        refused(open, "/bootstrap.holder is a symbolic link");
+        Files.delete(open.resolve("bootstrap.holder"));
+
+        Files.createDirectory(open.resolve("bootstrap.lock"));
+        refused(open, "/bootstrap.lock is not a regular file");
+    }
+
+    @Test
+    void aDirectoryOfAnotherUserIsRefused() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(LocalRemote.isRoot(), "chown needs root");
+        Path theirs = Files.createDirectory(dir.resolve("gpuctl"));
+        Files.setAttribute(theirs, "unix:uid", 65534);
+        refused(theirs, "is owned by uid 65534, not uid 0");
+    }
+
     MasterLock.Acquired awaitAcquired(String who) {
         long deadline = System.nanoTime() + 10_000_000_000L;
         MasterLock.Outcome o;

@@ -3,6 +3,8 @@ package dev.gpuctl.steps;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gpuctl.hostconf.KubeFields;
+import dev.gpuctl.hostconf.KubectlPrints;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryLoader;
 import dev.gpuctl.remote.ExecResult;
@@ -38,6 +40,11 @@ class GpuStepTest {
 
     static String json(String name) throws IOException { return Files.readString(KUBECTL.resolve(name)); }
 
+    /** What kubectl prints for the step's node question, from the recorded {@code get nodes -o json}. */
+    static String nodes() throws IOException { return KubectlPrints.fields(KubeFields.NODES, json("nodes.json")); }
+
+    static String pods() throws IOException { return KubectlPrints.fields(KubeFields.PODS, json("pods.json")); }
+
     static Optional<String> judge(Probe p, String stdout, Facts facts) {
         return p.judge().apply(new ExecResult(0, stdout, ""), facts);
     }
@@ -48,7 +55,7 @@ class GpuStepTest {
     }
 
     @Test void labelsAreReadFromTheNodeList() throws IOException {
-        String nodes = json("nodes.json");
+        String nodes = nodes();
         assertEquals(Optional.empty(), judge(probe("node worker-1 labelled"), nodes, new Facts()));
         assertEquals(Optional.of("labels missing or different: [gpu-memory]"), judge(probe("node worker-2 labelled"), nodes, new Facts()));
         assertEquals(Optional.of("node worker-9 not found (kubectl get nodes)"), judge(probe("node worker-9 labelled"), nodes, new Facts()));
@@ -57,7 +64,7 @@ class GpuStepTest {
     }
 
     @Test void allocatableIsComparedWithEachNodesNvidiaSmiCount() throws IOException {
-        String out = json("nodes.json") + "\n@@@\n" + json("pods.json");
+        String out = nodes() + "@@@\n" + pods();
         Facts facts = new Facts();
         facts.put(GpuStep.gpuCountFact(INV.node("worker-1").orElseThrow()), "2", false);
         facts.put(GpuStep.gpuCountFact(INV.node("worker-2").orElseThrow()), "8", false);
@@ -70,8 +77,16 @@ class GpuStepTest {
         assertEquals(Optional.of("node worker-9 not found (kubectl get nodes)"), judge(probe("node worker-9 allocatable"), out, facts));
     }
 
+    @Test void theChecksAskForFieldsNotWholeObjects() {
+        for (Probe p : check()) {
+            if (p.what().contains("device plugin")) continue;
+            assertTrue(p.command().contains("-o 'jsonpath={range .items[*]}") && !p.command().contains("-o json"), p.command());
+            assertTrue(!p.command().contains("env"), "a pod's environment is never asked for: " + p.command());
+        }
+    }
+
     @Test void theDevicePluginPodOfTheNodeIsNamedWithItsState() throws IOException {
-        var pods = KubeJson.parse(json("pods.json"));
+        var pods = KubeJson.podList(pods());
         assertEquals("device plugin pod kube-system/nvidia-device-plugin-daemonset-4qv8s is Running"
             + " (kubectl -n kube-system logs nvidia-device-plugin-daemonset-4qv8s)", GpuStep.pluginPod(pods, "worker-1"));
         assertEquals("no device plugin pod runs on worker-3", GpuStep.pluginPod(pods, "worker-3"));

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gpuctl.hostconf.KubeFields;
+import dev.gpuctl.hostconf.KubectlPrints;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryLoader;
 import dev.gpuctl.inventory.JobSpec;
@@ -61,9 +63,10 @@ class GpuSurveyTest {
 
     static Scripted master() throws IOException {
         return new Scripted("master", new java.util.LinkedHashMap<>(Map.of(
-            "get nodes -o json", ok(GpuUsageTest.fixture("nodes.json")),
-            "get pods -A -o json", ok(GpuUsageTest.fixture("pods.json")),
-            "get jobs -n default -o json", ok("{\"items\": [{\"metadata\": {\"name\": \"taken\"}, \"status\": {\"active\": 1}}]}"),
+            "get nodes " + KubeFields.NODES.outputFlag(), ok(KubectlPrints.fields(KubeFields.NODES, GpuUsageTest.fixture("nodes.json"))),
+            "get pods -A " + KubeFields.PODS.outputFlag(), ok(KubectlPrints.fields(KubeFields.PODS, GpuUsageTest.fixture("pods.json"))),
+            "get jobs -n default " + KubeFields.JOBS.outputFlag(), ok(KubectlPrints.fields(KubeFields.JOBS,
+                "{\"items\": [{\"metadata\": {\"name\": \"taken\"}, \"status\": {\"active\": 1}}]}")),
             "mkdir -p -m 0700", ok(""),
             "apply -f", ok("job.batch/detector-train created\n"))));
     }
@@ -88,8 +91,9 @@ class GpuSurveyTest {
         assertFalse(r.nodes().get(2).reachable());
         assertEquals(3, r.nodes().get(1).allocated());
         // the master has no GPU: nvidia-smi is not asked there; kubectl goes through its admin.conf
-        assertEquals(List.of("kubectl --kubeconfig=/etc/kubernetes/admin.conf get nodes -o json",
-            "kubectl --kubeconfig=/etc/kubernetes/admin.conf get pods -A -o json"), master.ran);
+        // only the fields the report reads: never -o json, whose pods carry their environment values
+        assertEquals(List.of("kubectl --kubeconfig=/etc/kubernetes/admin.conf get nodes " + KubeFields.NODES.outputFlag(),
+            "kubectl --kubeconfig=/etc/kubernetes/admin.conf get pods -A " + KubeFields.PODS.outputFlag()), master.ran);
     }
 
     @Test void kubectlFailingOnTheMasterNamesHostCommandExitAndStderr() {
@@ -97,7 +101,7 @@ class GpuSurveyTest {
             "The connection to the server 172.16.10.90:6443 was refused - did you specify the right host or port?\n")));
         WorkloadException e = assertThrows(WorkloadException.class,
             () -> GpuSurvey.survey(EXAMPLE, n -> n.isMaster() ? master : new Scripted(n.name(), Map.of())));
-        assertEquals("master: `kubectl --kubeconfig=/etc/kubernetes/admin.conf get nodes -o json` failed (exit 1):\n"
+        assertEquals("master: `kubectl --kubeconfig=/etc/kubernetes/admin.conf get nodes " + KubeFields.NODES.outputFlag() + "` failed (exit 1):\n"
             + "  The connection to the server 172.16.10.90:6443 was refused - did you specify the right host or port?\n"
             + "Is the cluster up? Check it with: gpuctl verify", e.getMessage());
         assertFalse(e.refused());

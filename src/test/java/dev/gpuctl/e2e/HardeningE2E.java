@@ -1,0 +1,175 @@
+package dev.gpuctl.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gpuctl.testbed.TestBed;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * Hostile hosts and secrets on real hosts: the bootstrap lock's place made by another user (refused, nothing
+ * written), a kubelet that registers its Node late (waited for), a join configuration left by a killed run (removed
+ * by the next), and a pod whose environment holds a secret (in no file under .gpuctl/ and no output).
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class HardeningE2E {
+    static TestBed bed;
+    static Path inventory;
+    static String master;
+    static String w1;
+
+    /** What the first steps change on a host: equal before and after proves a refused run changed nothing. */
+    static final String FINGERPRINT = "sha256sum /etc/fstab /proc/swaps 2>&1; dpkg-query -W -f='${Status}' chrony 2>&1; "
+        + "ls /etc/chrony/sources.d /etc/modules-load.d /etc/sysctl.d 2>&1";
+
+    /** Every path under the lock's place and the decoy, with its type, owner, mode, mtime (ns), size and content hash. */
+    static final String LOCK_PLACE = "for p in /run/gpuctl /run/gpuctl/* /root/decoy /root/decoy/*; do [ -e \"$p\" ] || [ -L \"$p\" ] || continue;"
+        + " stat -c '%n %F %U %a %.9Y %s' \"$p\"; [ -f \"$p\" ] && [ ! -L \"$p\" ] && sha256sum \"$p\"; done; true";
+
+    @AfterAll static void down() {
+        if (bed != null) bed.down();
+    }
+
+    @BeforeAll static void up() {
+        bed = TestBed.own("hard", 1);
+        inventory = bed.inventory("docker", "flannel");
+        master = bed.master();
+        w1 = bed.workers().get(0);
+    }
+
+    /** Runs bootstrap with the lock's place as {@code setup} left it; asserts it is refused and nothing was written. */
+    static void refusedAndUntouched(String setup, String why) {
+        bed.ok(master, "rm -rf /run/gpuctl /root/decoy; " + setup);
+        String place = bed.ok(master, LOCK_PLACE);
+        Map<String, String> hosts = bed.fingerprints(FINGERPRINT);
+        try {
+            Gpuctl.Run r = Gpuctl.run("bootstrap", inventory.toString());
+            assertEquals(3, r.code(), r::toString);
+            assertTrue(r.err().contains(master + ": refusing the bootstrap lock: /run/gpuctl") && r.err().contains(why), r::toString);
+            assertTrue(r.err().contains("rm -r /run/gpuctl") && r.err().contains("nothing was changed"), r::toString);
+            assertEquals(place, bed.ok(master, LOCK_PLACE), "the lock's place and what it points to: content, owner, mode and mtime unchanged");
+            assertEquals(hosts, bed.fingerprints(FINGERPRINT), "a refused run changed a host");
+        } finally {
+            bed.ok(master, "rm -rf /run/gpuctl /root/decoy");
+        }
+    }
+
+    @Test @Order(1) void theLocksPlaceMadeByAnotherUserIsRefusedAndNothingIsWritten() {
+        String decoy = "mkdir -m 700 /root/decoy && printf 'root only\\n' > /root/decoy/bootstrap.holder && chmod 600 /root/decoy/bootstrap.holder && ";
+        // a directory that an unprivileged user owns (and could fill with links at any time)
+        refusedAndUntouched("mkdir /run/gpuctl && printf 'x\\n' > /run/gpuctl/bootstrap.holder && chown -R nobody /run/gpuctl",
+            "is owned by uid 65534");
+        // a symbolic link that user planted, pointing at a root-only directory: root must not write through it
+        refusedAndUntouched(decoy + "ln -s /root/decoy /run/gpuctl && chown -h nobody /run/gpuctl", "is a symbolic link");
+        // root's directory, but others may write into it
+        refusedAndUntouched("mkdir -m 777 /run/gpuctl", "has mode 777");
+        // root's directory, with the holder file a link to a root-only file
+        refusedAndUntouched(decoy + "mkdir -m 700 /run/gpuctl && ln -s /root/decoy/bootstrap.holder /run/gpuctl/bootstrap.holder",
+            "/run/gpuctl/bootstrap.holder is a symbolic link");
+    }
+
+    @Test @Order(2) void aNodeTheKubeletRegistersLateIsWaitedForBeforeItIsLabelled() throws IOException {
+        // kubeadm join returns once the kubelet has its credentials; this kubelet registers its Node 40 s later
+        bed.ok(w1, "echo 40 > /etc/gpuctl-testbed/kubelet-register-delay");
+        try {
+            Gpuctl.Run r = Gpuctl.run("bootstrap", inventory.toString());
+            assertEquals(0, r.code(), r::toString);
+        } finally {
+            bed.ok(w1, "rm -f /etc/gpuctl-testbed/kubelet-register-delay");
+        }
+        assertTrue(bed.ok(master, "kubectl --kubeconfig=/etc/kubernetes/admin.conf get node " + w1 + " -o jsonpath='{.metadata.labels}'")
+            .contains("\"nvidia.com/gpu.present\":\"true\""), "labelled");
+        // the join step asked for the Node with the kubelet's credentials, found it missing, and asked again until it was there
+        String log = newestLog(w1);
+        String ask = "$ kubectl --kubeconfig=/etc/kubernetes/kubelet.conf get node " + w1 + " -o name\n";
+        assertTrue(log.contains(ask + "  exit 1 (asked in the batch above)\n  stderr:\n    Error from server (NotFound): nodes \"" + w1 + "\" not found"),
+            "not there right after the join: without the wait, labelling it would have failed");
+        assertTrue(log.split(java.util.regex.Pattern.quote(ask + "  exit 1"), -1).length > 5, "asked again while the kubelet had not registered it");
+        assertTrue(log.contains(ask + "  exit 0"), "and then found");
+        assertEquals("", bed.ok(w1, "ls -A /etc/kubernetes/gpuctl | grep -E '^(kubeadm-join.yaml|join\\.)' || true"),
+            "no file holding the token is left after a join");
+        Gpuctl.Run again = Gpuctl.run("bootstrap", inventory.toString());
+        assertEquals(0, again.code(), again::toString);
+        assertEquals(0, again.count("changed"), again::toString);
+    }
+
+    @Test @Order(3) void aJoinConfigurationLeftByAKilledRunIsRemovedByTheNextRun() {
+        // what a run killed outright leaves: the uploaded file, and the private directory the join command moved it to
+        bed.ok(w1, "umask 077; printf 'token: abcdef.0123456789abcdef\\n' > /etc/kubernetes/gpuctl/kubeadm-join.yaml"
+            + " && mkdir /etc/kubernetes/gpuctl/join.Ab12Cd34 && cp /etc/kubernetes/gpuctl/kubeadm-join.yaml /etc/kubernetes/gpuctl/join.Ab12Cd34/");
+        Gpuctl.Run r = Gpuctl.run("bootstrap", inventory.toString());
+        assertEquals(0, r.code(), r::toString);
+        assertTrue(r.err().lines().anyMatch(l -> l.matches(w1 + "\\s+join\\s+changed .*")), r::toString);
+        assertEquals("", bed.ok(w1, "ls -A /etc/kubernetes/gpuctl | grep -E '^(kubeadm-join.yaml|join\\.)' || true"));
+        Gpuctl.Run again = Gpuctl.run("bootstrap", inventory.toString());
+        assertEquals(0, again.code(), again::toString);
+        assertEquals(0, again.count("changed"), again::toString);
+    }
+
+    @Test @Order(4) void aSecretInAPodsEnvironmentReachesNoFileUnderGpuctlAndNoOutput() throws IOException {
+        String secret = "hunter2-" + HexFormat.of().formatHex(java.security.SecureRandom.getSeed(8));
+        String pod = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"holds-a-secret\",\"namespace\":\"default\"},"
+            + "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","
+            + "\"env\":[{\"name\":\"DB_PASSWORD_PLAIN\",\"value\":\"" + secret + "\"}],"
+            + "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}";
+        String deployment = "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"app\",\"namespace\":\"default\"},"
+            + "\"spec\":{\"replicas\":1,\"selector\":{\"matchLabels\":{\"app\":\"app\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"app\"}},"
+            + "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"env\":[{\"name\":\"API_KEY\",\"value\":\"" + secret + "\"}]}]}}}}";
+        String kubectl = "kubectl --kubeconfig=/etc/kubernetes/admin.conf ";
+        bed.ok(master, "printf '%s\\n' '" + pod + "' > /root/secret-pod.json && printf '%s\\n' '" + deployment + "' > /root/secret-deploy.json && "
+            + kubectl + "apply -f /root/secret-pod.json && " + kubectl + "apply -f /root/secret-deploy.json && rm /root/secret-*.json");
+        try {
+            assertTrue(bed.ok(master, kubectl + "get pods -A -o json").contains(secret), "the cluster holds the secret where -o json shows it");
+
+            List<Gpuctl.Run> runs = new ArrayList<>();
+            runs.add(Gpuctl.run("bootstrap", inventory.toString()));
+            runs.add(Gpuctl.run("verify", inventory.toString()));
+            runs.add(Gpuctl.run("verify", "--json", inventory.toString()));
+            runs.add(Gpuctl.run("gpus", inventory.toString()));
+            runs.add(Gpuctl.run("gpus", "--json", inventory.toString()));
+            assertEquals(0, runs.get(0).code(), runs.get(0)::toString);
+            assertEquals(0, runs.get(1).code(), runs.get(1)::toString);
+            assertEquals(0, runs.get(3).code(), runs.get(3)::toString);
+            assertTrue(runs.get(3).out().contains("holds-a-secret"), () -> "gpus read the pod:\n" + runs.get(3));
+            for (Gpuctl.Run r : runs) assertFalse(r.out().contains(secret) || r.err().contains(secret), r::toString);
+
+            Path state = inventory.resolveSibling(".gpuctl");
+            List<Path> files;
+            try (Stream<Path> s = Files.walk(state)) {
+                files = s.filter(Files::isRegularFile).toList();
+            }
+            assertTrue(files.stream().anyMatch(f -> f.toString().endsWith(master + ".log")), files::toString);
+            for (Path f : files) {
+                assertFalse(Files.readString(f, StandardCharsets.ISO_8859_1).contains(secret), "the secret is in " + f);
+                assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(f)), f::toString);
+            }
+        } finally {
+            bed.ssh(master, kubectl + "delete pod holds-a-secret; " + kubectl + "delete deployment app");
+        }
+    }
+
+    /** The newest log of a host under .gpuctl/logs (the last run's). */
+    static String newestLog(String host) throws IOException {
+        Path logs = inventory.resolveSibling(".gpuctl").resolve("logs");
+        try (Stream<Path> s = Files.list(logs)) {
+            Path dir = s.filter(d -> Files.exists(d.resolve(host + ".log")) && !d.getFileName().toString().contains("verify"))
+                .max(java.util.Comparator.comparing(d -> d.toFile().lastModified())).orElseThrow();
+            return Files.readString(dir.resolve(host + ".log"));
+        }
+    }
+}
