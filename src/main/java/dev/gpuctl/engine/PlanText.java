@@ -29,7 +29,7 @@ public final class PlanText {
         for (Plan.PhasePlan phase : plan.phases()) {
             sb.append("\n== phase ").append(n++).append(": ").append(phase.title()).append(" ==\n");
             for (Plan.HostPlan host : phase.hosts()) {
-                sb.append("\n[").append(host.name()).append(" ").append(host.address()).append(" ").append(host.role()).append("]\n");
+                sb.append("\n[").append(host.name()).append(" ").append(host.address()).append(" ").append(host.role()).append("]").append(dev.gpuctl.net.Cidr.parseAddress(host.address()).isEmpty() ? " (address is a name: the node IP, unless nodeIp gives it, is resolved at preflight)" : "").append("\n");
                 for (Plan.StepPlan step : host.steps()) {
                     sb.append("  step ").append(step.id()).append(": ").append(step.title()).append('\n');
                     if (!step.prepareOnMaster().isEmpty()) {

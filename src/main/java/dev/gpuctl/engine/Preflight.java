@@ -8,16 +8,20 @@ import dev.gpuctl.inventory.Node;
 import dev.gpuctl.net.Cidr;
 import dev.gpuctl.net.CidrCheck;
 import dev.gpuctl.steps.Facts;
+import dev.gpuctl.steps.HostContext;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
- * Preflight's judgements across hosts, from the facts each host's probes learned: unique hostnames and
- * machine-ids, clock skew against this machine, and the live CIDR check over every host's routes, interface
- * addresses and docker networks. Pure: facts in, problems out.
+ * Preflight's judgements across hosts, from the facts each host's probes learned: unique hostnames, machine-ids and
+ * product_uuids, clock skew against this machine, and the live CIDR check over every host's routes, interface
+ * addresses and docker networks. Pure: facts in, problems out. Bootstrap's preflight ({@link Runner}) refuses on
+ * any of them; {@code gpuctl verify} ({@link Verifier}) shows them as checks of each host. One implementation
+ * serves both.
  */
 public final class Preflight {
     private Preflight() {}
@@ -25,13 +29,43 @@ public final class Preflight {
     /** Largest clock difference to this machine that is accepted (certificates and leases tolerate little). */
     public static final double MAX_SKEW_SECONDS = 30;
 
-    /** Interfaces the cluster itself creates: their routes are the pod network, not a conflict with it. */
-    static final Pattern CLUSTER_DEVICES = Pattern.compile(".*\\b(dev )?(cni0|flannel\\.\\d+|cali[0-9a-f]+|tunl0|vxlan\\.calico|kube-ipvs0|nodelocaldns)\\b.*");
+    /** The cross-host checks, as verify names them on each host. */
+    public enum Kind {
+        UNIQUE("hostname, machine-id and product_uuid unique among the hosts"),
+        CLOCK("clock within " + (int) MAX_SKEW_SECONDS + " s of this machine's"),
+        CIDR("routes, addresses and docker networks clear of podCidr and serviceCidr");
 
+        public final String what;
+
+        Kind(String what) { this.what = what; }
+    }
+
+    /**
+     * One thing wrong across hosts.
+     * @param hosts the hosts it concerns (both of a duplicate; the host a conflicting range was found on); empty
+     *              when only the inventory's own ranges conflict
+     */
+    public record Problem(Kind kind, List<String> hosts, String message) {}
+
+    /**
+     * Interfaces the cluster itself creates: their addresses and routes inside the pod network (and kube-ipvs0's
+     * service addresses inside the service network) are the cluster's own, not a conflict with it.
+     */
+    static final Pattern CLUSTER_DEVICES = Pattern.compile(".*\\bdev (cni0|flannel\\.\\d+|cali[0-9a-f]+|tunl0|vxlan\\.calico|vxlan-v6\\.calico|kube-ipvs0|nodelocaldns)\\b.*"
+        + "|^(cni0|flannel\\.\\d+|cali[0-9a-f]+|tunl0|vxlan\\.calico|vxlan-v6\\.calico|kube-ipvs0|nodelocaldns) .*");
+    private static final Pattern VIA = Pattern.compile("\\bvia (\\S+)");
+
+    /** Every problem across these hosts, as lines for a person (bootstrap's preflight). */
     public static List<String> crossHost(Inventory inv, List<Node> nodes, Facts facts) {
-        List<String> problems = new ArrayList<>();
+        return problems(inv, nodes, facts).stream().map(Problem::message).toList();
+    }
+
+    /** Every problem across these hosts, each with the hosts it concerns. */
+    public static List<Problem> problems(Inventory inv, List<Node> nodes, Facts facts) {
+        List<Problem> problems = new ArrayList<>();
         problems.addAll(duplicates(nodes, facts, "hostname", "hostname"));
-        problems.addAll(duplicates(nodes, facts, "machineId", "machine-id (cloned image? run: rm /etc/machine-id && systemd-machine-id-setup)"));
+        problems.addAll(duplicates(nodes, facts, "machineId", "machine-id (cloned image? run: rm /etc/machine-id && systemd-machine-id-setup, then reboot)"));
+        problems.addAll(duplicates(nodes, facts, "productUuid", "product_uuid (/sys/class/dmi/id/product_uuid; cloned VMs: give each its own UUID)"));
         for (Node n : nodes) {
             var clock = facts.get("host." + n.name() + ".clock");
             var local = facts.get("host." + n.name() + ".clockLocal");
@@ -39,47 +73,74 @@ public final class Preflight {
                 try {
                     double skew = Double.parseDouble(clock.get()) - Double.parseDouble(local.get());
                     if (Math.abs(skew) > MAX_SKEW_SECONDS) {
-                        problems.add(n.name() + ": clock is " + String.format("%+.0f", skew) + " s off this machine's (more than "
-                            + (int) MAX_SKEW_SECONDS + " s): set the time (chronyc makestep) before bootstrapping");
+                        problems.add(new Problem(Kind.CLOCK, List.of(n.name()), n.name() + ": clock is " + String.format("%+.0f", skew)
+                            + " s off this machine's (more than " + (int) MAX_SKEW_SECONDS + " s): set the time (chronyc makestep)"));
                     }
                 } catch (NumberFormatException e) {
-                    problems.add(n.name() + ": cannot read its clock: " + clock.get());
+                    problems.add(new Problem(Kind.CLOCK, List.of(n.name()), n.name() + ": cannot read its clock: " + clock.get()));
                 }
             }
         }
-        problems.addAll(CidrCheck.check(liveRanges(inv, nodes, facts)).stream().map(CidrCheck.Conflict::message).toList());
+        for (CidrCheck.Conflict c : CidrCheck.check(liveRanges(inv, nodes, facts))) {
+            problems.add(new Problem(Kind.CIDR, c.hosts(), c.message()));
+        }
         return problems;
     }
 
-    private static List<String> duplicates(List<Node> nodes, Facts facts, String key, String label) {
-        Map<String, String> seen = new HashMap<>();
-        List<String> problems = new ArrayList<>();
+    /** Which cross-host checks a host took part in: those whose facts its preflight probes learned. */
+    public static List<Kind> checkedOn(Node n, Facts facts) {
+        List<Kind> kinds = new ArrayList<>();
+        if (facts.get("host." + n.name() + ".machineId").isPresent()) kinds.add(Kind.UNIQUE);
+        if (facts.get("host." + n.name() + ".clock").isPresent()) kinds.add(Kind.CLOCK);
+        if (facts.get("host." + n.name() + ".ip").isPresent()) kinds.add(Kind.CIDR);
+        return kinds;
+    }
+
+    private static List<Problem> duplicates(List<Node> nodes, Facts facts, String key, String label) {
+        Map<String, String> seen = new LinkedHashMap<>();
+        List<Problem> problems = new ArrayList<>();
         for (Node n : nodes) {
-            facts.get("host." + n.name() + "." + key).ifPresent(v -> {
+            facts.get("host." + n.name() + "." + key).filter(v -> !v.isBlank()).ifPresent(v -> {
                 String other = seen.putIfAbsent(v, n.name());
-                if (other != null) problems.add(n.name() + " and " + other + " have the same " + label + ": " + v);
+                if (other != null) {
+                    problems.add(new Problem(Kind.UNIQUE, List.of(n.name(), other), n.name() + " and " + other + " have the same " + label + ": " + v));
+                }
             });
         }
         return problems;
     }
 
-    /** The inventory's ranges plus what every host reports: routes, interface addresses, docker networks. */
+    /**
+     * The inventory's ranges, each node's IP (the inventory's, or the one its preflight found for a host name),
+     * plus what every host reports: routes, interface addresses, docker networks; less what the cluster itself
+     * made (see {@link #clusterOwn}).
+     */
     static List<CidrCheck.LabeledRange> liveRanges(Inventory inv, List<Node> nodes, Facts facts) {
         List<CidrCheck.LabeledRange> ranges = new ArrayList<>(CidrCheck.staticRanges(inv));
+        List<String> nodeIps = new ArrayList<>();
+        for (Node n : inv.nodes()) {
+            Optional<String> ip = HostContext.literalNodeIp(n).or(() -> facts.get(HostContext.nodeIpFact(n)));
+            ip.ifPresent(nodeIps::add);
+            if (Cidr.parseAddress(n.address()).isPresent()) continue; // staticRanges has it
+            ip.flatMap(Cidr::parseAddress).ifPresent(bytes -> ranges.add(new CidrCheck.LabeledRange(CidrCheck.NODE_ADDRESS,
+                new Cidr(bytes, bytes.length * 8), "node " + n.name() + " IP " + ip.get(), n.name())));
+        }
+        Cidr pod = inv.cluster().podCidr();
+        Cidr service = inv.cluster().serviceCidr();
         for (Node n : nodes) {
             facts.get("host." + n.name() + ".ip").ifPresent(text -> {
                 int split = text.indexOf("]\n");
                 if (split < 0) return;
-                add(ranges, n, IpJson.addresses(text.substring(0, split + 1)), CidrCheck.INTERFACE_ADDRESS);
-                add(ranges, n, IpJson.routes(text.substring(split + 2).strip()), CidrCheck.ROUTE);
+                add(ranges, n, IpJson.addresses(text.substring(0, split + 1)), CidrCheck.INTERFACE_ADDRESS, pod, service, nodeIps);
+                add(ranges, n, IpJson.routes(text.substring(split + 2).strip()), CidrCheck.ROUTE, pod, service, nodeIps);
             });
             facts.get("host." + n.name() + ".docker").filter(s -> !s.isBlank()).ifPresent(text -> {
                 int split = text.indexOf("\n[");
                 String daemonJson = split < 0 ? "" : text.substring(0, split).strip();
                 String inspect = split < 0 ? text : text.substring(split + 1);
                 try {
-                    if (!daemonJson.isEmpty()) add(ranges, n, DockerInfo.daemonJsonRanges(daemonJson), null);
-                    add(ranges, n, DockerInfo.bridgeSubnets(inspect), CidrCheck.DOCKER_BRIDGE);
+                    if (!daemonJson.isEmpty()) add(ranges, n, DockerInfo.daemonJsonRanges(daemonJson), null, pod, service, nodeIps);
+                    add(ranges, n, DockerInfo.bridgeSubnets(inspect), CidrCheck.DOCKER_BRIDGE, pod, service, nodeIps);
                 } catch (RuntimeException e) {
                     // daemon.json problems are the runtime step's to report; the CIDR check uses what it can read
                 }
@@ -88,12 +149,32 @@ public final class Preflight {
         return ranges;
     }
 
-    private static void add(List<CidrCheck.LabeledRange> ranges, Node n, List<NetworkRange> found, String kind) {
+    /**
+     * True when a range a host reports is the cluster's own doing, which a bootstrapped host legitimately has:
+     * inside the pod network, an address or route on an interface the CNI made (cni0, flannel.N, cali*, tunl0,
+     * vxlan.calico), a route Calico's BIRD installed ({@code proto bird}, its blackholes included), or a route via
+     * another node (flannel's host-gw: the pod subnet of that node); inside the service network, kube-proxy's
+     * kube-ipvs0 addresses. Anything else in or around those networks (a route someone added, a VPN, an old
+     * cluster's interface in another range) is a conflict.
+     */
+    static boolean clusterOwn(Cidr range, String source, Cidr pod, Cidr service, List<String> nodeIps) {
+        if (pod.contains(range)) {
+            if (CLUSTER_DEVICES.matcher(source).matches() && !source.contains("kube-ipvs0")) return true;
+            if (source.startsWith("route ") && source.matches(".* proto bird\\b.*")) return true;
+            var via = VIA.matcher(source);
+            if (source.startsWith("route ") && via.find() && nodeIps.contains(via.group(1))) return true;
+        }
+        return service.contains(range) && source.matches("(.*\\bdev )?kube-ipvs0\\b.*");
+    }
+
+    private static void add(List<CidrCheck.LabeledRange> ranges, Node n, List<NetworkRange> found, String kind,
+                            Cidr pod, Cidr service, List<String> nodeIps) {
         for (NetworkRange r : found) {
-            if (CLUSTER_DEVICES.matcher(r.source()).matches()) continue;
-            Cidr.parse(r.cidr()).ifPresent(c -> ranges.add(new CidrCheck.LabeledRange(
+            Optional<Cidr> c = Cidr.parse(r.cidr());
+            if (c.isEmpty() || clusterOwn(c.get(), r.source(), pod, service, nodeIps)) continue;
+            ranges.add(new CidrCheck.LabeledRange(
                 kind != null ? kind : (r.kind().contains("pool") ? CidrCheck.DOCKER_ADDRESS_POOL : CidrCheck.DOCKER_BRIDGE),
-                c, n.name() + ": " + r.source())));
+                c.get(), n.name() + ": " + r.source(), n.name()));
         }
     }
 }

@@ -143,6 +143,32 @@ final class StepRunner {
      * @return one entry per probe: empty when right, else what is wrong
      */
     List<Optional<String>> askAll(List<Probe> probes, Function<Probe, Long> deadlineOf) {
+        return askWith(probes, deadlineOf::apply);
+    }
+
+    /**
+     * How wrong probes are waited for. A wrong answer is waited for only while the probe says that what it asks
+     * about is still starting ({@link Probe#settling}); otherwise it is definite at once.
+     */
+    interface Patience {
+        /** Until when (a {@link System#nanoTime()} instant) a wrong probe is asked again; null: judge it as it is. */
+        Long deadline(Probe p);
+
+        /** Asked before each new try: false ends the wait (verify: a definite failure made the outcome clear). */
+        default boolean worthWaiting(Probe p) { return true; }
+
+        /** A wrong answer that waiting will not change, or that was waited for until the end. */
+        default void definite(Probe p, String problem) {}
+
+        /** A wait for a probe starts, with the problem it has now. */
+        default void waiting(Probe p, String problem, long deadline) {}
+
+        /** A wait for a probe ended: right (empty) or still this problem, after this many nanoseconds. */
+        default void waited(Probe p, Optional<String> problem, long nanos) {}
+    }
+
+    /** Like {@link #askAll(List, Function)}, with what a wait hears and when it stops given by {@code patience}. */
+    List<Optional<String>> askWith(List<Probe> probes, Patience patience) {
         List<Optional<String>> problems = new ArrayList<>();
         int i = 0;
         while (i < probes.size()) {
@@ -155,7 +181,7 @@ final class StepRunner {
                 Probe p = probes.get(j);
                 int k = j - i;
                 failedAt = j;
-                Optional<String> problem;
+                ExecResult result;
                 if (k < answers.size()) {
                     Answer a = answers.get(k);
                     if (logged.add(a.command())) {
@@ -164,21 +190,30 @@ final class StepRunner {
                         // one run of the command answered several probes: its output is in the log once
                         log.command(a.command(), new ExecResult(a.result().exit(), "", ""), "(asked in the batch above; the same answer as above)");
                     }
-                    problem = judge(p, a.result());
+                    result = a.result();
                 } else {
-                    problem = ask(p);
+                    result = exec(p.command());
                 }
-                Long deadline = problem.isPresent() ? deadlineOf.apply(p) : null;
-                if (deadline != null && System.nanoTime() < deadline) {
-                    while (problem.isPresent() && System.nanoTime() < deadline) {
+                Optional<String> problem = judge(p, result);
+                Long deadline = problem.isPresent() && !p.waitUpTo().isZero() && p.settling().test(result) ? patience.deadline(p) : null;
+                if (deadline != null && System.nanoTime() < deadline && patience.worthWaiting(p)) {
+                    long t0 = System.nanoTime();
+                    patience.waiting(p, problem.get(), deadline);
+                    boolean starting = true;
+                    while (problem.isPresent() && starting && System.nanoTime() < deadline && patience.worthWaiting(p)) {
                         sleep(Duration.ofSeconds(2));
-                        problem = ask(p);
+                        result = exec(p.command());
+                        problem = judge(p, result);
+                        starting = p.settling().test(result);
                     }
+                    patience.waited(p, problem, System.nanoTime() - t0);
+                    problem.ifPresent(s -> patience.definite(p, s));
                     problems.add(problem);
                     if (k + 1 < answers.size()) log.line("the batch's answers after this probe are from before the wait: asking again");
                     next = j + 1;
                     break;
                 }
+                problem.ifPresent(s -> patience.definite(p, s));
                 problems.add(problem);
             }
             i = next;

@@ -9,6 +9,9 @@ import dev.gpuctl.steps.HostContext;
 import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.Probe;
 import dev.gpuctl.steps.Step;
+import dev.gpuctl.steps.PreflightStep;
+import java.io.PrintWriter;
+import java.io.Writer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -44,15 +47,28 @@ public final class Verifier {
     private final Inventory inv;
     private final Function<Node, Remote> connector;
     private final Duration timeout;
+    private final PrintWriter progress;
+    private final Duration maxWait;
 
     public Verifier(Inventory inv, Function<Node, Remote> connector, Duration timeout) {
+        this(inv, connector, timeout, new PrintWriter(Writer.nullWriter()), MAX_WAIT);
+    }
+
+    /**
+     * @param progress where a line goes when a wait for something still starting begins and ends (stderr)
+     * @param maxWait  how long into the run what is still starting is waited for (default {@link #MAX_WAIT})
+     */
+    public Verifier(Inventory inv, Function<Node, Remote> connector, Duration timeout, PrintWriter progress, Duration maxWait) {
         this.inv = inv;
         this.connector = connector;
         this.timeout = timeout;
+        this.progress = progress;
+        this.maxWait = maxWait;
     }
 
     public Report verify(List<Phase> phases, List<Node> nodes, int concurrency) {
-        waitUntil = System.nanoTime() + MAX_WAIT.toNanos();
+        waitUntil = System.nanoTime() + maxWait.toNanos();
+        definiteOn.clear();
         Facts facts = new Facts();
         Map<String, Remote> remotes = new ConcurrentHashMap<>();
         Map<String, String> unreachable = new ConcurrentHashMap<>();
@@ -94,6 +110,7 @@ public final class Verifier {
                         throw new IllegalStateException(e);
                     }
                 }
+                if (group == first) crossHostChecks(nodes, facts, unreachable, checks);
             }
         } finally {
             pool.shutdownNow();
@@ -123,6 +140,10 @@ public final class Verifier {
             for (Step step : phase.steps()) {
                 if (!step.runsOn(ctx)) continue;
                 List<Probe> own = phase.readOnly() ? step.check(ctx) : step.verify(ctx);
+                if (step instanceof PreflightStep) {
+                    own = new ArrayList<>(own);
+                    own.add(0, bootFinished());
+                }
                 if (own.isEmpty()) continue;
                 part.steps().add(step);
                 part.probes().addAll(own);
@@ -181,17 +202,107 @@ public final class Verifier {
     private List<Optional<String>> askPart(Part part, String kind, Remote remote, HostLog log, Facts facts) {
         try (HostLog own = log.part()) {
             own.stepsAsked(part.steps().stream().map(Step::id).toList(), kind);
-            return new StepRunner(remote, own, facts, timeout, null)
-                .askAll(part.probes(), p -> Math.min(System.nanoTime() + p.waitUpTo().toNanos(), waitUntil));
+            return new StepRunner(remote, own, facts, timeout, null).askWith(part.probes(), new Patient(remote.name(), part, own));
         }
     }
 
     /**
-     * How long into a verify run probes that declare a wait (time sync, pods, node readiness settle in seconds
-     * after a reboot) are asked again; after that each probe is asked once. Bootstrap waits each probe's full time.
+     * How long into a verify run what is still starting is waited for: a unit activating or waiting to restart, the
+     * API server, nodes not yet Ready, pods not yet running, time not yet synchronised (right after a boot these
+     * settle within a minute or two). A definite answer (a unit failed, masked or missing; a file wrong) is never
+     * waited for; and once one is found, waiting for what depends on it stops: on its host, and in the cluster's
+     * checks, which depend on every host. Bootstrap waits each probe's full time.
      */
-    public static final Duration MAX_WAIT = Duration.ofSeconds(30);
+    public static final Duration MAX_WAIT = Duration.ofMinutes(2);
     private volatile long waitUntil;
+    /** Hosts where a check failed for good in this run: waiting for what is still starting there tells nothing more. */
+    private final java.util.Set<String> definiteOn = ConcurrentHashMap.newKeySet();
+
+    /** A verify part's patience: each probe's own wait, capped by the run's; progress lines; definite failures noted. */
+    private final class Patient implements StepRunner.Patience {
+        private final String host;
+        private final Map<Probe, Step> owner = new java.util.IdentityHashMap<>();
+
+        Patient(String host, Part part, HostLog log) {
+            this.host = host;
+            for (int i = 0; i < part.probes().size(); i++) owner.put(part.probes().get(i), part.owner().get(i));
+        }
+
+        private boolean cluster(Probe p) {
+            Step s = owner.get(p);
+            return s != null && CLUSTER_STEPS.contains(s.id());
+        }
+
+        @Override public Long deadline(Probe p) {
+            return Math.min(System.nanoTime() + p.waitUpTo().toNanos(), waitUntil);
+        }
+
+        @Override public boolean worthWaiting(Probe p) {
+            return cluster(p) ? definiteOn.isEmpty() : !definiteOn.contains(host);
+        }
+
+        @Override public void definite(Probe p, String problem) {
+            definiteOn.add(host);
+        }
+
+        @Override public void waiting(Probe p, String problem, long deadline) {
+            say(host + ": still starting, waiting up to " + Math.max(1, (deadline - System.nanoTime()) / 1_000_000_000L)
+                + " s: " + p.what() + " (" + firstLine(problem) + ")");
+        }
+
+        @Override public void waited(Probe p, Optional<String> problem, long nanos) {
+            String after = String.format("%.0f s", nanos / 1e9);
+            say(host + ": " + p.what() + (problem.isEmpty() ? ": right after " + after
+                : ": still wrong after " + after + (worthWaiting(p) ? "" : " (stopped waiting: another check failed for good)")));
+        }
+    }
+
+    private void say(String line) {
+        synchronized (progress) {
+            progress.println("verify: " + line);
+            progress.flush();
+        }
+    }
+
+    private static String firstLine(String s) {
+        String l = s.strip().lines().findFirst().orElse("");
+        return l.length() > 100 ? l.substring(0, 97) + "..." : l;
+    }
+
+    /**
+     * Waits (bounded by the run's wait) until systemd has finished booting the host, so that what a boot starts is
+     * judged once it had its chance: right after a reboot sshd answers before docker or the kubelet are up.
+     */
+    private Probe bootFinished() {
+        long left = Math.max(1, Math.min((waitUntil - System.nanoTime()) / 1_000_000_000L, timeout.toSeconds() - 5));
+        return Probe.of("host finished booting (systemctl is-system-running)",
+            "s=$(timeout " + left + " systemctl is-system-running --wait 2>/dev/null); echo \"${s:-unknown}\"",
+            r -> switch (r.stdout().strip()) {
+                case "initializing", "starting" -> Optional.of("still booting after " + left + " s (" + r.stdout().strip() + ")");
+                default -> Optional.empty();
+            });
+    }
+
+    /**
+     * Preflight's cross-host checks ({@link Preflight#problems}: the same code bootstrap refuses on) on every
+     * reachable host, after preflight's probes taught their facts: one check per kind a host took part in, after
+     * the host's preflight checks; a problem concerning no host in particular goes to the master.
+     */
+    private void crossHostChecks(List<Node> nodes, Facts facts, Map<String, String> unreachable, Map<String, List<Check>> checks) {
+        List<Node> reached = nodes.stream().filter(n -> !unreachable.containsKey(n.name())).toList();
+        List<Preflight.Problem> problems = Preflight.problems(inv, reached, facts);
+        String fallback = reached.stream().filter(Node::isMaster).findFirst().or(() -> reached.stream().findFirst()).map(Node::name).orElse("");
+        for (Node n : reached) {
+            for (Preflight.Kind kind : Preflight.checkedOn(n, facts)) {
+                List<String> mine = problems.stream().filter(p -> p.kind() == kind)
+                    .filter(p -> p.hosts().contains(n.name()) || (p.hosts().isEmpty() && n.name().equals(fallback)))
+                    .map(p -> facts.mask(p.message())).toList();
+                checks.computeIfAbsent(n.name(), h -> new java.util.concurrent.CopyOnWriteArrayList<>())
+                    .add(new Check("preflight", kind.what, mine.isEmpty(), String.join("\n", mine),
+                        mine.isEmpty() ? "" : fix("preflight", n.name(), inv.file().toString())));
+            }
+        }
+    }
 
     /** Cluster checks depend on the hosts (a stopped kubelet, a lost default runtime): their fix is the whole ordered run. */
     static final java.util.Set<String> CLUSTER_STEPS = java.util.Set.of("init", "cni", "gpu");

@@ -27,6 +27,8 @@ public final class IpJson {
             cidr("127.0.0.0/8"), cidr("169.254.0.0/16"), cidr("224.0.0.0/4"),
             cidr("::1/128"), cidr("fe80::/10"), cidr("ff00::/8"));
     private static final Set<String> IGNORED_ROUTE_TYPES = Set.of("local", "broadcast", "multicast", "anycast");
+    /** Route origins not worth naming: the kernel's own, boot-time and static routes, DHCP's and router adverts'. */
+    private static final Set<String> ROUTINE_PROTOCOLS = Set.of("kernel", "boot", "static", "dhcp", "ra");
     private static final Set<String> NO_DEVICE_ROUTE_TYPES = Set.of("blackhole", "unreachable", "prohibit", "throw");
 
     private IpJson() {
@@ -62,7 +64,9 @@ public final class IpJson {
     /**
      * Parses {@code ip -j route}: each route's {@code dst} becomes one range of kind
      * {@value #ROUTE}; a host route's bare address ({@code "10.1.2.3"}) is a /32 (or /128);
-     * {@code source} like {@code "route 10.0.0.0/8 dev eth0"} or {@code "route blackhole 10.9.0.0/16"}.
+     * {@code source} as {@code ip route} shows it: {@code "route 10.0.0.0/8 via 10.1.0.1 dev eth0"},
+     * {@code "route blackhole 10.9.0.0/16 proto bird"} (the protocol only when it is not the kernel's, boot's,
+     * static, DHCP's or a router advert's: a routing daemon or a CNI named there tells whose route it is).
      *
      * @throws HostConfException when the text is not a JSON list
      */
@@ -75,11 +79,33 @@ public final class IpJson {
             Optional<Cidr> net = Cidr.parse(dst);
             if (net.isEmpty() || net.get().prefix() == 0 || ignored(net.get())) continue;
             String dev = r.path("dev").asText("");
+            String via = r.path("gateway").asText("");
+            String proto = r.path("protocol").asText("");
             String source = "route " + (NO_DEVICE_ROUTE_TYPES.contains(type) ? type + " " : "") + dst
-                    + (dev.isEmpty() ? "" : " dev " + dev);
+                    + (via.isEmpty() ? "" : " via " + via)
+                    + (dev.isEmpty() ? "" : " dev " + dev)
+                    + (proto.isEmpty() || ROUTINE_PROTOCOLS.contains(proto) ? "" : " proto " + proto);
             found.add(new NetworkRange(ROUTE, format(net.get()), dst, source));
         }
         return List.copyOf(found);
+    }
+
+    /**
+     * The source address of {@code ip -j route get ADDRESS}: the address this host sends from towards ADDRESS
+     * ({@code prefsrc}); for one of the host's own addresses, that address itself. Empty when the answer names none
+     * (no route) or it is a loopback address (the name led to 127.0.1.1, say).
+     *
+     * @throws HostConfException when the text is not a JSON list
+     */
+    public static Optional<String> sourceTowards(String ipJsonRouteGet) {
+        for (JsonNode r : list(ipJsonRouteGet, "ip -j route get")) {
+            String src = r.path("prefsrc").asText("");
+            Optional<Cidr> net = Cidr.parse(src);
+            if (net.isPresent() && !cidr("127.0.0.0/8").contains(net.get()) && !cidr("::1/128").contains(net.get())) {
+                return Optional.of(Cidr.formatAddress(net.get().network()));
+            }
+        }
+        return Optional.empty();
     }
 
     /**

@@ -16,8 +16,13 @@ public final class KubeadmConfig {
     public record Join(String apiServerEndpoint, String token, String caCertHash, String nodeName,
                        String nodeIp, String criSocket) {}
 
-    /** InitConfiguration + ClusterConfiguration + KubeletConfiguration (cgroupDriver: systemd), one file. */
+    /**
+     * InitConfiguration + ClusterConfiguration + KubeletConfiguration (cgroupDriver: systemd), one file.
+     * @throws IllegalArgumentException when the advertise address is neither an IP nor a {{fact}} reference (kubeadm
+     *         refuses a host name there, and the kubelet's node-ip must be an IP)
+     */
     public static String init(Init c) {
+        requireIp(c.advertiseAddress(), "advertiseAddress");
         return """
             # Written by gpuctl: kubeadm init --config this-file
             apiVersion: kubeadm.k8s.io/v1beta4
@@ -50,6 +55,7 @@ public final class KubeadmConfig {
 
     /** JoinConfiguration with a bootstrap token: the token lives in this 0600 file, never in argv. */
     public static String join(Join j) {
+        requireIp(j.nodeIp(), "node-ip");
         return """
             # Written by gpuctl: kubeadm join --config this-file (removed after the join)
             apiVersion: kubeadm.k8s.io/v1beta4
@@ -67,6 +73,12 @@ public final class KubeadmConfig {
                 - name: node-ip
                   value: "%s"
             """.formatted(j.apiServerEndpoint(), j.token(), j.caCertHash(), j.nodeName(), j.criSocket(), j.nodeIp());
+    }
+
+    /** An IP address, or a {{fact}} reference that is filled in with one before use. */
+    static void requireIp(String value, String what) {
+        if (value.matches("\\{\\{[a-zA-Z0-9_.-]+}}") || dev.gpuctl.net.Cidr.parseAddress(value).isPresent()) return;
+        throw new IllegalArgumentException(what + " must be an IP address, not '" + value + "'");
     }
 
     /** An IPv6 address goes in brackets in host:port. */

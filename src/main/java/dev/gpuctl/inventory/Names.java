@@ -14,7 +14,7 @@ final class Names {
     private static final Pattern HOST_LABEL = Pattern.compile("[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?");
     private static final Pattern LABEL_NAME = Pattern.compile("[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?");
     private static final Pattern USER = Pattern.compile("[A-Za-z_][A-Za-z0-9_.-]{0,31}");
-    private static final Pattern HOST_KEY = Pattern.compile("SHA256:([A-Za-z0-9+/]{43})=?");
+    private static final Pattern HOST_KEY = Pattern.compile("(?:(?i)SHA256:)?([A-Za-z0-9+/]{43})=?"); // prefix and padding optional
 
     private Names() {}
 

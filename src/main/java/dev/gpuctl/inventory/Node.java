@@ -4,12 +4,20 @@ import java.util.Map;
 
 /**
  * One host. Workers have GPUs unless the inventory says gpu: false; the master has none unless gpu: true.
- * connection is "ssh" (default) or "local" (commands run on the machine gpuctl runs on).
+ * connection is "ssh" (default) or "local" (commands run on the machine gpuctl runs on). address is what SSH
+ * connects to (an IP or a host name); nodeIp, when the inventory gives one, is the IP the cluster uses for the node
+ * (kubeadm's advertise address, the kubelet's node-ip), else empty.
  */
 public record Node(String name, String address, Role role, boolean gpu, Map<String, String> labels,
-                   SshSettings ssh, String connection) {
+                   SshSettings ssh, String connection, String nodeIp) {
     public Node {
         labels = Map.copyOf(labels);
+        nodeIp = nodeIp == null ? "" : nodeIp;
+    }
+
+    public Node(String name, String address, Role role, boolean gpu, Map<String, String> labels,
+                SshSettings ssh, String connection) {
+        this(name, address, role, gpu, labels, ssh, connection, "");
     }
     public boolean isMaster() { return role == Role.MASTER; }
     public boolean isLocal() { return "local".equals(connection); }

@@ -15,7 +15,7 @@ import org.yaml.snakeyaml.nodes.Tag;
 
 /** Reads `nodes:` and checks the list as a whole. See {@link InventoryLoader} for the rules. */
 final class NodesReader {
-    static final List<String> KEYS = List.of("name", "address", "role", "gpu", "labels", "ssh", "connection");
+    static final List<String> KEYS = List.of("name", "address", "role", "gpu", "labels", "ssh", "connection", "nodeIp");
     static final List<String> CONNECTIONS = List.of("ssh", "local");
     private static final Map<String, String> HINTS = hints();
 
@@ -64,6 +64,12 @@ final class NodesReader {
             if (a.isEmpty()) problems.at(s, n.child("address") + ": " + SshReader.badAddress(s.getValue()));
             return a;
         });
+        Optional<String> nodeIp = n.scalar("nodeIp").flatMap(s -> {
+            Optional<byte[]> ip = dev.gpuctl.net.Cidr.parseAddress(s.getValue());
+            if (ip.isEmpty()) problems.at(s, n.child("nodeIp") + ": '" + s.getValue() + "' is not an IP address (expected the"
+                + " IPv4 or IPv6 address the cluster uses for this node: kubeadm's advertise address, the kubelet's node-ip)");
+            return ip.map(dev.gpuctl.net.Cidr::formatAddress);
+        });
         if (n.value("role").isEmpty()) n.missing("role", "master or worker");
         Optional<Role> role = Choices.read(n, "role", "role", Role.values(), Role::key);
         boolean gpu = n.bool("gpu").orElse(role.orElse(Role.WORKER) == Role.WORKER);
@@ -80,7 +86,7 @@ final class NodesReader {
             role.flatMap(r -> n.scalar("role")).orElse(null), connectionNode.orElse(null), canonical.orElse(null)));
         return new dev.gpuctl.inventory.Node(nameNode.map(ScalarNode::getValue).orElse(""),
             addressNode.map(ScalarNode::getValue).orElse(""), role.orElse(Role.WORKER), gpu, labels,
-            ssh.resolve(own.over(defaults)), connection);
+            ssh.resolve(own.over(defaults)), connection, nodeIp.orElse(""));
     }
 
     /** Kubernetes labels: a mapping of label keys to label values, both strings. */

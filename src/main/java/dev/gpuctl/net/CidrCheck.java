@@ -35,8 +35,13 @@ public final class CidrCheck {
      * One range and where it came from.
      * @param what the kind of range, one of this class's constants (the rule depends on it)
      * @param source where it was found, for a person: "cluster.podCidr", "node worker-2", "worker-1: ip route"
+     * @param host   the node it was found on or belongs to; empty for the inventory's cluster-wide ranges
      */
-    public record LabeledRange(String what, Cidr cidr, String source) {
+    public record LabeledRange(String what, Cidr cidr, String source, String host) {
+        public LabeledRange(String what, Cidr cidr, String source) {
+            this(what, cidr, source, "");
+        }
+
         @Override public String toString() { return what + " " + cidr + " (" + source + ")"; }
     }
 
@@ -51,6 +56,11 @@ public final class CidrCheck {
             LabeledRange a = swap ? second : first;
             LabeledRange b = swap ? first : second;
             return a + " overlaps " + b.cidr() + " (" + b.source() + ")";
+        }
+
+        /** The nodes whose ranges take part, in order, each once (none when both are the inventory's). */
+        public List<String> hosts() {
+            return java.util.stream.Stream.of(first.host(), second.host()).filter(h -> !h.isEmpty()).distinct().toList();
         }
     }
 
@@ -82,7 +92,7 @@ public final class CidrCheck {
         ranges.add(new LabeledRange(SERVICE_CIDR, inventory.cluster().serviceCidr(), "cluster.serviceCidr"));
         for (Node node : inventory.nodes()) {
             Cidr.parseAddress(node.address()).ifPresent(bytes -> ranges.add(
-                new LabeledRange(NODE_ADDRESS, new Cidr(bytes, bytes.length * 8), "node " + node.name() + " address")));
+                new LabeledRange(NODE_ADDRESS, new Cidr(bytes, bytes.length * 8), "node " + node.name() + " address", node.name())));
         }
         List<Cidr> sites = inventory.cluster().siteNetworks();
         for (int i = 0; i < sites.size(); i++) {

@@ -35,6 +35,21 @@ final class Fingerprints {
 
     static String sha256(PublicKey key) { return blob(key).fingerprint(); }
 
+    /**
+     * True when a pinned fingerprint (nodes[].ssh.hostKey) names the offered one: "SHA256:" is optional (in any
+     * case), and so is base64's '=' padding, as people copy them from ssh-keygen -l or from other tools.
+     */
+    static boolean samePin(String pinned, String offered) {
+        return bare(pinned).equals(bare(offered));
+    }
+
+    private static String bare(String fingerprint) {
+        String f = fingerprint.strip();
+        if (f.regionMatches(true, 0, "SHA256:", 0, 7)) f = f.substring(7);
+        while (f.endsWith("=")) f = f.substring(0, f.length() - 1);
+        return f;
+    }
+
     /** "ED25519", "ECDSA", "RSA": the word OpenSSH uses in its messages. */
     static String typeLabel(String sshType) {
         if (sshType.equals("ssh-ed25519")) return "ED25519";

@@ -15,11 +15,11 @@ import java.util.Optional;
 import net.schmizz.sshj.common.KeyType;
 import net.schmizz.sshj.transport.verification.HostKeyVerifier;
 import net.schmizz.sshj.transport.verification.OpenSSHKnownHosts;
-import net.schmizz.sshj.transport.verification.OpenSSHKnownHosts.KnownHostEntry;
 
 /**
  * Strict host key checking for one host. A pinned fingerprint, when given, is the only truth; else the
- * known_hosts file (OpenSSH format, hashed names included; a missing file is empty). Unknown keys are
+ * known_hosts file, read with OpenSSH's semantics ({@link KnownHosts}: negated and wildcard patterns, hashed
+ * names, [host]:port, case-insensitive names, @revoked; a missing file is empty). Unknown keys are
  * refused unless accept-new was asked (then appended like OpenSSH's accept-new); changed keys are always
  * refused. What went wrong is kept for {@link #problem()}, as sshj only reports "not verifiable".
  */
@@ -52,42 +52,32 @@ final class HostKeyCheck implements HostKeyVerifier {
         String offered = Fingerprints.sha256(key);
         String label = Fingerprints.typeLabel(KeyType.fromKey(key).toString());
         if (pinned.isPresent()) {
-            if (pinned.get().equals(offered)) return true;
+            if (Fingerprints.samePin(pinned.get(), offered)) return true;
             problem = RemoteException.pinnedKeyMismatch(host, address, port, label, pinned.get(), offered);
             return false;
         }
-        String name = Fingerprints.knownHostsName(address, port);
-        KeyType type = KeyType.fromKey(key);
+        String name = KnownHosts.name(address, port);
         List<String> otherKeys = new ArrayList<>();
         try {
-            List<KnownHostEntry> entries = entries();
+            List<KnownHosts.Line> lines = KnownHosts.parse(text());
             byte[] blob = Fingerprints.blob(key).blob();
-            int at = 0;
-            for (KnownHostEntry e : entries) {
-                at++;
-                // A revoked key is refused for every host, whatever the line's host patterns say.
-                String line = e.getLine().strip();
-                if (line.startsWith("@revoked") && Fingerprints.keyOfLine(line)
-                        .map(k -> java.util.Arrays.equals(k.blob(), blob)).orElse(false)) {
-                    problem = RemoteException.hostKeyChanged(host, address, port, label,
-                        "the offered key marked @revoked (line " + at + ")", knownHosts.toString(), offered, knownHosts);
-                    return false;
+            // A revoked key is refused for every host, whatever the line's host patterns say, and even when listed.
+            var revoked = KnownHosts.revoked(lines, blob);
+            if (revoked.isPresent()) {
+                problem = RemoteException.hostKeyChanged(host, address, port, label,
+                    "the offered key marked @revoked (line " + revoked.get().number() + ")", knownHosts.toString(), offered, knownHosts);
+                return false;
+            }
+            List<KnownHosts.Line> mine = KnownHosts.forHost(lines, name);
+            for (KnownHosts.Line l : mine) {
+                if (java.util.Arrays.equals(l.key().blob(), blob)) return true;
+            }
+            for (KnownHosts.Line l : lines) {
+                if (l.marker() == KnownHosts.Marker.REVOKED && KnownHosts.matches(l.hosts(), name)) {
+                    otherKeys.add("revoked " + l.key().label() + " key " + l.key().fingerprint() + " (line " + l.number() + ")");
+                } else if (mine.contains(l)) {
+                    otherKeys.add(l.key().label() + " key " + l.key().fingerprint() + " (line " + l.number() + ")");
                 }
-            }
-            for (KnownHostEntry e : entries) {
-                if (!e.appliesTo(name) || e.getLine().strip().startsWith("@")) continue;
-                if (e.getType() == type && e.verify(key)) return true;
-            }
-            int lineNo = 0;
-            for (KnownHostEntry e : entries) {
-                lineNo++;
-                if (!e.appliesTo(name)) continue;
-                final int n = lineNo;
-                String line = e.getLine().strip();
-                if (line.startsWith("@cert-authority")) continue;
-                String revoked = line.startsWith("@revoked") ? "revoked " : "";
-                Fingerprints.keyOfLine(line).ifPresent(k ->
-                    otherKeys.add(revoked + k.label() + " key " + k.fingerprint() + " (line " + n + ")"));
             }
         } catch (IOException e) {
             problem = RemoteException.io(host, "cannot read " + knownHosts, RemoteException.reason(e), e);
@@ -112,30 +102,28 @@ final class HostKeyCheck implements HostKeyVerifier {
         }
     }
 
+    /**
+     * The key types on record for this host (by {@link KnownHosts}' matching), so that the host is asked for a key of
+     * a type that can be checked; sshj reads them from lines rewritten to name the host plainly.
+     */
     @Override
     public List<String> findExistingAlgorithms(String hostname, int p) {
         if (pinned.isPresent()) return List.of();
         try {
-            return known().findExistingAlgorithms(address, port);
-        } catch (IOException e) {
+            String name = KnownHosts.name(address, port);
+            StringBuilder plain = new StringBuilder();
+            for (KnownHosts.Line l : KnownHosts.forHost(KnownHosts.parse(text()), name)) {
+                plain.append(name).append(' ').append(l.key().type()).append(' ')
+                    .append(java.util.Base64.getEncoder().encodeToString(l.key().blob())).append('\n');
+            }
+            return new OpenSSHKnownHosts(new StringReader(plain.toString())).findExistingAlgorithms(address, port);
+        } catch (IOException | RuntimeException e) {
             return List.of();
         }
     }
 
-    private OpenSSHKnownHosts known() throws IOException {
-        String text = Files.exists(knownHosts) ? Files.readString(knownHosts, StandardCharsets.UTF_8) : "";
-        return new OpenSSHKnownHosts(new StringReader(text));
-    }
-
-    /** The file's entries in file order, one per line (comments and blank lines included, so that numbers match). */
-    private List<KnownHostEntry> entries() throws IOException {
-        List<KnownHostEntry> out = new ArrayList<>();
-        if (!Files.exists(knownHosts)) return out;
-        for (String line : Files.readAllLines(knownHosts, StandardCharsets.UTF_8)) {
-            List<KnownHostEntry> one = new OpenSSHKnownHosts(new StringReader(line + "\n")).entries();
-            out.add(one.isEmpty() ? new Skipped(line) : one.get(0));
-        }
-        return out;
+    private String text() throws IOException {
+        return Files.exists(knownHosts) ? Files.readString(knownHosts, StandardCharsets.UTF_8) : "";
     }
 
     /** Appends one line, creating the directory (0700) and the file (0600) when needed. */
@@ -152,15 +140,5 @@ final class HostKeyCheck implements HostKeyVerifier {
             String prefix = old.length > 0 && old[old.length - 1] != '\n' ? "\n" : "";
             Files.writeString(file, prefix + line + "\n", StandardCharsets.UTF_8, StandardOpenOption.APPEND);
         }
-    }
-
-    /** A line sshj keeps no entry for (a comment or a blank line): it applies to no host. */
-    private record Skipped(String line) implements KnownHostEntry {
-        @Override public KeyType getType() { return KeyType.UNKNOWN; }
-        @Override public String getFingerprint() { return ""; }
-        @Override public boolean appliesTo(String hostname) { return false; }
-        @Override public boolean appliesTo(KeyType type, String hostname) { return false; }
-        @Override public boolean verify(PublicKey key) { return false; }
-        @Override public String getLine() { return line; }
     }
 }

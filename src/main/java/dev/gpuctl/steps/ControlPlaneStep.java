@@ -32,7 +32,7 @@ public final class ControlPlaneStep implements Step {
     static String config(HostContext ctx) {
         Node n = ctx.node();
         return KubeadmConfig.init(new KubeadmConfig.Init(ctx.cluster().name(), Facts.ref("kubeadm.version"),
-            n.name(), n.address(), ctx.cluster().podCidr().toString(), ctx.cluster().serviceCidr().toString(),
+            n.name(), ctx.nodeIp(), ctx.cluster().podCidr().toString(), ctx.cluster().serviceCidr().toString(),
             ctx.cluster().runtime().criSocket()));
     }
 
@@ -45,7 +45,8 @@ public final class ControlPlaneStep implements Step {
         Path local = localKubeconfig(ctx);
         return List.of(
             Probe.equals("API server answers (kubectl get --raw /readyz)",
-                "test -f " + Kube.ADMIN_CONF + " && " + Kube.kubectl("get --raw=/readyz 2>&1"), "ok"),
+                "test -f " + Kube.ADMIN_CONF + " && " + Kube.kubectl("get --raw=/readyz 2>&1"), "ok")
+                .waitingWhileStarting(Sh.UNIT_START_WAIT, r -> !r.stdout().isBlank()), // initialised: starting after a boot
             Probe.succeeds("admin.conf in the ssh user's ~/.kube/config",
                 "cmp -s " + Kube.ADMIN_CONF + " \"" + userKubeconfig(ctx) + "\""),
             Probe.of("admin.conf copied to .gpuctl/" + ctx.cluster().name() + "/admin.conf beside the inventory", "sha256sum " + Kube.ADMIN_CONF,

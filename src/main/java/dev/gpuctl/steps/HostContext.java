@@ -2,9 +2,31 @@ package dev.gpuctl.steps;
 
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
+import dev.gpuctl.net.Cidr;
+import java.util.Optional;
 
 /** What a step knows when it describes its work on one host: the inventory and that host. */
 public record HostContext(Inventory inventory, Node node) {
     public boolean gpu() { return node.gpu(); }
     public dev.gpuctl.inventory.Cluster cluster() { return inventory.cluster(); }
+
+    /**
+     * The IP the cluster uses for this node (kubeadm's advertise address on the master, the kubelet's node-ip, the
+     * join endpoint): {@link #literalNodeIp} when the inventory gives it, else a reference to what preflight found
+     * ({@link #nodeIpFact}), filled in when a command or file is used.
+     */
+    public String nodeIp() {
+        return literalNodeIp(node).orElse(Facts.ref(nodeIpFact(node)));
+    }
+
+    /** The inventory's IP for a node: nodes[].nodeIp when given, else its address when that is an IP. */
+    public static Optional<String> literalNodeIp(Node n) {
+        if (!n.nodeIp().isEmpty()) return Optional.of(n.nodeIp());
+        return Cidr.parseAddress(n.address()).map(Cidr::formatAddress);
+    }
+
+    /** The fact preflight learns for a node addressed by name: the source address it uses towards the master. */
+    public static String nodeIpFact(Node n) {
+        return "node." + n.name() + ".ip";
+    }
 }

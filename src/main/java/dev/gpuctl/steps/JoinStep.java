@@ -40,7 +40,7 @@ public final class JoinStep implements Step {
 
     static String config(HostContext ctx) {
         return KubeadmConfig.join(new KubeadmConfig.Join(Facts.ref("join.endpoint"), Facts.ref("join.token"),
-            Facts.ref("join.caCertHash"), ctx.node().name(), ctx.node().address(), ctx.cluster().runtime().criSocket()));
+            Facts.ref("join.caCertHash"), ctx.node().name(), ctx.nodeIp(), ctx.cluster().runtime().criSocket()));
     }
 
     static final String JOINED = "test -s /etc/kubernetes/kubelet.conf";

@@ -38,7 +38,7 @@ public final class PreflightStep implements Step {
         probes.add(Probe.equals("commands run as root", "id -u", "0"));
         probes.add(Probe.of("supported OS (/etc/os-release)", "cat /etc/os-release", r -> osProblem(r.stdout())));
         probes.add(Probe.equals("cgroup v2 (/sys/fs/cgroup)", "stat -fc %T /sys/fs/cgroup", "cgroup2fs"));
-        probes.add(Probe.of("hostname and machine-id", "hostname; cat /etc/machine-id", r -> {
+        probes.add(Probe.of("hostname and machine-id", "hostname; cat /etc/machine-id; cat /sys/class/dmi/id/product_uuid 2>/dev/null || true", r -> {
                     String[] l = r.stdout().strip().split("\n");
                     if (!r.ok()) return Optional.of("cannot read: " + r.tail(1));
                     return l.length < 2 || l[1].isBlank()
@@ -47,8 +47,12 @@ public final class PreflightStep implements Step {
                 })
             .learning(r -> {
                 String[] l = r.stdout().strip().split("\n");
-                return l.length < 2 ? Map.of() : Map.of("host." + n + ".hostname", l[0].strip(), "host." + n + ".machineId", l[1].strip());
+                if (l.length < 2) return Map.of();
+                // product_uuid: absent in containers and on some boards; then there is nothing to compare
+                return Map.of("host." + n + ".hostname", l[0].strip(), "host." + n + ".machineId", l[1].strip(),
+                    "host." + n + ".productUuid", l.length > 2 ? l[2].strip().toLowerCase(java.util.Locale.ROOT) : "");
             }));
+        if (HostContext.literalNodeIp(ctx.node()).isEmpty()) probes.add(nodeIp(ctx));
         probes.add(Probe.of("clock (compared with this machine's)", "date +%s.%N", r -> r.ok() ? Optional.empty()
                 : Optional.of("cannot read the clock"))
             .learning(r -> Map.of("host." + n + ".clock", r.stdout().strip(),
@@ -74,6 +78,46 @@ public final class PreflightStep implements Step {
                 .learning(r -> gpuFacts(ctx, r)));
         }
         return probes;
+    }
+
+    /**
+     * For a node whose address is a host name and that has no nodeIp: the IP it uses towards the master (the
+     * master's IP from the inventory, else its address resolved on this host, loopback answers left out), i.e.
+     * the source address of {@code ip -j route get MASTER}; on the master itself, its own address that the name
+     * resolves to. Learned as {@link HostContext#nodeIpFact}; a name that does not resolve fails preflight.
+     */
+    static Probe nodeIp(HostContext ctx) {
+        var master = ctx.inventory().master();
+        String target = HostContext.literalNodeIp(master).orElse(master.address());
+        String q = Sh.quote(target);
+        String cmd = "m=$( { getent ahostsv4 " + q + "; getent ahosts " + q + "; } 2>/dev/null"
+            + " | awk '$1 !~ /^127\\./ && $1 != \"::1\" && $1 !~ /^::ffff:127\\./ {print $1; exit}');"
+            + " if [ -z \"$m\" ]; then echo unresolved; else echo \"$m\"; ip -j route get \"$m\"; fi";
+        String who = master.name().equals(ctx.node().name()) ? "its own address" : "the master's address";
+        return Probe.of("node IP for the cluster (address is a name: the source address towards " + master.name() + ")", cmd, r -> {
+                String first = r.stdout().strip().lines().findFirst().orElse("");
+                if (!r.ok()) return Optional.of("cannot find it: exit " + r.exit() + ": " + r.tail(2));
+                if (first.equals("unresolved") || first.isEmpty()) {
+                    return Optional.of(who + " '" + target + "' does not resolve here (getent ahosts) to an address other than"
+                        + " loopback: add it to DNS or /etc/hosts on " + ctx.node().name() + ", or set nodes[].nodeIp for "
+                        + ctx.node().name() + " in the inventory");
+                }
+                return nodeIpOf(r.stdout()).isPresent() ? Optional.empty()
+                    : Optional.of("no route from " + ctx.node().name() + " to " + target + " (" + first + "), or only from a loopback"
+                        + " address: set nodes[].nodeIp for " + ctx.node().name() + " in the inventory");
+            })
+            .learning(r -> nodeIpOf(r.stdout()).map(ip -> Map.of(HostContext.nodeIpFact(ctx.node()), ip)).orElse(Map.of()));
+    }
+
+    /** The source address in the node IP probe's answer: the resolved address on one line, then ip -j route get. */
+    static Optional<String> nodeIpOf(String stdout) {
+        int nl = stdout.indexOf('\n');
+        if (nl < 0) return Optional.empty();
+        try {
+            return dev.gpuctl.hostconf.IpJson.sourceTowards(stdout.substring(nl + 1));
+        } catch (RuntimeException e) {
+            return Optional.empty();
+        }
     }
 
     /** What nvidia-smi taught: the GPU count (what allocatable nvidia.com/gpu must equal) and the driver version. */

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.BiFunction;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * A read-only question asked of a host: a command and a judgement of its result.
@@ -15,9 +16,17 @@ import java.util.function.Function;
  * @param judge     empty when right, else what is wrong ("swap is on: /swap.img")
  * @param learn     facts this probe teaches the run (e.g. a node's GPU count); may be empty
  * @param waitUpTo  in verify, how long to keep asking before calling it wrong (ZERO: ask once)
+ * @param settling  for a wrong answer: true while what it asks about is still starting (worth asking again within
+ *                  waitUpTo), false when the answer is definite (a unit failed, masked or missing); by default every
+ *                  wrong answer of a probe that declares a wait is worth waiting for
  */
 public record Probe(String what, String command, BiFunction<ExecResult, Facts, Optional<String>> judge,
-                    Function<ExecResult, Map<String, String>> learn, Duration waitUpTo) {
+                    Function<ExecResult, Map<String, String>> learn, Duration waitUpTo, Predicate<ExecResult> settling) {
+
+    public Probe(String what, String command, BiFunction<ExecResult, Facts, Optional<String>> judge,
+                 Function<ExecResult, Map<String, String>> learn, Duration waitUpTo) {
+        this(what, command, judge, learn, waitUpTo, r -> true);
+    }
 
     public static Probe of(String what, String command, Function<ExecResult, Optional<String>> judge) {
         return new Probe(what, command, (r, f) -> judge.apply(r), r -> Map.of(), Duration.ZERO);
@@ -35,14 +44,19 @@ public record Probe(String what, String command, BiFunction<ExecResult, Facts, O
             : Optional.of("exit " + r.exit() + stderrHint(r)));
     }
 
-    public Probe waitingUpTo(Duration d) { return new Probe(what, command, judge, learn, d); }
+    public Probe waitingUpTo(Duration d) { return new Probe(what, command, judge, learn, d, settling); }
+
+    /** Waits up to d, but only while a wrong answer says that what it asks about is still starting. */
+    public Probe waitingWhileStarting(Duration d, Predicate<ExecResult> starting) {
+        return new Probe(what, command, judge, learn, d, starting);
+    }
 
     public Probe learning(Function<ExecResult, Map<String, String>> l) {
-        return new Probe(what, command, judge, l, waitUpTo);
+        return new Probe(what, command, judge, l, waitUpTo, settling);
     }
 
     public Probe judgedWithFacts(BiFunction<ExecResult, Facts, Optional<String>> j) {
-        return new Probe(what, command, j, learn, waitUpTo);
+        return new Probe(what, command, j, learn, waitUpTo, settling);
     }
 
     static String oneLine(String s) {

@@ -57,7 +57,20 @@ public final class Sh {
                     .toList();
                 return bad.isEmpty() ? java.util.Optional.empty()
                     : java.util.Optional.of("not enabled+active: " + String.join("; ", bad));
-            });
+            }).waitingWhileStarting(UNIT_START_WAIT, r -> stillStarting(r.stdout()));
+    }
+
+    /** How long a unit that is still starting (after a boot or a restart) is waited for before it is judged. */
+    public static final java.time.Duration UNIT_START_WAIT = java.time.Duration.ofMinutes(2);
+
+    /**
+     * True when every wrong line of {@link #unitsRunning}'s answer ("unit enabled-state active-state") is a unit on
+     * its way up: enabled and activating (starting, or waiting to be restarted: auto-restart) or reloading. A unit
+     * that failed, is inactive, masked or missing is a definite answer.
+     */
+    static boolean stillStarting(String answer) {
+        var bad = answer.lines().filter(l -> !l.matches("\\S+ (enabled|static|indirect|generated|alias) active")).toList();
+        return !bad.isEmpty() && bad.stream().allMatch(l -> l.matches("\\S+ (enabled|static|indirect|generated|alias) (activating|reloading)"));
     }
 
     /** Run: enable and start units unless they are already enabled and active. */

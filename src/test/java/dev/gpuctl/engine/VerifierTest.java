@@ -94,4 +94,83 @@ class VerifierTest extends ShHosts {
         assertTrue(clusterStep < clusterProbe && (prepStep < prepProbe) && (clusterProbe < prepStep || prepProbe < clusterStep),
             "each part's entries stay together:\n" + log);
     }
+
+    /** A preflight step whose probe teaches the host's machine-id from the file machine-id, as preflight does. */
+    record TeachesMachineId() implements Step {
+        @Override public String id() { return "preflight"; }
+        @Override public String title() { return id(); }
+        @Override public boolean runsOn(HostContext ctx) { return true; }
+        @Override public List<Probe> check(HostContext ctx) {
+            String n = ctx.node().name();
+            return List.of(Probe.succeeds("machine-id readable", "cat machine-id")
+                .learning(r -> Map.of("host." + n + ".hostname", n, "host." + n + ".machineId", r.stdout().strip())));
+        }
+        @Override public List<Op> apply(HostContext ctx) { return List.of(); }
+    }
+
+    @Test void preflightsCrossHostChecksAreRowsOfEachHostTheyConcern() throws IOException {
+        Files.writeString(dir.resolve("m").resolve("machine-id"), "1234\n");
+        Files.writeString(dir.resolve("w1").resolve("machine-id"), "1234\n");
+        List<Phase> phases = List.of(new Phase("preflight", "preflight", List.of(new TeachesMachineId()), true));
+        Verifier.Report report = new Verifier(inv, n -> (Remote) host(n.name()), Duration.ofSeconds(30)).verify(phases, inv.nodes(), 4);
+        assertFalse(report.ok());
+        for (Verifier.HostReport h : report.hosts()) {
+            Verifier.Check unique = h.checks().stream().filter(c -> c.check().equals(Preflight.Kind.UNIQUE.what)).findFirst().orElseThrow();
+            assertFalse(unique.ok(), h::toString);
+            assertEquals("preflight", unique.step());
+            assertTrue(unique.problem().equals("w1 and m have the same machine-id (cloned image? run: rm /etc/machine-id && systemd-machine-id-setup, then reboot): 1234"), unique.problem());
+        }
+        Files.writeString(dir.resolve("w1").resolve("machine-id"), "5678\n");
+        Verifier.Report fixed = new Verifier(inv, n -> (Remote) host(n.name()), Duration.ofSeconds(30)).verify(phases, inv.nodes(), 4);
+        assertTrue(fixed.ok(), fixed::toString);
+        assertEquals(2, fixed.hosts().get(0).checks().size(), "the probe's row and the cross-host row");
+    }
+
+    /** One host step whose probe reads the file "unit" ("kubelet enabled STATE"), waiting while it says activating. */
+    record Unit(String id, String file) implements Step {
+        @Override public String title() { return id; }
+        @Override public boolean runsOn(HostContext ctx) { return ctx.node().name().equals("w1"); }
+        @Override public List<Probe> check(HostContext ctx) {
+            return List.of(Probe.equals(id + " active", "cut -d' ' -f3 " + file, "active")
+                .waitingWhileStarting(Duration.ofMinutes(5), r -> r.stdout().strip().equals("activating")));
+        }
+        @Override public List<Op> apply(HostContext ctx) { return List.of(); }
+    }
+
+    static List<Phase> unitPhases(Step... steps) {
+        return List.of(new Phase("preflight", "preflight", List.of(new FileStep("pre", List.of())), true),
+            new Phase("hosts", "hosts", List.of(steps), false));
+    }
+
+    @Test void whatIsStillStartingIsWaitedForWithAProgressLine() throws IOException {
+        Files.writeString(dir.resolve("w1").resolve("unit"), "kubelet enabled activating\n");
+        new Thread(() -> {
+            try {
+                Thread.sleep(3000);
+                Files.writeString(dir.resolve("w1").resolve("unit"), "kubelet enabled active\n");
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }).start();
+        java.io.StringWriter err = new java.io.StringWriter();
+        Verifier.Report report = new Verifier(inv, n -> (Remote) host(n.name()), Duration.ofSeconds(30), new java.io.PrintWriter(err), Duration.ofSeconds(60))
+            .verify(unitPhases(new Unit("join", "unit")), inv.nodes(), 4);
+        assertTrue(report.ok(), report::toString);
+        assertTrue(err.toString().contains("verify: w1: still starting, waiting up to "), err::toString);
+        assertTrue(err.toString().contains("verify: w1: join active: right after "), err::toString);
+    }
+
+    @Test void aDefiniteFailureIsNotWaitedForAndEndsTheWaitsOnItsHost() throws IOException {
+        Files.writeString(dir.resolve("w1").resolve("failed"), "docker enabled failed\n");
+        Files.writeString(dir.resolve("w1").resolve("unit"), "kubelet enabled activating\n");
+        java.io.StringWriter err = new java.io.StringWriter();
+        long t0 = System.nanoTime();
+        Verifier.Report report = new Verifier(inv, n -> (Remote) host(n.name()), Duration.ofSeconds(30), new java.io.PrintWriter(err), Duration.ofSeconds(60))
+            .verify(unitPhases(new Unit("runtime", "failed"), new Unit("join", "unit")), inv.nodes(), 4);
+        assertTrue((System.nanoTime() - t0) / 1e9 < 20, "waited " + (System.nanoTime() - t0) / 1e9 + " s:\n" + err);
+        Verifier.HostReport w1 = report.hosts().stream().filter(h -> h.name().equals("w1")).findFirst().orElseThrow();
+        assertEquals(List.of("got 'failed', expected 'active'", "got 'activating', expected 'active'"),
+            w1.checks().stream().filter(c -> !c.ok()).map(Verifier.Check::problem).toList());
+        assertFalse(err.toString().contains("runtime active"), "a failed unit is not waited for:\n" + err);
+    }
 }

@@ -66,6 +66,7 @@ class IpJsonTest {
                 {"dst":"10.0.0.0/8","gateway":"192.0.2.254","dev":"eth0","flags":[]},\
                 {"dst":"10.1.2.3","gateway":"192.0.2.254","dev":"eth0","flags":[]},\
                 {"type":"blackhole","dst":"10.244.1.0/24","flags":[]},\
+                {"type":"blackhole","dst":"10.244.7.0/26","protocol":"bird","flags":[]},\
                 {"dst":"169.254.0.0/16","dev":"eth0","scope":"link","metric":1000,"flags":[]},\
                 {"dst":"224.0.0.0/4","dev":"eth0","flags":[]},\
                 {"type":"local","dst":"192.0.2.2","dev":"eth0","table":"local","flags":[]},\
@@ -75,9 +76,10 @@ class IpJsonTest {
                 """;
         assertEquals(List.of(
                 new NetworkRange("route", "192.0.2.0/24", "192.0.2.0/24", "route 192.0.2.0/24 dev eth0"),
-                new NetworkRange("route", "10.0.0.0/8", "10.0.0.0/8", "route 10.0.0.0/8 dev eth0"),
-                new NetworkRange("route", "10.1.2.3/32", "10.1.2.3", "route 10.1.2.3 dev eth0"),
-                new NetworkRange("route", "10.244.1.0/24", "10.244.1.0/24", "route blackhole 10.244.1.0/24")),
+                new NetworkRange("route", "10.0.0.0/8", "10.0.0.0/8", "route 10.0.0.0/8 via 192.0.2.254 dev eth0"),
+                new NetworkRange("route", "10.1.2.3/32", "10.1.2.3", "route 10.1.2.3 via 192.0.2.254 dev eth0"),
+                new NetworkRange("route", "10.244.1.0/24", "10.244.1.0/24", "route blackhole 10.244.1.0/24"),
+                new NetworkRange("route", "10.244.7.0/26", "10.244.7.0/26", "route blackhole 10.244.7.0/26 proto bird")),
                 IpJson.routes(route));
     }
 

@@ -56,4 +56,14 @@ class KubeadmConfigTest {
         assertEquals("[fd00::1]", KubeadmConfig.hostForUrl("fd00::1"));
         assertEquals("10.0.0.1", KubeadmConfig.hostForUrl("10.0.0.1"));
     }
+
+    @Test void theAdvertiseAddressAndNodeIpAreIpsOrFactsNeverNames() {
+        String init = KubeadmConfig.init(new KubeadmConfig.Init("c", "v1.35.0", "m", "{{node.m.ip}}", "10.244.0.0/16", "10.96.0.0/12", "unix:///run/containerd/containerd.sock"));
+        org.junit.jupiter.api.Assertions.assertTrue(init.contains("advertiseAddress: \"{{node.m.ip}}\""), init);
+        var e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> KubeadmConfig.init(
+            new KubeadmConfig.Init("c", "v1.35.0", "m", "master.lab", "10.244.0.0/16", "10.96.0.0/12", "unix:///run/containerd/containerd.sock")));
+        org.junit.jupiter.api.Assertions.assertEquals("advertiseAddress must be an IP address, not 'master.lab'", e.getMessage());
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> KubeadmConfig.join(
+            new KubeadmConfig.Join("{{join.endpoint}}", "{{join.token}}", "{{join.caCertHash}}", "w1", "w1.lab", "unix:///run/containerd/containerd.sock")));
+    }
 }

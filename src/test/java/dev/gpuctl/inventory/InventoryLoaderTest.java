@@ -359,6 +359,25 @@ class InventoryLoaderTest {
             "inv.yaml:6:26: nodes[3].address: '10.0.0.7/32' is not a valid address (expected an IPv4 or IPv6 address, or a host name per RFC 1123)");
     }
 
+    @Test void nodeIpIsAnIpAddressCheckedAtLoad() {
+        Inventory inv = parse("""
+            cluster: { name: gpu-lab, kubernetesVersion: "1.35" }
+            nodes:
+              - { name: m, address: master.lab, role: master, nodeIp: 10.0.0.5 }
+              - { name: w1, address: w1.lab, role: worker, nodeIp: "FD00::0:7" }
+              - { name: w2, address: w2.lab, role: worker }
+            """);
+        assertEquals(List.of("10.0.0.5", "fd00::7", ""), inv.nodes().stream().map(Node::nodeIp).toList());
+        assertErrors("""
+            cluster: { name: gpu-lab, kubernetesVersion: "1.35" }
+            nodes:
+              - { name: m, address: master.lab, role: master, nodeIp: master.lab }
+              - { name: w1, address: 10.0.0.2, role: worker, nodeIp: 10.0.0.0/24 }
+            """,
+            "inv.yaml:3:59: nodes[0].nodeIp: 'master.lab' is not an IP address (expected the IPv4 or IPv6 address the cluster uses for this node: kubeadm's advertise address, the kubelet's node-ip)",
+            "inv.yaml:4:58: nodes[1].nodeIp: '10.0.0.0/24' is not an IP address (expected the IPv4 or IPv6 address the cluster uses for this node: kubeadm's advertise address, the kubelet's node-ip)");
+    }
+
     @Test void badCidrs() {
         assertErrors("""
             cluster:
