@@ -1,9 +1,14 @@
 package dev.gpuctl.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
 import dev.gpuctl.engine.Plan;
 import dev.gpuctl.engine.PlanText;
+import dev.gpuctl.hostconf.Secrets;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.steps.Steps;
 import java.io.PrintWriter;
@@ -28,9 +33,10 @@ final class PlanCommand implements java.util.concurrent.Callable<Integer> {
         Plan plan = Plan.of(inv, Steps.phases());
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
-            out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(plan));
+            ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+            out.println(mapper.writeValueAsString(redacted(mapper.valueToTree(plan))));
         } else {
-            out.print(PlanText.render(plan, inv));
+            out.print(Secrets.redact(PlanText.render(plan, inv)));
         }
         out.flush();
         if (!plan.cidrConflicts().isEmpty()) {
@@ -39,5 +45,18 @@ final class PlanCommand implements java.util.concurrent.Callable<Integer> {
                 + "\nPick a podCidr/serviceCidr that overlaps none of these (and matches your CNI), then run plan again.");
         }
         return ExitCode.OK.code();
+    }
+
+    /** The tree with every string value redacted ({@link Secrets}): a value is redacted as text, never the JSON around it. */
+    static JsonNode redacted(JsonNode node) {
+        if (node instanceof ObjectNode o) {
+            o.fields().forEachRemaining(e -> e.setValue(redacted(e.getValue())));
+        } else if (node instanceof ArrayNode a) {
+            for (int i = 0; i < a.size(); i++) a.set(i, redacted(a.get(i)));
+        } else if (node.isTextual()) {
+            String r = Secrets.redact(node.textValue());
+            if (!r.equals(node.textValue())) return TextNode.valueOf(r);
+        }
+        return node;
     }
 }

@@ -103,7 +103,7 @@ public final class NfsServerStep implements Step {
         ops.add(Op.Run.of("export directories", "install -d -m 0755 " + Sh.words(dirs))
             .unless("for d in " + Sh.words(dirs) + "; do test -d \"$d\" || exit 1; done"));
         ops.add(Op.Run.of("exports.d", "install -d -m 0755 /etc/exports.d").unless("test -d /etc/exports.d"));
-        ops.add(Op.WriteFile.of("NFS exports", EXPORTS, exportsFile(nfs, nodes), "0644"));
+        ops.add(Op.WriteFile.literal("NFS exports", EXPORTS, exportsFile(nfs, nodes), "0644"));
         ops.add(Op.Run.of("re-export (the exports file changed)", "exportfs -ra").onlyIfChanged(EXPORTS));
         ops.add(Sh.enableNow(List.of("nfs-server")));
         ops.add(Op.Run.of("re-export (the live table differs from the exports file)", "exportfs -ra")

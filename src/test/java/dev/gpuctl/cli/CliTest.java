@@ -39,6 +39,19 @@ class CliTest {
         assertEquals("", r.err, r::toString);
     }
 
+    @Test void aUrlsCredentialsAreInNeitherThePlanNorItsJson(@org.junit.jupiter.api.io.TempDir Path dir) throws IOException {
+        String sha = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+        Path f = dir.resolve("inv.yaml");
+        Files.writeString(f, Files.readString(EXAMPLE).replaceFirst("(?m)^cluster:\n",
+            "cluster:\n  cniManifest: { url: \"https://ci:s3cret@mirror.lab/flannel.yml\", sha256: " + sha + " }\n"));
+        for (String[] args : new String[][] {{"plan", f.toString()}, {"plan", "--json", f.toString()}}) {
+            Run r = run(args);
+            assertEquals(0, r.code, r::toString);
+            assertTrue(r.out.contains("https://<redacted>@mirror.lab/flannel.yml"), r::toString);
+            assertFalse(r.out.contains("s3cret"), "the password is never printed");
+        }
+    }
+
     @Test void planJsonIsJson() throws IOException {
         Run r = run("plan", "--json", EXAMPLE.toString());
         assertEquals(0, r.code, r::toString);

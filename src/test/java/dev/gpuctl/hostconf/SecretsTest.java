@@ -56,6 +56,14 @@ class SecretsTest {
         assertEquals("password: <redacted>\nPassword=<redacted>", Secrets.redact("password: hunter2\nPassword=hunter2"));
     }
 
+    @Test void aUrlKeepsItsHostAndLosesItsUserAndPassword() {
+        assertEquals("curl -fsSL -o \"$d/x\" https://<redacted>@mirror.lab/flannel.yml",
+            Secrets.redact("curl -fsSL -o \"$d/x\" https://ci:s3cret@mirror.lab/flannel.yml"));
+        assertEquals("\"url\" : \"http://<redacted>@10.0.0.5:8080/p.yml\"", Secrets.redact("\"url\" : \"http://tok@10.0.0.5:8080/p.yml\""));
+        String plain = "https://github.com/NVIDIA/k8s-device-plugin/raw/v0.17.0/x.yml and mailto me@lab, https://a.lab/p@v1";
+        assertEquals(plain, Secrets.redact(plain));
+    }
+
     @Test void whatIsNoSecretStaysByteForByte() {
         String[] plain = {
             "--authorization-mode=Node,RBAC --enable-bootstrap-token-auth=true",
