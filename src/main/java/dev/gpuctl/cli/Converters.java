@@ -59,6 +59,11 @@ final class Converters {
         return d;
     }
 
+    /** A wait: a {@link #duration}, or zero ("0", "0s") for no waiting at all. */
+    static Duration waitDuration(String text) {
+        return text.strip().matches("0+[smhd]?") ? Duration.ZERO : duration(text);
+    }
+
     /** A whole number, at least 1, at most 1,000,000. */
     static int positiveInt(String text) {
         String t = text.strip();
@@ -75,6 +80,11 @@ final class Converters {
     /** picocli's converter for {@link #duration}. */
     static final class DurationValue implements ITypeConverter<Duration> {
         @Override public Duration convert(String value) { return duration(value); }
+    }
+
+    /** picocli's converter for {@link #waitDuration}. */
+    static final class WaitValue implements ITypeConverter<Duration> {
+        @Override public Duration convert(String value) { return waitDuration(value); }
     }
 
     /** picocli's converter for {@link #positiveInt}. */

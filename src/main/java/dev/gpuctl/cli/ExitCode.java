@@ -12,8 +12,10 @@ public enum ExitCode {
     OK(0, "ok"),
     STEP_FAILED(1, "a host failed: a step or a command on it failed, or it could not be reached"),
     USAGE(2, "usage or input error, nothing was changed: a bad option or value, an inventory or job spec problem"
-        + " (FILE:LINE:COLUMN), an unusable identity file, or no cluster yet (no kubeconfig on the master, no cached join command)"),
-    PREFLIGHT_REFUSED(3, "preflight refused, e.g. the CIDR check failed: nothing was changed"),
+        + " (FILE:LINE:COLUMN), an unusable identity file, an unsafe .gpuctl directory (a link, another user's), or no cluster"
+        + " yet (no kubeconfig on the master, no cached join command)"),
+    PREFLIGHT_REFUSED(3, "preflight refused: e.g. the CIDR check failed, another run holds the lock, or the lock's place on"
+        + " the master is unsafe; nothing was changed"),
     VERIFY_FAILED(4, "verify found a problem"),
     INTERRUPTED(130, "interrupted (Ctrl-C); a re-run resumes");
 

@@ -30,8 +30,10 @@ final class VerifyCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print the report as JSON (schema in README.md).") boolean json;
     @Option(names = "--hosts", split = ",", paramLabel = "NAME", description = "Only these hosts.") List<String> hosts = List.of();
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
-    @Option(names = "--wait-timeout", paramLabel = "S", description = "How long what is still starting after a boot (units, the API server, nodes, pods) is waited for before it is judged, in seconds (default: ${DEFAULT-VALUE}).")
-    int waitTimeout = (int) Verifier.MAX_WAIT.toSeconds();
+    @Option(names = "--wait-timeout", paramLabel = "DURATION", converter = Converters.WaitValue.class,
+        description = "How long what is still starting after a boot (units, the API server, nodes, pods) is waited for"
+            + " before it is judged, e.g. 90s or 5m (a bare number is seconds; 0: no waiting; default 2m).")
+    Duration waitTimeout = Verifier.MAX_WAIT;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -43,9 +45,8 @@ final class VerifyCommand implements Callable<Integer> {
         List<Node> nodes = inv.nodes().stream().filter(n -> hosts.isEmpty() || hosts.contains(n.name())).toList();
         SshOptions ssh = SshOptions.defaults(acceptNew);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), nodes, ssh);
-        if (waitTimeout < 0) throw new GpuctlException(ExitCode.USAGE, "--wait-timeout must be 0 or more seconds, got " + waitTimeout);
         Verifier.Report report = new Verifier(inv, n -> Remotes.open(n, ssh), Duration.ofMinutes(2),
-                spec.commandLine().getErr(), Duration.ofSeconds(waitTimeout))
+                spec.commandLine().getErr(), waitTimeout)
             .verify(Steps.phases(), nodes, 16);
         PrintWriter out = spec.commandLine().getOut();
         if (json) {

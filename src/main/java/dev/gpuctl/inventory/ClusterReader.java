@@ -37,10 +37,26 @@ final class ClusterReader {
 
     Optional<ScalarNode> podCidrNode() { return podCidrNode; }
 
+    /**
+     * The sha256 of the upstream manifests gpuctl was tested with, by URL: a default manifest is checked against
+     * it on the master like a {@code { url, sha256 }} from the inventory. The files are in testbed/manifests,
+     * byte for byte (PinnedManifestsTest recomputes each).
+     */
+    static final java.util.Map<String, String> PINNED_SHA256 = java.util.Map.of(
+        "https://raw.githubusercontent.com/flannel-io/flannel/v0.28.9/Documentation/kube-flannel.yml",
+        "e875824be2f552b45711dbda91af81b17eb961d00025d914d9fef18fad8f09c0",
+        "https://raw.githubusercontent.com/projectcalico/calico/v3.32.1/manifests/custom-resources.yaml",
+        "f7cd142773609fc7f830b96d8f29bd1b5f05cdc5293324992d8524b54c09c717",
+        "https://raw.githubusercontent.com/NVIDIA/k8s-device-plugin/v0.20.0/deployments/static/nvidia-device-plugin.yml",
+        "325835e0b0d9263ae673e41d878f849e880642142e9f9b15d1a3400da6a2260d");
+
+    /** A default manifest's reference: its URL, with the pinned sha256 when gpuctl knows that version's. */
+    static ManifestRef pinned(String url) { return ManifestRef.ofUrl(url, PINNED_SHA256.get(url)); }
+
     /** The default cniManifest: upstream's manifest at the version gpuctl was tested with. */
     static String defaultCniManifest(Cni cni) {
         return switch (cni) {
-            case FLANNEL -> "https://github.com/flannel-io/flannel/releases/download/v0.28.9/kube-flannel.yml";
+            case FLANNEL -> "https://raw.githubusercontent.com/flannel-io/flannel/v0.28.9/Documentation/kube-flannel.yml";
             case CALICO -> "https://raw.githubusercontent.com/projectcalico/calico/v3.32.1/manifests/custom-resources.yaml";
         };
     }
@@ -77,7 +93,7 @@ final class ClusterReader {
         PackageSource packages = Choices.read(c, "packages", "packages value", PackageSource.values(), PackageSource::key)
             .orElse(PackageSource.UPSTREAM);
         ManifestRef cniManifest = manifest(c, "cniManifest")
-            .orElse(ManifestRef.ofUrl(defaultCniManifest(cni)));
+            .orElse(pinned(defaultCniManifest(cni)));
         DevicePlugin devicePlugin = c.section("devicePlugin", DEVICE_PLUGIN_KEYS, Map.of())
             .map(this::devicePlugin).orElse(devicePlugin(DEFAULT_DEVICE_PLUGIN_VERSION, Optional.empty()));
         return new Cluster(name, version, runtime, cni, podCidr, serviceCidr, siteNetworks, timeServers,
@@ -228,7 +244,7 @@ final class ClusterReader {
     }
 
     private static DevicePlugin devicePlugin(String version, Optional<ManifestRef> manifest) {
-        return new DevicePlugin(version, manifest.orElse(ManifestRef.ofUrl(defaultDevicePluginManifest(version))));
+        return new DevicePlugin(version, manifest.orElse(pinned(defaultDevicePluginManifest(version))));
     }
 
     interface ScalarVisitor { void visit(ScalarNode node, String path); }

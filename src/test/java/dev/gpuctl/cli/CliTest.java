@@ -199,17 +199,19 @@ class CliTest {
     }
 
     /** The README's table is this one: every code once, in order. */
-    @Test void theExitCodeTable() {
-        assertEquals("""
+    @Test void theExitCodeTable() throws IOException {
+        String table = """
             | code | meaning |
             |---|---|
             | 0 | ok |
             | 1 | a host failed: a step or a command on it failed, or it could not be reached |
-            | 2 | usage or input error, nothing was changed: a bad option or value, an inventory or job spec problem (FILE:LINE:COLUMN), an unusable identity file, or no cluster yet (no kubeconfig on the master, no cached join command) |
-            | 3 | preflight refused, e.g. the CIDR check failed: nothing was changed |
+            | 2 | usage or input error, nothing was changed: a bad option or value, an inventory or job spec problem (FILE:LINE:COLUMN), an unusable identity file, an unsafe .gpuctl directory (a link, another user's), or no cluster yet (no kubeconfig on the master, no cached join command) |
+            | 3 | preflight refused: e.g. the CIDR check failed, another run holds the lock, or the lock's place on the master is unsafe; nothing was changed |
             | 4 | verify found a problem |
             | 130 | interrupted (Ctrl-C); a re-run resumes |
-            """, ExitCode.markdownTable());
+            """;
+        assertEquals(table, ExitCode.markdownTable());
+        assertTrue(Files.readString(Path.of("README.md")).contains(table), "README.md's \"Exit codes\" table is ExitCode's");
     }
 
     @Test void onlyTheNamedSubcommandIsBuiltAndAllOfThemForHelpCompletionAndTypos() {

@@ -22,6 +22,14 @@ class ConvertersTest {
         assertEquals(Duration.ofDays(365), Converters.duration("365d"));
     }
 
+    @Test void aWaitMayBeZeroAndIsOtherwiseADuration() {
+        assertEquals(Duration.ZERO, Converters.waitDuration("0"));
+        assertEquals(Duration.ZERO, Converters.waitDuration("0s"));
+        assertEquals(Duration.ofMinutes(5), Converters.waitDuration("5m"));
+        assertEquals(Duration.ofSeconds(120), Converters.waitDuration("120"));
+        assertTrue(assertThrows(TypeConversionException.class, () -> Converters.waitDuration("-1")).getMessage().contains("is negative"));
+    }
+
     @Test void zeroNegativeMalformedAndOverflowingDurationsAreRefused() {
         Map<String, String> refused = Map.ofEntries(
             Map.entry("0", "is zero"), Map.entry("0s", "is zero"), Map.entry("0h0m", "is zero"),

@@ -66,7 +66,7 @@ class InventoryLoaderTest {
         assertEquals(List.of(), c.siteNetworks());
         assertEquals(List.of(), c.timeServers());
         assertEquals(PackageSource.UPSTREAM, c.packages());
-        assertEquals("https://github.com/flannel-io/flannel/releases/download/v0.28.9/kube-flannel.yml",
+        assertEquals("https://raw.githubusercontent.com/flannel-io/flannel/v0.28.9/Documentation/kube-flannel.yml",
             c.cniManifest().toString());
         assertEquals("v0.20.0", c.devicePlugin().version());
         assertEquals("https://raw.githubusercontent.com/NVIDIA/k8s-device-plugin/v0.20.0/deployments/static/nvidia-device-plugin.yml",
