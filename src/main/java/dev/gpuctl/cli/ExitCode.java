@@ -41,6 +41,7 @@ public enum ExitCode {
         "gpuctl job", List.of(OK, STEP_FAILED, USAGE),
         "gpuctl job render", List.of(OK, USAGE),
         "gpuctl job submit", List.of(OK, STEP_FAILED, USAGE),
+        "gpuctl kubeconfig", List.of(OK, STEP_FAILED, USAGE),
         "gpuctl completion", List.of(OK, USAGE));
 
     /** The codes {@code qualifiedName} can end with. */

@@ -28,6 +28,7 @@ public final class GpuctlCommand implements Runnable {
         SUBCOMMANDS.put("verify", VerifyCommand.class);
         SUBCOMMANDS.put("gpus", GpusCommand.class);
         SUBCOMMANDS.put("job", JobCommand.class);
+        SUBCOMMANDS.put("kubeconfig", KubeconfigCommand.class);
         SUBCOMMANDS.put("completion", CompletionCommand.class);
     }
 

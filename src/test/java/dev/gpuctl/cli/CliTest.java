@@ -167,7 +167,8 @@ class CliTest {
             garbage, "not an OpenSSH private key");
         for (var c : cases.entrySet()) {
             Path inv = loopbackInventory(dir, c.getKey());
-            for (String[] args : new String[][] {{"bootstrap", inv.toString()}, {"verify", inv.toString()}, {"join-token", inv.toString()}}) {
+            for (String[] args : new String[][] {{"bootstrap", inv.toString()}, {"verify", inv.toString()}, {"join-token", inv.toString()},
+                    {"kubeconfig", "--merge", "--kubeconfig", dir.resolve("kc").toString(), inv.toString()}}) {
                 Run r = run(args);
                 assertEquals(2, r.code, () -> String.join(" ", args) + " with " + c.getKey() + ": " + r);
                 assertTrue(r.err.contains("cannot use the identity file " + c.getKey()), r::toString);
@@ -180,7 +181,7 @@ class CliTest {
 
     @Test void everySubcommandHasHelp() {
         for (String[] cmd : new String[][] {{"plan"}, {"bootstrap"}, {"join-token"}, {"verify"}, {"gpus"}, {"job"}, {"job", "render"},
-                {"job", "submit"}, {"completion"}}) {
+                {"job", "submit"}, {"kubeconfig"}, {"completion"}}) {
             String[] args = java.util.Arrays.copyOf(cmd, cmd.length + 1);
             args[cmd.length] = "--help";
             Run r = run(args);

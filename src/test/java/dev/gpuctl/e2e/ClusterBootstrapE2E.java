@@ -179,4 +179,32 @@ class ClusterBootstrapE2E {
         assertEquals(0, repaired.code(), repaired::toString);
         assertEquals("1", kubectl("get node " + w + " -o json").path("status").path("allocatable").path("nvidia.com/gpu").asText());
     }
+
+    @Test @Order(6) void kubeconfigPrintsTheMastersAdminConfAndMergeKeepsTheUsersOtherContexts() throws IOException {
+        String admin = bed.ok(bed.master(), "cat /etc/kubernetes/admin.conf");
+        Gpuctl.Run print = Gpuctl.run("kubeconfig", full.toString());
+        assertEquals(0, print.code(), print::toString);
+        assertEquals(admin.strip(), print.out().strip(), "what it prints is the master's admin.conf");
+
+        Path dir = Files.createTempDirectory("gpuctl-kube");
+        Path config = dir.resolve("config");
+        String users = "apiVersion: v1\nkind: Config\nclusters:\n- name: prod\n  cluster: {server: 'https://prod.example:6443'}\n"
+            + "users:\n- name: me\n  user: {token: abc}\ncontexts:\n- name: prod\n  context: {cluster: prod, user: me}\ncurrent-context: prod\n";
+        Files.writeString(config, users);
+        Gpuctl.Run merge = Gpuctl.run("kubeconfig", "--merge", "--kubeconfig", config.toString(), full.toString());
+        assertEquals(0, merge.code(), merge::toString);
+        assertTrue(merge.err().contains("merged context gpu-bed") && merge.err().contains("kubectl config use-context gpu-bed"), merge::toString);
+        String merged = Files.readString(config);
+        assertEquals(List.of("prod", "gpu-bed"), dev.gpuctl.hostconf.Kubeconfig.contexts(merged));
+        assertTrue(merged.contains("server: https://" + bed.address(bed.master()) + ":6443"), merged);
+        String key = admin.lines().filter(l -> l.strip().startsWith("client-key-data:")).findFirst().orElseThrow().strip();
+        assertTrue(merged.contains(key), "the master's admin credentials");
+        assertTrue(merged.contains("current-context: prod"), "the user's current context stays");
+        assertEquals(users, Files.readString(dir.resolve("config.gpuctl-orig")), "backed up as it was");
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(config)));
+        Gpuctl.Run again = Gpuctl.run("kubeconfig", "--merge", "--kubeconfig", config.toString(), full.toString());
+        assertEquals(0, again.code(), again::toString);
+        assertEquals(merged, Files.readString(config), "a second merge changes nothing");
+        assertEquals(users, Files.readString(dir.resolve("config.gpuctl-orig")), "the first backup is kept");
+    }
 }

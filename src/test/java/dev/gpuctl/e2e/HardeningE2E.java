@@ -24,7 +24,8 @@ import org.junit.jupiter.api.TestMethodOrder;
 /**
  * Hostile hosts and secrets on real hosts: the bootstrap lock's place made by another user (refused, nothing
  * written), a kubelet that registers its Node late (waited for), a join configuration left by a killed run (removed
- * by the next), and a pod whose environment holds a secret (in no file under .gpuctl/ and no output).
+ * by the next), a pod whose environment holds a secret (in no file under .gpuctl/ and no output), and addresses
+ * that are host names.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class HardeningE2E {
@@ -161,6 +162,70 @@ class HardeningE2E {
         } finally {
             bed.ssh(master, kubectl + "delete pod holds-a-secret; " + kubectl + "delete deployment app");
         }
+    }
+
+    /**
+     * The inventory with names for addresses: this machine resolves them through a hosts file of the test's own
+     * (a gpuctl JVM started with jdk.net.hosts.file), the hosts through /etc/hosts. The node IPs gpuctl finds at
+     * preflight are the bed's: a bootstrap of the running cluster by names changes nothing (same advertise address,
+     * node-ip and join endpoint), verify passes, and a name a host cannot resolve stops preflight naming that host.
+     */
+    @Test @Order(5) void addressesThatAreNamesAreResolvedToTheSameNodeIpsAtPreflight() throws Exception {
+        Path dir = Files.createTempDirectory("gpuctl-names");
+        String m = master + ".gpu.test";
+        String w = w1 + ".gpu.test";
+        Path hostsFile = dir.resolve("hosts");
+        Files.writeString(hostsFile, bed.address(master) + " " + m + "\n" + bed.address(w1) + " " + w + "\n");
+        Path knownHosts = dir.resolve("known_hosts");
+        Files.writeString(knownHosts, Files.readString(bed.knownHosts()).replaceAll("(?m)^(\\S+),(h\\d+) ", "$1,$2,$2.gpu.test "));
+        // beside the other inventory: the same local state (.gpuctl/, the admin.conf copy)
+        Path named = inventory.resolveSibling("inventory-names.yaml");
+        Files.writeString(named, Files.readString(inventory)
+            .replace("address: " + bed.address(master) + ",", "address: " + m + ",")
+            .replace("address: " + bed.address(w1) + ",", "address: " + w + ",")
+            .replace(bed.knownHosts().toString(), knownHosts.toString()));
+        assertFalse(Files.readString(named).contains(bed.address(w1)), "no IP left in the inventory");
+        Gpuctl.Run plan = Gpuctl.run("plan", named.toString());
+        assertEquals(0, plan.code(), plan::toString);
+        assertTrue(plan.out().contains("[" + w1 + " " + w + " worker] (address is a name: the node IP, unless nodeIp gives it, is resolved at preflight)"),
+            plan::toString);
+        String hostsLine = "printf '%s %s\\n' " + bed.address(master) + " " + m + " >> /etc/hosts";
+        for (String h : List.of(master, w1)) bed.ok(h, hostsLine);
+        try {
+            Gpuctl.Run again = gpuctlResolving(hostsFile, "bootstrap", named.toString());
+            assertEquals(0, again.code(), again::toString);
+            assertEquals(0, again.count("changed"), () -> "the names led to other node IPs:\n" + again);
+            Gpuctl.Run verify = gpuctlResolving(hostsFile, "verify", named.toString());
+            assertEquals(0, verify.code(), verify::toString);
+            assertEquals(bed.address(w1), bed.ok(master, "kubectl --kubeconfig=/etc/kubernetes/admin.conf get node " + w1
+                + " -o jsonpath='{.status.addresses[?(@.type==\"InternalIP\")].address}'").strip());
+
+            bed.ok(w1, "sed -i '/ " + m + "$/d' /etc/hosts");
+            Map<String, String> before = bed.fingerprints(FINGERPRINT);
+            Gpuctl.Run refused = gpuctlResolving(hostsFile, "bootstrap", named.toString());
+            assertEquals(3, refused.code(), refused::toString);
+            assertTrue(refused.err().contains("the master's address '" + m + "' does not resolve here") && refused.err().contains(w1),
+                refused::toString);
+            assertEquals(before, bed.fingerprints(FINGERPRINT), "a refused run changed a host");
+        } finally {
+            for (String h : List.of(master, w1)) bed.ok(h, "sed -i '/ " + m + "$/d' /etc/hosts");
+        }
+    }
+
+    /** gpuctl in a JVM of its own that resolves names only through {@code hostsFile}, with its stdout and stderr. */
+    static Gpuctl.Run gpuctlResolving(Path hostsFile, String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-Djdk.net.hosts.file=" + hostsFile, "-cp", System.getProperty("java.class.path"), "dev.gpuctl.cli.Main"));
+        cmd.addAll(List.of(args));
+        Path out = Files.createTempFile(hostsFile.getParent(), "out", ".txt");
+        Path err = Files.createTempFile(hostsFile.getParent(), "err", ".txt");
+        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile())
+            .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+        if (!p.waitFor(15, java.util.concurrent.TimeUnit.MINUTES)) {
+            p.destroyForcibly();
+            throw new AssertionError("gpuctl " + String.join(" ", args) + " ran over 15 minutes");
+        }
+        return new Gpuctl.Run(p.exitValue(), Files.readString(out), Files.readString(err));
     }
 
     /** The newest log of a host under .gpuctl/logs (the last run's). */
