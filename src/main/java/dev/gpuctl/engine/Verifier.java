@@ -310,6 +310,7 @@ public final class Verifier {
     /** The command that makes a failed check right. */
     static String fix(String step, String host, String inventory) {
         if (step.equals("preflight")) return "see the problem; preflight checks are not changed by gpuctl";
+        if (step.equals(dev.gpuctl.steps.GpuHealthStep.ID)) return "the fix named in the problem (gpuctl does not change a GPU's health)";
         if (CLUSTER_STEPS.contains(step)) return "gpuctl bootstrap " + inventory;
         return "gpuctl bootstrap --only " + step + " --hosts " + host + " " + inventory;
     }

@@ -6,7 +6,8 @@ import java.util.List;
 /** The cluster-wide settings of the inventory's `cluster:` block, with defaults applied. */
 public record Cluster(String name, String kubernetesVersion, ContainerRuntime runtime, Cni cni,
                       Cidr podCidr, Cidr serviceCidr, List<Cidr> siteNetworks, List<String> timeServers,
-                      PackageSource packages, ManifestRef cniManifest, DevicePlugin devicePlugin) {
+                      PackageSource packages, ManifestRef cniManifest, DevicePlugin devicePlugin,
+                      GpuDriver gpuDriver) {
     public Cluster {
         siteNetworks = List.copyOf(siteNetworks);
         timeServers = List.copyOf(timeServers);

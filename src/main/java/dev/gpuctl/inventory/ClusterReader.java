@@ -15,7 +15,8 @@ import org.yaml.snakeyaml.nodes.Tag;
 /** Reads the `cluster:` block and applies its defaults. See {@link InventoryLoader} for the rules. */
 final class ClusterReader {
     static final List<String> KEYS = List.of("name", "kubernetesVersion", "runtime", "cni", "podCidr",
-        "serviceCidr", "siteNetworks", "timeServers", "packages", "cniManifest", "devicePlugin");
+        "serviceCidr", "siteNetworks", "timeServers", "packages", "cniManifest", "devicePlugin", "gpuDriver");
+    static final List<String> GPU_DRIVER_KEYS = List.of("hold", "holdKernel", "persistenceMode");
     static final List<String> DEVICE_PLUGIN_KEYS = List.of("version", "manifest");
     static final String DEFAULT_SERVICE_CIDR = "10.96.0.0/12";
     static final String DEFAULT_DEVICE_PLUGIN_VERSION = "v0.20.0";
@@ -96,8 +97,11 @@ final class ClusterReader {
             .orElse(pinned(defaultCniManifest(cni)));
         DevicePlugin devicePlugin = c.section("devicePlugin", DEVICE_PLUGIN_KEYS, Map.of())
             .map(this::devicePlugin).orElse(devicePlugin(DEFAULT_DEVICE_PLUGIN_VERSION, Optional.empty()));
+        GpuDriver gpuDriver = c.section("gpuDriver", GPU_DRIVER_KEYS, Map.of())
+            .map(d -> new GpuDriver(d.bool("hold").orElse(true), d.bool("holdKernel").orElse(false), d.bool("persistenceMode")))
+            .orElse(GpuDriver.DEFAULT);
         return new Cluster(name, version, runtime, cni, podCidr, serviceCidr, siteNetworks, timeServers,
-            packages, cniManifest, devicePlugin);
+            packages, cniManifest, devicePlugin, gpuDriver);
     }
 
     private boolean check(boolean ok, Node node, String message) {

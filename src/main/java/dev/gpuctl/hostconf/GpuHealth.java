@@ -1,0 +1,283 @@
+package dev.gpuctl.hostconf;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Judges a GPU host's health from what the NVIDIA driver and the kernel report: the loaded kernel module against the
+ * NVML library ({@code nvidia-smi} and /proc/driver/nvidia/version), the GPUs {@code nvidia-smi -L} lists against
+ * those recorded at bootstrap, memory errors ({@code nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER}), Xid errors
+ * in the kernel log, and persistence mode. Every problem says its cause and the one fix. Pure functions.
+ */
+public final class GpuHealth {
+    private GpuHealth() {}
+
+    /** What to do with a node whose GPU hardware is at fault before anything else. */
+    static final String DRAIN = "drain it first (gpuctl drain HOST), so that no job is scheduled onto the GPU";
+
+    // ------------------------------------------------------------------ kernel module vs NVML library
+
+    private static final Pattern NVML_LIBRARY = Pattern.compile("(?m)^NVML library version:\\s*(\\S+)\\s*$");
+
+    /**
+     * The kernel module against the user-space driver. {@code smiOutput} is stdout and stderr of
+     * {@code nvidia-smi --query-gpu=driver_version --format=csv,noheader} and {@code smiExit} its exit status;
+     * {@code procVersion} the text of /proc/driver/nvidia/version (empty when the file is absent). Empty when they
+     * agree; a problem with its cause and fix otherwise ("Failed to initialize NVML: Driver/library version
+     * mismatch": the driver package was upgraded under the loaded module).
+     */
+    public static Optional<String> driverMismatch(String smiOutput, int smiExit, String procVersion) {
+        Optional<String> module = NvidiaSmi.driverVersion(procVersion);
+        String moduleText = module.map(v -> "the loaded kernel module is " + v).orElse("the kernel module version is unknown");
+        if (smiOutput.contains("Driver/library version mismatch")) {
+            Matcher m = NVML_LIBRARY.matcher(smiOutput);
+            String library = m.find() ? ", the NVML library is " + m.group(1) : "";
+            return Optional.of("Driver/library version mismatch: " + moduleText + library
+                + " (the driver package was upgraded without a reboot); every CUDA container fails with"
+                + " \"Failed to initialize NVML: Driver/library version mismatch\" — fix: reboot the node (drain it first:"
+                + " gpuctl drain HOST), or, when no process uses a GPU, reload the module"
+                + " (rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia; modprobe nvidia)");
+        }
+        if (smiExit != 0) {
+            var scan = NvidiaSmi.parseList(onlyFailures(smiOutput));
+            return Optional.of(scan.problem().orElse("nvidia-smi failed (exit " + smiExit + "): " + oneLine(smiOutput)));
+        }
+        Set<String> reported = new LinkedHashSet<>();
+        smiOutput.lines().map(String::strip).filter(l -> !l.isEmpty()).forEach(reported::add);
+        if (module.isPresent() && !reported.isEmpty() && !(reported.size() == 1 && reported.contains(module.get()))) {
+            return Optional.of(moduleText + " but nvidia-smi reports driver " + String.join(", ", reported)
+                + " — fix: reboot the node (drain it first: gpuctl drain HOST)");
+        }
+        return Optional.empty();
+    }
+
+    private static String onlyFailures(String output) {
+        StringBuilder b = new StringBuilder();
+        for (String l : output.split("\\R")) {
+            if (!l.isBlank() && !l.startsWith("GPU ")) b.append(l).append('\n');
+        }
+        return b.toString();
+    }
+
+    // ------------------------------------------------------------------ GPUs listed vs recorded at bootstrap
+
+    /**
+     * The GPUs {@code nvidia-smi -L} lists now against the list recorded at bootstrap (the same command's output).
+     * Empty when every recorded GPU is still listed; otherwise which are gone (by UUID), with the fix.
+     */
+    public static Optional<String> missingGpus(String recordedList, String currentList) {
+        if (recordedList.isBlank()) {
+            return Optional.of("no GPU list recorded at bootstrap — fix: gpuctl bootstrap --only gpu-health records it");
+        }
+        var recorded = NvidiaSmi.parseList(recordedList).gpus();
+        var now = NvidiaSmi.parseList(currentList);
+        if (now.problem().isPresent() && now.gpus().isEmpty()) {
+            return Optional.of(recorded.size() + " GPU(s) recorded at bootstrap, none listed now: " + now.problem().get());
+        }
+        Set<String> present = new LinkedHashSet<>();
+        now.gpus().forEach(g -> present.add(g.uuid()));
+        List<String> gone = recorded.stream().filter(g -> !present.contains(g.uuid()))
+            .map(g -> "GPU " + g.index() + " " + g.name() + " (" + g.uuid() + ")").toList();
+        if (gone.isEmpty()) return Optional.empty();
+        return Optional.of(now.gpus().size() + " GPU(s) listed by nvidia-smi -L, " + recorded.size() + " recorded at bootstrap;"
+            + " missing: " + String.join(", ", gone) + " (fallen off the bus, or failed) — fix: " + DRAIN
+            + ", reboot it; if the GPU stays missing, check it (lspci, the kernel log) and have it replaced (RMA)");
+    }
+
+    // ------------------------------------------------------------------ memory errors
+
+    /** One GPU's section of {@code nvidia-smi -q}: its bus id and each value by its heading path ("Remapped Rows/Pending"). */
+    public record Section(String gpu, Map<String, String> values) {
+        public Optional<String> get(String path) { return Optional.ofNullable(values.get(path)); }
+    }
+
+    private static final Pattern GPU_HEADING = Pattern.compile("^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\\.[0-9A-Fa-f])\\s*$");
+
+    /**
+     * Reads {@code nvidia-smi -q} output (whole or with {@code -d}): per GPU, every "key : value" line under its
+     * headings, keyed by the headings' path joined with '/'. Indentation is four spaces per level.
+     */
+    public static List<Section> parseQ(String output) {
+        List<Section> gpus = new ArrayList<>();
+        Map<String, String> values = null;
+        String gpu = null;
+        List<String> path = new ArrayList<>();
+        for (String raw : output.split("\\R")) {
+            if (raw.isBlank()) continue;
+            Matcher g = GPU_HEADING.matcher(raw);
+            if (g.matches()) {
+                if (gpu != null) gpus.add(new Section(gpu, values));
+                gpu = g.group(1);
+                values = new LinkedHashMap<>();
+                path.clear();
+                continue;
+            }
+            if (gpu == null) continue;
+            int indent = raw.length() - raw.stripLeading().length();
+            int level = Math.max(0, indent / 4 - 1);
+            while (path.size() > level) path.remove(path.size() - 1);
+            int colon = raw.indexOf(" : ");
+            if (colon < 0) {
+                path.add(raw.strip());
+                continue;
+            }
+            String key = raw.substring(0, colon).strip();
+            String value = raw.substring(Math.min(raw.length(), colon + 3)).strip();
+            values.put(path.isEmpty() ? key : String.join("/", path) + "/" + key, value);
+        }
+        if (gpu != null) gpus.add(new Section(gpu, values));
+        return gpus;
+    }
+
+    /**
+     * Memory faults in {@code nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER} output, one line per finding with its
+     * cause and fix: uncorrectable ECC errors since the driver loaded (volatile), memory the GPU cannot repair, a row
+     * remapping or page retirement pending (takes effect at the next GPU reset), a remapping that failed, an SRAM
+     * error threshold exceeded. Counters that are N/A (page retirement on Hopper) are skipped. An answer that is no
+     * such report (nvidia-smi failed) is a finding too.
+     */
+    public static List<String> memoryProblems(String output) {
+        List<Section> gpus = parseQ(output);
+        List<String> out = new ArrayList<>();
+        if (gpus.isEmpty()) {
+            out.add("nvidia-smi -q gave no GPU: " + NvidiaSmi.parseList(onlyFailures(output)).problem().orElse(oneLine(output)));
+            return out;
+        }
+        for (Section s : gpus) {
+            String who = "GPU " + s.gpu() + ": ";
+            long uncorrectable = 0;
+            List<String> where = new ArrayList<>();
+            for (var e : s.values().entrySet()) {
+                String k = e.getKey();
+                if (!k.startsWith("ECC Errors/Volatile/")) continue;
+                boolean counts = k.contains("Uncorrectable") || k.equals("ECC Errors/Volatile/Double Bit/Total");
+                Long n = number(e.getValue());
+                if (counts && n != null && n > 0) {
+                    uncorrectable += n;
+                    where.add(k.substring("ECC Errors/Volatile/".length()) + " " + n);
+                }
+            }
+            if (uncorrectable > 0) {
+                out.add(who + uncorrectable + " uncorrectable ECC error(s) since the driver loaded (" + String.join(", ", where)
+                    + "): jobs on this GPU may have computed with corrupted memory — fix: " + DRAIN
+                    + ", then reboot it (resets the GPU); if errors return, have the GPU replaced (RMA)");
+            }
+            if (yes(s, "ECC Errors/Unrepairable Memory")) {
+                out.add(who + "memory the GPU cannot repair (Unrepairable Memory: Yes) — fix: " + DRAIN + " and have the GPU replaced (RMA)");
+            }
+            if (yes(s, "ECC Errors/SRAM Threshold Exceeded") || yes(s, "ECC Errors/Aggregate/SRAM Threshold Exceeded")) {
+                out.add(who + "SRAM error threshold exceeded — fix: " + DRAIN + " and have the GPU replaced (RMA)");
+            }
+            for (String p : List.of("ECC Errors/Channel Repair Pending", "ECC Errors/TPC Repair Pending")) {
+                if (yes(s, p)) out.add(who + p.substring(p.indexOf('/') + 1) + ": a repair waits for a GPU reset — fix: " + DRAIN + ", then reboot it");
+            }
+            if (yes(s, "Retired Pages/Pending Page Blacklist") || yes(s, "Retired Pages/Pending Page Retirement")) {
+                out.add(who + "pages with ECC errors wait to be retired at the next GPU reset — fix: " + DRAIN + ", then reboot it");
+            }
+            if (yes(s, "Remapped Rows/Remapping Failure Occurred")) {
+                out.add(who + "a row remapping failed (no spare rows left) — fix: " + DRAIN + " and have the GPU replaced (RMA)");
+            } else if (yes(s, "Remapped Rows/Pending")) {
+                out.add(who + "a row remapping (after an uncorrectable memory error) waits for a GPU reset — fix: " + DRAIN + ", then reboot it");
+            }
+        }
+        return out;
+    }
+
+    private static boolean yes(Section s, String path) {
+        return s.get(path).map(v -> v.equalsIgnoreCase("Yes")).orElse(false);
+    }
+
+    private static Long number(String v) {
+        try {
+            return Long.parseLong(v.strip());
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    // ------------------------------------------------------------------ Xid errors
+
+    /**
+     * An Xid error the NVIDIA driver logged: {@code NVRM: Xid (PCI:0000:44:00): 79, pid=..., GPU has fallen off the bus.}
+     *
+     * @param pci     the GPU's PCI address as logged ("PCI:0000:44:00")
+     * @param code    the Xid number
+     * @param message the rest of the line
+     */
+    public record Xid(String pci, int code, String message) {}
+
+    private static final Pattern XID = Pattern.compile("NVRM: Xid \\((PCI:[0-9A-Fa-f:.]+)\\): (\\d+), ?(.*)$");
+
+    /** Every Xid line in kernel log text ({@code journalctl -k} or {@code dmesg} lines), in order. */
+    public static List<Xid> xids(String kernelLog) {
+        List<Xid> out = new ArrayList<>();
+        for (String line : kernelLog.split("\\R")) {
+            Matcher m = XID.matcher(line);
+            if (m.find()) out.add(new Xid(m.group(1), Integer.parseInt(m.group(2)), m.group(3).strip()));
+        }
+        return out;
+    }
+
+    /** What an Xid means and what to do (NVIDIA's Xid catalogue, the codes a GPU cluster meets). */
+    static String advice(int code) {
+        return switch (code) {
+            case 79 -> "GPU has fallen off the bus: " + DRAIN + ", reboot it; if it repeats, check power, cooling and seating, then RMA";
+            case 48, 63, 64, 92, 94, 95 -> "GPU memory (ECC) error: " + DRAIN + ", reboot it, then see nvidia-smi -q -d ECC,ROW_REMAPPER";
+            case 74 -> "NVLink error: " + DRAIN + ", reboot it; if it repeats, have the NVLink checked";
+            case 119, 120 -> "GSP firmware error: " + DRAIN + " and reboot it";
+            case 13, 31, 43, 45 -> "usually a job's own fault (illegal memory access, killed or faulted context): check the job that ran then";
+            default -> "see NVIDIA's Xid catalogue for this code; " + DRAIN + " if the GPU misbehaves";
+        };
+    }
+
+    /** Empty without Xid lines; else the codes found per GPU, each with what it means and the fix. */
+    public static Optional<String> xidProblem(String kernelLog) {
+        List<Xid> found = xids(kernelLog);
+        if (found.isEmpty()) return Optional.empty();
+        Map<Integer, Set<String>> byCode = new LinkedHashMap<>();
+        Map<Integer, String> firstMessage = new LinkedHashMap<>();
+        for (Xid x : found) {
+            byCode.computeIfAbsent(x.code(), c -> new LinkedHashSet<>()).add(x.pci());
+            firstMessage.putIfAbsent(x.code(), x.message());
+        }
+        List<String> parts = new ArrayList<>();
+        byCode.forEach((code, pcis) -> parts.add("Xid " + code + " on " + String.join(", ", pcis)
+            + " (" + oneLine(firstMessage.get(code)) + ") — " + advice(code)));
+        return Optional.of(found.size() + " Xid error(s) in the kernel log since boot, codes "
+            + byCode.keySet() + ": " + String.join("; ", parts));
+    }
+
+    // ------------------------------------------------------------------ persistence mode
+
+    /**
+     * GPUs whose persistence mode is not {@code want} ("Enabled"/"Disabled"), from
+     * {@code nvidia-smi --query-gpu=index,persistence_mode --format=csv,noheader}; empty when all are.
+     */
+    public static Optional<String> persistenceProblem(String output, boolean want) {
+        String wanted = want ? "Enabled" : "Disabled";
+        List<String> wrong = new ArrayList<>();
+        int seen = 0;
+        for (String line : output.split("\\R")) {
+            String[] v = line.split(",\\s*");
+            if (v.length != 2 || !v[0].strip().matches("\\d+")) continue;
+            seen++;
+            if (!v[1].strip().equals(wanted)) wrong.add("GPU " + v[0].strip() + " " + v[1].strip());
+        }
+        if (seen == 0) return Optional.of("nvidia-smi gave no persistence mode: " + oneLine(output));
+        if (wrong.isEmpty()) return Optional.empty();
+        return Optional.of("persistence mode should be " + wanted + ": " + String.join(", ", wrong) + " — fix: "
+            + (want ? "systemctl enable --now nvidia-persistenced (or nvidia-smi -pm 1)" : "systemctl disable --now nvidia-persistenced; nvidia-smi -pm 0"));
+    }
+
+    static String oneLine(String s) {
+        String t = s.strip().replaceAll("\\s*\\R\\s*", " ");
+        return t.length() > 160 ? t.substring(0, 157) + "..." : t;
+    }
+}

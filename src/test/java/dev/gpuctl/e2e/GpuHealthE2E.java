@@ -1,0 +1,129 @@
+package dev.gpuctl.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.gpuctl.testbed.TestBed;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * The NVIDIA driver held and the GPUs' health on the test bed's GPU workers: bootstrap holds the driver package and
+ * writes the unattended-upgrades blacklist (a re-run changes nothing); an apt upgrade leaves the held driver alone;
+ * a deliberate driver upgrade without a reboot, ECC errors and a GPU fallen off the bus are each found by verify on
+ * the worker where they were made, with their cause and fix, and only there; a reboot clears the mismatch.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class GpuHealthE2E {
+    static final String STEPS = "driver-hold,gpu-health";
+    static final String CONF = "/etc/apt/apt.conf.d/51gpuctl-hold-nvidia-driver";
+    static final String FINGERPRINT = "apt-mark showhold; stat -c '%n %Y %a' " + CONF + " /var/lib/gpuctl/gpus-at-bootstrap 2>&1;"
+        + " dpkg-query -W -f='${Version}\\n' nvidia-driver-emu";
+    static TestBed bed;
+    static Path inventory;
+
+    @BeforeAll static void up() {
+        bed = TestBed.own("gpuh", 2);
+        inventory = bed.inventory();
+    }
+
+    @AfterAll static void down() {
+        if (bed != null) bed.down();
+    }
+
+    /** gpu-health checks of verify --json, per host: check -> problem ("" when ok). */
+    static Map<String, Map<String, String>> health() throws Exception {
+        Gpuctl.Run r = Gpuctl.run("verify", "--json", "--wait-timeout", "1", inventory.toString());
+        JsonNode doc = new ObjectMapper().readTree(r.out());
+        Map<String, Map<String, String>> out = new LinkedHashMap<>();
+        for (JsonNode h : doc.path("hosts")) {
+            Map<String, String> checks = new LinkedHashMap<>();
+            for (JsonNode c : h.path("checks")) {
+                if (!c.path("step").asText().equals("gpu-health")) continue;
+                checks.put(c.path("check").asText(), c.path("ok").asBoolean() ? "" : c.path("problem").asText() + " | fix: " + c.path("fix").asText());
+            }
+            out.put(h.path("name").asText(), checks);
+        }
+        return out;
+    }
+
+    static String failed(Map<String, String> checks) {
+        return String.join("\n", checks.values().stream().filter(p -> !p.isEmpty()).toList());
+    }
+
+    @Test @Order(1) void bootstrapHoldsTheDriverAndRecordsTheGpus() {
+        Gpuctl.Run r = Gpuctl.run("bootstrap", "--only", STEPS, inventory.toString());
+        assertEquals(0, r.code(), r::toString);
+        for (String w : bed.workers()) {
+            assertTrue(bed.ok(w, "apt-mark showhold").lines().anyMatch("nvidia-driver-emu"::equals), w);
+            assertTrue(bed.ok(w, "cat " + CONF).contains("Unattended-Upgrade::Package-Blacklist {\n    \"^nvidia-(?!container-)\";"), w);
+            assertTrue(bed.ok(w, "apt-config dump Unattended-Upgrade::Package-Blacklist").contains("\"^nvidia-(?!container-)\""), w + ": apt reads the file");
+            assertTrue(bed.ok(w, "cat /var/lib/gpuctl/gpus-at-bootstrap").startsWith("GPU 0: NVIDIA H200 (UUID: GPU-"), w);
+        }
+        assertTrue(bed.ok(bed.master(), "test -e " + CONF + " && echo yes || echo no").strip().equals("no"), "the master has no GPU driver to hold");
+        Map<String, String> before = bed.fingerprints(FINGERPRINT);
+        Gpuctl.Run again = Gpuctl.run("bootstrap", "--only", STEPS, inventory.toString());
+        assertEquals(0, again.code(), again::toString);
+        assertEquals(before, bed.fingerprints(FINGERPRINT), "a re-run changed a host");
+    }
+
+    @Test @Order(2) void healthyWorkersPassEveryHealthCheck() throws Exception {
+        var h = health();
+        for (String w : bed.workers()) {
+            assertEquals(4, h.get(w).size(), h::toString);
+            assertEquals("", failed(h.get(w)), w + ": " + h);
+        }
+    }
+
+    /** A newer driver package, as an upgrade would bring it, in a local apt source on the worker. */
+    static void offerNewerDriver(String w) {
+        bed.ok(w, "set -e; d=/root/newdriver; rm -rf $d; mkdir -p $d/pkg/DEBIAN $d/pkg/usr/bin $d/pkg/usr/lib/gpuctl-emu/nvidia-driver;"
+            + " cp /usr/bin/nvidia-smi $d/pkg/usr/bin/; sed 's/580\\.159\\.04/580.173.02/' /usr/lib/gpuctl-emu/nvidia-driver/version > $d/pkg/usr/lib/gpuctl-emu/nvidia-driver/version;"
+            + " printf 'Package: nvidia-driver-emu\\nVersion: 580.173.02-1\\nArchitecture: amd64\\nMaintainer: t <t@t.invalid>\\nDepends: gpuctl-emu-common\\nDescription: newer driver\\n' > $d/pkg/DEBIAN/control;"
+            + " dpkg-deb --root-owner-group -b $d/pkg $d/nvidia-driver-emu_580.173.02-1_amd64.deb >/dev/null;"
+            + " f=nvidia-driver-emu_580.173.02-1_amd64.deb; { dpkg-deb -f $d/$f; echo \"Filename: ./$f\"; echo \"Size: $(stat -c %s $d/$f)\"; echo \"SHA256: $(sha256sum $d/$f | cut -d' ' -f1)\"; echo; } > $d/Packages;"
+            + " echo 'deb [trusted=yes] file:/root/newdriver ./' > /etc/apt/sources.list.d/newdriver.list; apt-get -qq update");
+    }
+
+    @Test @Order(3) void anAptUpgradeLeavesTheHeldDriverAlone() {
+        String w = bed.workers().get(0);
+        offerNewerDriver(w);
+        assertTrue(bed.ok(w, "apt-cache policy nvidia-driver-emu").contains("580.173.02-1"), "the newer driver is offered");
+        String out = bed.ok(w, "DEBIAN_FRONTEND=noninteractive apt-get -y upgrade 2>&1");
+        assertTrue(out.contains("kept back") || out.contains("held"), out);
+        assertEquals("580.159.04-1", bed.ok(w, "dpkg-query -W -f='${Version}' nvidia-driver-emu"), out);
+    }
+
+    @Test @Order(4) void eachFaultIsFoundOnItsWorkerOnly() throws Exception {
+        String w1 = bed.workers().get(0), w2 = bed.workers().get(1);
+        // w1: the driver upgraded deliberately but without the reboot; w2: ECC errors and a pending row remapping
+        bed.ok(w1, "DEBIAN_FRONTEND=noninteractive apt-get -y -qq install --allow-change-held-packages nvidia-driver-emu=580.173.02-1 >/dev/null 2>&1");
+        bed.ok(w2, "echo '0 dram_uncorrectable=2 remap_pending=Yes' > /etc/gpuctl-testbed/ecc");
+        var h = health();
+        assertTrue(failed(h.get(w1)).startsWith("Driver/library version mismatch: the kernel module version is unknown, the NVML library is 580.173")
+            && failed(h.get(w1)).contains("reboot the node"), h::toString);
+        assertTrue(failed(h.get(w1)).contains("fix: the fix named in the problem"), h::toString);
+        assertTrue(failed(h.get(w2)).contains("2 uncorrectable ECC error(s) since the driver loaded (DRAM Uncorrectable 2)"), h::toString);
+        assertTrue(failed(h.get(w2)).contains("row remapping") && !failed(h.get(w2)).contains("mismatch"), h::toString);
+        assertTrue(failed(h.get(w1)).lines().noneMatch(l -> l.contains("ECC error")), h::toString);
+        assertTrue(h.get(bed.master()).isEmpty(), "the master has no GPU checks: " + h);
+
+        // a reboot loads the new module: the mismatch is gone; w2: the GPU falls off the bus instead
+        bed.reboot(w1);
+        bed.ok(w2, "rm -f /etc/gpuctl-testbed/ecc; echo 0 > /etc/gpuctl-testbed/gpus-lost");
+        h = health();
+        assertEquals("", failed(h.get(w1)), h::toString);
+        assertTrue(failed(h.get(w2)).contains("1 GPU(s) recorded at bootstrap, none listed now: nvidia-smi found no GPU"), h::toString);
+        bed.ok(w2, "rm -f /etc/gpuctl-testbed/gpus-lost");
+        assertEquals("", failed(health().get(w2)));
+    }
+}

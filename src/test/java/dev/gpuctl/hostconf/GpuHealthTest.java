@@ -1,0 +1,156 @@
+package dev.gpuctl.hostconf;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Optional;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class GpuHealthTest {
+    static final String ECC = Fixtures.read("nvidia-smi/nvidia-smi-q-d-ECC-PAGE_RETIREMENT-ROW_REMAPPER_h200.txt");
+    static final String PROC = Fixtures.read("nvidia-smi/proc-driver-nvidia-version_h200.txt");
+    static final String LIST = Fixtures.read("nvidia-smi/nvidia-smi-L_h200.txt");
+
+    /**
+     * nvidia-smi's text when the library is newer than the loaded module, as printed by current drivers (two lines);
+     * quoted from user reports of the real tool: NVIDIA open-gpu-kernel-modules (tinygrad fork) issue #47 and
+     * intel/llvm issue #17614 ("Failed to initialize NVML: Driver/library version mismatch" / "NVML library version:
+     * 550.144"). nvidia-smi exits 18 (NVML_ERROR_LIB_RM_VERSION_MISMATCH).
+     */
+    static final String MISMATCH = "Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 580.173\n";
+
+    @Test
+    void realH200EccReportIsParsedPerGpuAndHealthy() {
+        var gpus = GpuHealth.parseQ(ECC);
+        assertEquals(1, gpus.size());
+        var g = gpus.get(0);
+        assertEquals("00000000:00:06.0", g.gpu());
+        assertEquals(Optional.of("Enabled"), g.get("ECC Mode/Current"));
+        assertEquals(Optional.of("0"), g.get("ECC Errors/Volatile/DRAM Uncorrectable"));
+        assertEquals(Optional.of("0"), g.get("ECC Errors/Aggregate/SRAM Uncorrectable SEC-DED"));
+        assertEquals(Optional.of("No"), g.get("ECC Errors/Aggregate/SRAM Threshold Exceeded"));
+        assertEquals(Optional.of("No"), g.get("ECC Errors/Unrepairable Memory"));
+        assertEquals(Optional.of("N/A"), g.get("Retired Pages/Pending Page Blacklist"));
+        assertEquals(Optional.of("No"), g.get("Remapped Rows/Pending"));
+        assertEquals(Optional.of("No"), g.get("Remapped Rows/Remapping Failure Occurred"));
+        assertEquals(Optional.of("3072 bank(s)"), g.get("Remapped Rows/Bank Remap Availability Histogram/Max"));
+        assertEquals(List.of(), GpuHealth.memoryProblems(ECC));
+    }
+
+    @Test
+    void uncorrectableErrorsPendingRemapAndFailureAreEachFound() {
+        String bad = ECC.replace("            DRAM Uncorrectable                         : 0\n        Aggregate",
+                "            DRAM Uncorrectable                         : 2\n        Aggregate")
+            .replace("        Pending                                        : No", "        Pending                                        : Yes");
+        List<String> p = GpuHealth.memoryProblems(bad);
+        assertEquals(2, p.size(), p.toString());
+        assertTrue(p.get(0).startsWith("GPU 00000000:00:06.0: 2 uncorrectable ECC error(s) since the driver loaded (DRAM Uncorrectable 2)"), p.get(0));
+        assertTrue(p.get(0).contains("gpuctl drain HOST") && p.get(0).contains("RMA"), p.get(0));
+        assertTrue(p.get(1).contains("row remapping") && p.get(1).contains("waits for a GPU reset"), p.get(1));
+
+        String failed = ECC.replace("Remapping Failure Occurred                     : No", "Remapping Failure Occurred                     : Yes")
+            .replace("Unrepairable Memory                            : No", "Unrepairable Memory                            : Yes");
+        List<String> f = GpuHealth.memoryProblems(failed);
+        assertEquals(2, f.size(), f.toString());
+        assertTrue(f.get(0).contains("Unrepairable Memory: Yes") && f.get(0).contains("RMA"), f.get(0));
+        assertTrue(f.get(1).contains("a row remapping failed") && f.get(1).contains("RMA"), f.get(1));
+    }
+
+    @Test
+    void aggregateCountsAloneAreHistoryNotAFault() {
+        String old = ECC.replace("            DRAM Uncorrectable                         : 0\n            SRAM Threshold",
+            "            DRAM Uncorrectable                         : 5\n            SRAM Threshold");
+        assertTrue(old.contains("DRAM Uncorrectable                         : 5"));
+        assertEquals(List.of(), GpuHealth.memoryProblems(old));
+    }
+
+    @Test
+    void aFailedNvidiaSmiIsAMemoryFindingWithItsCause() {
+        List<String> p = GpuHealth.memoryProblems(MISMATCH);
+        assertEquals(1, p.size());
+        assertTrue(p.get(0).contains("version mismatch") && p.get(0).contains("reboot"), p.get(0));
+    }
+
+    @Test
+    void moduleAndLibraryAgreeOnTheRealHost() {
+        assertEquals(Optional.empty(), GpuHealth.driverMismatch("580.159.04\n", 0, PROC));
+        assertEquals(Optional.empty(), GpuHealth.driverMismatch("580.159.04\n580.159.04\n", 0, PROC));
+        // no /proc file (a container): nvidia-smi answering is enough
+        assertEquals(Optional.empty(), GpuHealth.driverMismatch("580.159.04\n", 0, ""));
+    }
+
+    @Test
+    void mismatchNamesBothVersionsAndTheFix() {
+        String p = GpuHealth.driverMismatch(MISMATCH, 18, PROC).orElseThrow();
+        assertTrue(p.startsWith("Driver/library version mismatch: the loaded kernel module is 580.159.04, the NVML library is 580.173"), p);
+        assertTrue(p.contains("reboot the node") && p.contains("rmmod nvidia_uvm"), p);
+        // the older one-line form (no "NVML library version:" line)
+        String old = GpuHealth.driverMismatch("Failed to initialize NVML: Driver/library version mismatch\n", 18, PROC).orElseThrow();
+        assertTrue(old.startsWith("Driver/library version mismatch: the loaded kernel module is 580.159.04 (the driver"), old);
+        // answering, but with another version than the module's
+        String other = GpuHealth.driverMismatch("580.173\n", 0, PROC).orElseThrow();
+        assertTrue(other.startsWith("the loaded kernel module is 580.159.04 but nvidia-smi reports driver 580.173"), other);
+    }
+
+    @Test
+    void driverNotLoadedIsExplained() {
+        String p = GpuHealth.driverMismatch("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+            + "Make sure that the latest NVIDIA driver is installed and running.\n", 9, "").orElseThrow();
+        assertTrue(p.contains("cannot reach the NVIDIA driver"), p);
+    }
+
+    @Test
+    void gpusListedAgainstTheRecord() {
+        assertEquals(Optional.empty(), GpuHealth.missingGpus(LIST, LIST));
+        String two = LIST + "GPU 1: NVIDIA H200 (UUID: GPU-11111111-2222-3333-4444-555555555555)\n";
+        String p = GpuHealth.missingGpus(two, LIST).orElseThrow();
+        assertTrue(p.startsWith("1 GPU(s) listed by nvidia-smi -L, 2 recorded at bootstrap; missing: GPU 1 NVIDIA H200 (GPU-11111111-2222-3333-4444-555555555555)"), p);
+        assertTrue(p.contains("RMA"), p);
+        // renumbered but all there: fine
+        assertEquals(Optional.empty(), GpuHealth.missingGpus(two, two.replace("GPU 1:", "GPU 7:")));
+        assertTrue(GpuHealth.missingGpus("", LIST).orElseThrow().contains("gpuctl bootstrap --only gpu-health"));
+        String none = GpuHealth.missingGpus(LIST, "No devices were found\n").orElseThrow();
+        assertTrue(none.startsWith("1 GPU(s) recorded at bootstrap, none listed now: nvidia-smi found no GPU"), none);
+    }
+
+    /**
+     * Xid lines as the NVIDIA driver logs them to the kernel log: "NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off
+     * the bus" quoted in NVIDIA/NVSentinel issue #155; newer drivers add "pid=..., name=...," before the text. Here as
+     * journalctl -k prints them (timestamp, host, "kernel:").
+     */
+    @Test
+    void xidCodesFromTheKernelLog() {
+        String log = """
+            Dec 03 13:20:01 gpu-1 kernel: nvidia-modeset: Loading NVIDIA UNIX Open Kernel Mode Setting Driver for x86_64  580.159.04
+            Dec 03 13:27:50 gpu-1 kernel: NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off the bus.
+            Dec 03 13:27:51 gpu-1 kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.
+            Dec 03 13:27:52 gpu-1 kernel: NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off the bus.
+            """;
+        var x = GpuHealth.xids(log);
+        assertEquals(List.of(79, 48, 79), x.stream().map(GpuHealth.Xid::code).toList());
+        assertEquals("PCI:0000:44:00", x.get(0).pci());
+        assertEquals("GPU has fallen off the bus.", x.get(0).message());
+        String p = GpuHealth.xidProblem(log).orElseThrow();
+        assertTrue(p.startsWith("3 Xid error(s) in the kernel log since boot, codes [79, 48]: Xid 79 on PCI:0000:44:00 (GPU has fallen off the bus.) — GPU has fallen off the bus: drain"), p);
+        assertTrue(p.contains("Xid 48 on PCI:0000:3b:00"), p);
+        assertEquals(Optional.empty(), GpuHealth.xidProblem("Dec 03 13:20:01 gpu-1 kernel: NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  580.159.04\n"));
+        assertEquals(Optional.empty(), GpuHealth.xidProblem(""));
+    }
+
+    @Test
+    void persistenceModeFromTheRealHealthQuery() {
+        // the real H200 answer to --query-gpu=...,persistence_mode: "Enabled"
+        String csv = Fixtures.read("nvidia-smi/nvidia-smi-query-health-csv_h200.txt");
+        String last = csv.lines().skip(1).findFirst().orElseThrow();
+        String mode = last.substring(last.lastIndexOf(',') + 1).strip();
+        assertEquals("Enabled", mode);
+        String answer = "0, " + mode + "\n";
+        assertEquals(Optional.empty(), GpuHealth.persistenceProblem(answer, true));
+        String p = GpuHealth.persistenceProblem(answer + "1, Disabled\n", true).orElseThrow();
+        assertEquals("persistence mode should be Enabled: GPU 1 Disabled — fix: systemctl enable --now nvidia-persistenced (or nvidia-smi -pm 1)", p);
+        assertTrue(GpuHealth.persistenceProblem(answer, false).isPresent());
+        assertTrue(GpuHealth.persistenceProblem(MISMATCH, true).orElseThrow().contains("version mismatch"));
+    }
+}
