@@ -77,7 +77,65 @@ public final class PreflightStep implements Step {
                     })
                 .learning(r -> gpuFacts(ctx, r)));
         }
+        probes.add(runningVersion(ctx));
         return probes;
+    }
+
+    /** kube-apiserver's static pod manifest: its image tag is the control plane's version. */
+    static final String APISERVER_MANIFEST = "/etc/kubernetes/manifests/kube-apiserver.yaml";
+
+    /**
+     * The version a running cluster has on this host (the master: kube-apiserver's image; a joined node: the
+     * kubelet's), which bootstrap must not change: the minor the inventory asks for must be the running one.
+     */
+    static Probe runningVersion(HostContext ctx) {
+        String want = ctx.cluster().kubernetesVersion();
+        if (ctx.node().isMaster()) {
+            return Probe.of("the running control plane's version is the inventory's (" + want + ")",
+                "f=" + APISERVER_MANIFEST + "; if [ -s $f ]; then sed -n 's/^[[:space:]]*image:[[:space:]]*//p' $f; fi",
+                r -> r.ok() ? versionProblem(want, imageVersion(r.stdout()), "the cluster runs")
+                    : Optional.of("cannot read " + APISERVER_MANIFEST + ": " + r.tail(1)));
+        }
+        return Probe.of("a joined node's kubelet is at the inventory's version (" + want + ")",
+            "if [ -s /etc/kubernetes/kubelet.conf ] && command -v kubelet >/dev/null; then kubelet --version; fi",
+            r -> r.ok() ? versionProblem(want, kubeletVersion(r.stdout()), "the kubelet here is")
+                : Optional.of("kubelet --version failed: " + r.tail(1)));
+    }
+
+    /** "v1.34.2" from kube-apiserver's image line ("registry.k8s.io/kube-apiserver:v1.34.2"); empty when none. */
+    static Optional<String> imageVersion(String imageLines) {
+        var m = java.util.regex.Pattern.compile("kube-apiserver:(v\\d+\\.\\d+\\.\\d+[^@\\s\"']*)").matcher(imageLines);
+        return m.find() ? Optional.of(m.group(1)) : Optional.empty();
+    }
+
+    /** "v1.34.2" from {@code kubelet --version} ("Kubernetes v1.34.2"); empty when none. */
+    static Optional<String> kubeletVersion(String out) {
+        var m = java.util.regex.Pattern.compile("Kubernetes (v\\d+\\.\\d+\\.\\d+\\S*)").matcher(out);
+        return m.find() ? Optional.of(m.group(1)) : Optional.empty();
+    }
+
+    /**
+     * Why bootstrap must not go on: the running version's minor is not the inventory's (an upgrade is kubeadm's
+     * work, a minor at a time, the control plane first; a downgrade is never possible). Empty when they agree or
+     * nothing runs yet.
+     */
+    static Optional<String> versionProblem(String wantMinor, Optional<String> running, String what) {
+        if (running.isEmpty()) return Optional.empty();
+        String v = running.get();
+        String[] have = v.substring(1).split("\\.");
+        String[] want = wantMinor.split("\\.");
+        int cmp = Integer.compare(Integer.parseInt(have[0]), Integer.parseInt(want[0]));
+        if (cmp == 0) cmp = Integer.compare(Integer.parseInt(have[1]), Integer.parseInt(want[1]));
+        String haveMinor = have[0] + "." + have[1];
+        if (cmp == 0) return Optional.empty();
+        if (cmp > 0) {
+            return Optional.of(what + " " + v + ", newer than the inventory's " + wantMinor + ": a downgrade is refused; set"
+                + " cluster.kubernetesVersion: \"" + haveMinor + "\" in the inventory");
+        }
+        return Optional.of(what + " " + v + "; the inventory asks for " + wantMinor + ": bootstrap never changes a running"
+            + " cluster's version (it would move kubelets ahead of the API server). Upgrade with kubeadm, one minor at a"
+            + " time, the control plane first (on the master: kubeadm upgrade plan, then kubeadm upgrade apply; on each other"
+            + " node: kubeadm upgrade node), then run bootstrap; or set cluster.kubernetesVersion: \"" + haveMinor + "\"");
     }
 
     /**

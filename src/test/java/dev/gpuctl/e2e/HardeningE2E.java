@@ -212,6 +212,30 @@ class HardeningE2E {
         }
     }
 
+    /**
+     * A control plane at another minor than the inventory's (its kube-apiserver image, as kubeadm writes it, says
+     * v1.34.2): bootstrap refuses at preflight and changes nothing; verify names it.
+     */
+    @Test @Order(6) void aClusterRunningAnotherMinorIsNeverChangedByBootstrap() {
+        String manifest = "/etc/kubernetes/manifests/kube-apiserver.yaml";
+        bed.ok(master, "cp -p " + manifest + " /root/kube-apiserver.yaml.keep && sed -i 's#\\(kube-apiserver:\\)v[0-9.]*#\\1v1.34.2#' " + manifest
+            + " && grep -q 'kube-apiserver:v1.34.2' " + manifest);
+        try {
+            Map<String, String> before = bed.fingerprints(FINGERPRINT + "; dpkg-query -W kubelet kubeadm kubectl; apt-mark showhold");
+            Gpuctl.Run r = Gpuctl.run("bootstrap", inventory.toString());
+            assertEquals(3, r.code(), r::toString);
+            assertTrue(r.err().contains("the cluster runs v1.34.2; the inventory asks for 1.35: bootstrap never changes a running cluster's version"),
+                r::toString);
+            assertEquals(before, bed.fingerprints(FINGERPRINT + "; dpkg-query -W kubelet kubeadm kubectl; apt-mark showhold"),
+                "a refused run changed a host");
+            Gpuctl.Run verify = Gpuctl.run("verify", inventory.toString());
+            assertEquals(4, verify.code(), verify::toString);
+            assertTrue(verify.out().contains("the cluster runs v1.34.2"), verify::toString);
+        } finally {
+            bed.ok(master, "cp -p /root/kube-apiserver.yaml.keep " + manifest + " && rm /root/kube-apiserver.yaml.keep");
+        }
+    }
+
     /** gpuctl in a JVM of its own that resolves names only through {@code hostsFile}, with its stdout and stderr. */
     static Gpuctl.Run gpuctlResolving(Path hostsFile, String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
