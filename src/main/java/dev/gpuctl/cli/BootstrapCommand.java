@@ -60,13 +60,8 @@ final class BootstrapCommand implements Callable<Integer> {
 
     @Override public Integer call() {
         Inventory inv = Inventories.load(inventory.resolve(parent.env));
-        for (String s : only) {
-            if (!Steps.ids().contains(s)) throw new GpuctlException(ExitCode.USAGE, "unknown step '" + s + "' for --only (expected: " + String.join(", ", Steps.ids()) + ")");
-        }
-        for (String h : hosts) {
-            if (inv.node(h).isEmpty()) throw new GpuctlException(ExitCode.USAGE, "unknown host '" + h + "' for --hosts (the inventory has: "
-                + String.join(", ", inv.nodes().stream().map(n -> n.name()).toList()) + ")");
-        }
+        Selection.checkSteps(only);
+        Selection.checkHosts(inv, hosts);
         var conflicts = CidrCheck.check(CidrCheck.staticRanges(inv));
         if (!conflicts.isEmpty()) {
             throw new GpuctlException(ExitCode.PREFLIGHT_REFUSED, "the CIDR check failed (nothing was changed):\n  "

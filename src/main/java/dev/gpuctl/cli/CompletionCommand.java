@@ -9,7 +9,7 @@ import picocli.CommandLine.Model.CommandSpec;
 
 @Command(name = "completion",
     description = {"Print a shell completion script.",
-        "bash: source <(gpuctl completion bash)   zsh: autoload -U bashcompinit && bashcompinit && source <(gpuctl completion zsh)"})
+        "bash: source <(gpuctl completion bash)   zsh: source <(gpuctl completion zsh)"})
 final class CompletionCommand implements Runnable {
     enum Shell { bash, zsh }
 
@@ -18,9 +18,21 @@ final class CompletionCommand implements Runnable {
     @ParentCommand GpuctlCommand parent;
 
     @Override public void run() {
-        // picocli's script serves bash and, through bashcompinit, zsh.
-        String script = AutoComplete.bash("gpuctl", spec.parent().commandLine());
-        spec.commandLine().getOut().print(script);
+        String bash = AutoComplete.bash("gpuctl", spec.parent().commandLine());
+        spec.commandLine().getOut().print(shell == Shell.zsh ? zsh(bash) : bash);
         spec.commandLine().getOut().flush();
+    }
+
+    /**
+     * The zsh script: zsh's completion system and its bash compatibility (bashcompinit) loaded first, then picocli's
+     * completion function, which zsh then runs through {@code complete}, as picocli documents for zsh. A shell whose
+     * completion system is already initialised keeps it (compinit is not run again).
+     */
+    static String zsh(String bashScript) {
+        return "#compdef gpuctl\n"
+            + "# zsh completion for gpuctl. Load it with: source <(gpuctl completion zsh)\n"
+            + "(( $+functions[compdef] )) || { autoload -U +X compinit && compinit; }\n"
+            + "(( $+functions[complete] )) || { autoload -U +X bashcompinit && bashcompinit; }\n"
+            + bashScript;
     }
 }

@@ -31,7 +31,7 @@ final class JoinTokenCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
     @Option(names = "--refresh", description = "Create a new token on the master and cache the join command.") boolean refresh;
     @Option(names = "--ttl", defaultValue = "24h", paramLabel = "DURATION", converter = Converters.DurationValue.class,
-        description = "The new token's lifetime, e.g. 2h, 90m, 24h, at most 365d (default ${DEFAULT-VALUE}).") Duration ttl;
+        description = "The new token's lifetime, e.g. 2h, 90m, 24h (a bare number is seconds; at most 365d; default ${DEFAULT-VALUE}).") Duration ttl;
     @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;

@@ -32,6 +32,19 @@ public final class Main {
         var usage = cl.getCommandSpec().usageMessage();
         usage.exitCodeListHeading("%nExit codes:%n");
         usage.exitCodeList(ExitCode.helpList(cl.getCommandSpec().qualifiedName()));
+        java.util.List<String> examples = Examples.of(cl.getCommandSpec().qualifiedName());
+        if (!examples.isEmpty()) {
+            usage.footerHeading("%nExamples:%n");
+            usage.footer(examples.stream().map(e -> "  " + e.replace("%", "%%")).toArray(String[]::new));
+            // Examples, then the exit codes last
+            java.util.List<String> keys = new java.util.ArrayList<>(cl.getHelpSectionKeys());
+            keys.removeAll(java.util.List.of(CommandLine.Model.UsageMessageSpec.SECTION_KEY_FOOTER_HEADING,
+                CommandLine.Model.UsageMessageSpec.SECTION_KEY_FOOTER));
+            int at = keys.indexOf(CommandLine.Model.UsageMessageSpec.SECTION_KEY_EXIT_CODE_LIST_HEADING);
+            keys.addAll(at, java.util.List.of(CommandLine.Model.UsageMessageSpec.SECTION_KEY_FOOTER_HEADING,
+                CommandLine.Model.UsageMessageSpec.SECTION_KEY_FOOTER));
+            cl.setHelpSectionKeys(keys);
+        }
         for (CommandLine sub : cl.getSubcommands().values()) exitCodes(sub);
     }
 

@@ -7,11 +7,15 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.gpuctl.engine.Plan;
+import dev.gpuctl.engine.PlanFilter;
+import dev.gpuctl.engine.PlanSummary;
 import dev.gpuctl.engine.PlanText;
 import dev.gpuctl.hostconf.Secrets;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.steps.Steps;
 import java.io.PrintWriter;
+import java.util.LinkedHashSet;
+import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -20,21 +24,31 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 @Command(name = "plan",
-    description = {"Validate the inventory, check that networks do not overlap, and print every step and the exact "
-        + "commands and files bootstrap would run and write on each host.", "Offline: opens no connection."})
+    description = {"Validate the inventory, check that networks do not overlap, and print what bootstrap would do: "
+        + "first a summary (which host gets which step), then every step's exact commands and files on each host.",
+        "Offline: opens no connection."})
 final class PlanCommand implements java.util.concurrent.Callable<Integer> {
+    /** The id of the --json document's shape; docs/plan.schema.json describes it. Fields are only ever added. */
+    static final String SCHEMA = "gpuctl.plan/v1";
+
     @Mixin InventoryOption inventory;
-    @Option(names = "--json", description = "Print the plan as JSON.") boolean json;
+    @Option(names = "--json", description = "Print the plan as JSON (schema " + SCHEMA + ": docs/plan.schema.json).") boolean json;
+    @Option(names = "--only", split = ",", paramLabel = "STEP", description = "Only these steps, as bootstrap --only runs them "
+        + "(preflight always): ${COMPLETION-CANDIDATES}", completionCandidates = BootstrapCommand.StepIds.class)
+    List<String> only = List.of();
+    @Option(names = "--hosts", split = ",", paramLabel = "NAME", description = "Only these hosts.") List<String> hosts = List.of();
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
     @Override public Integer call() throws Exception {
         Inventory inv = Inventories.load(inventory.resolve(parent.env));
-        Plan plan = Plan.of(inv, Steps.phases());
+        Selection.checkSteps(only);
+        Selection.checkHosts(inv, hosts);
+        Plan plan = PlanFilter.hosts(Plan.of(inv, Steps.only(new LinkedHashSet<>(only))), new LinkedHashSet<>(hosts));
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
             ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-            out.println(mapper.writeValueAsString(redacted(mapper.valueToTree(plan))));
+            out.println(mapper.writeValueAsString(redacted(document(mapper, plan, inv))));
         } else {
             out.print(Secrets.redact(PlanText.render(plan, inv)));
         }
@@ -45,6 +59,15 @@ final class PlanCommand implements java.util.concurrent.Callable<Integer> {
                 + "\nPick a podCidr/serviceCidr that overlaps none of these (and matches your CNI), then run plan again.");
         }
         return ExitCode.OK.code();
+    }
+
+    /** The --json document: its schema id, the plan's fields, and the summary (hosts × steps) as {@code hostSteps}. */
+    static ObjectNode document(ObjectMapper mapper, Plan plan, Inventory inv) {
+        ObjectNode doc = mapper.createObjectNode();
+        doc.put("schema", SCHEMA);
+        doc.setAll((ObjectNode) mapper.valueToTree(plan));
+        doc.set("hostSteps", mapper.valueToTree(PlanSummary.rows(plan, name -> inv.node(name).map(n -> n.gpu()).orElse(false))));
+        return doc;
     }
 
     /** The tree with every string value redacted ({@link Secrets}): a value is redacted as text, never the JSON around it. */

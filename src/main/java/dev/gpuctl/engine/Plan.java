@@ -31,7 +31,7 @@ public record Plan(String cluster, String summary, List<String> cidrConflicts, L
         var c = inv.cluster();
         String summary = "kubernetes " + c.kubernetesVersion() + ", runtime " + c.runtime().key() + ", cni " + c.cni().key()
             + ", podCidr " + c.podCidr() + ", serviceCidr " + c.serviceCidr() + ", packages " + c.packages().key()
-            + ", " + inv.nodes().size() + " hosts (" + inv.nodes().stream().filter(Node::gpu).count() + " with GPUs)";
+            + ", " + PlanSummary.count(inv.nodes().size(), "host") + " (" + inv.nodes().stream().filter(Node::gpu).count() + " with GPUs)";
         List<String> conflicts = CidrCheck.check(CidrCheck.staticRanges(inv)).stream().map(CidrCheck.Conflict::message).toList();
         java.nio.file.Path base = inv.file().toAbsolutePath().getParent();
         List<PhasePlan> out = new ArrayList<>();

@@ -24,7 +24,8 @@ public final class PlanText {
             plan.cidrConflicts().forEach(c -> sb.append("  ").append(c).append('\n'));
         }
         if (inv != null) inv.nfs().ifPresent(nfs -> sb.append(nfsAccess(nfs)));
-        sb.append("Commands run as root on each host ({{name}}: a value learned earlier in the run).\n");
+        sb.append('\n').append(PlanSummary.render(plan, name -> inv != null && inv.node(name).map(n -> n.gpu()).orElse(false)));
+        sb.append("\nDetails. Commands run as root on each host ({{name}}: a value learned earlier in the run).\n");
         int n = 0;
         for (Plan.PhasePlan phase : plan.phases()) {
             sb.append("\n== phase ").append(n++).append(": ").append(phase.title()).append(" ==\n");

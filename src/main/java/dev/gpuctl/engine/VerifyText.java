@@ -36,7 +36,7 @@ public final class VerifyText {
                 }
             }
         }
-        sb.append('\n').append(total - failed).append(" of ").append(total).append(" checks passed");
+        sb.append('\n').append(total - failed).append(" of ").append(total).append(total == 1 ? " check passed" : " checks passed");
         if (!report.unreachable().isEmpty()) {
             sb.append("; unreachable: ").append(String.join(", ", report.unreachable().stream().map(Verifier.HostReport::name).toList()));
         }

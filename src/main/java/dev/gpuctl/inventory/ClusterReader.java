@@ -15,7 +15,8 @@ import org.yaml.snakeyaml.nodes.Tag;
 /** Reads the `cluster:` block and applies its defaults. See {@link InventoryLoader} for the rules. */
 final class ClusterReader {
     static final List<String> KEYS = List.of("name", "kubernetesVersion", "runtime", "cni", "podCidr",
-        "serviceCidr", "siteNetworks", "timeServers", "packages", "cniManifest", "devicePlugin", "gpuDriver");
+        "serviceCidr", "siteNetworks", "timeServers", "packages", "cniManifest", "cniOperatorManifest", "devicePlugin",
+        "controlPlaneSchedulable", "gpuDriver");
     static final List<String> GPU_DRIVER_KEYS = List.of("hold", "holdKernel", "persistenceMode");
     static final List<String> DEVICE_PLUGIN_KEYS = List.of("version", "manifest");
     static final String DEFAULT_SERVICE_CIDR = "10.96.0.0/12";
@@ -93,15 +94,57 @@ final class ClusterReader {
         });
         PackageSource packages = Choices.read(c, "packages", "packages value", PackageSource.values(), PackageSource::key)
             .orElse(PackageSource.UPSTREAM);
-        ManifestRef cniManifest = manifest(c, "cniManifest")
-            .orElse(pinned(defaultCniManifest(cni)));
+        Optional<ManifestRef> givenCni = manifest(c, "cniManifest");
+        ManifestRef cniManifest = givenCni.orElse(pinned(defaultCniManifest(cni)));
+        ManifestRef operator = cniOperator(c, cni, cniManifest, givenCni.isPresent()).orElse(null);
         DevicePlugin devicePlugin = c.section("devicePlugin", DEVICE_PLUGIN_KEYS, Map.of())
             .map(this::devicePlugin).orElse(devicePlugin(DEFAULT_DEVICE_PLUGIN_VERSION, Optional.empty()));
+        boolean schedulable = c.bool("controlPlaneSchedulable").orElse(false);
         GpuDriver gpuDriver = c.section("gpuDriver", GPU_DRIVER_KEYS, Map.of())
             .map(d -> new GpuDriver(d.bool("hold").orElse(true), d.bool("holdKernel").orElse(false), d.bool("persistenceMode")))
             .orElse(GpuDriver.DEFAULT);
         return new Cluster(name, version, runtime, cni, podCidr, serviceCidr, siteNetworks, timeServers,
-            packages, cniManifest, devicePlugin, gpuDriver);
+            packages, cniManifest, operator, devicePlugin, schedulable, gpuDriver);
+    }
+
+    static final String TIGERA_OPERATOR = "tigera-operator.yaml";
+
+    /**
+     * Calico's Tigera operator manifest: {@code cniOperatorManifest} when given; else beside the custom resources (the
+     * same release directory of a URL, the same folder of a local file). Calico's custom resources are of kinds only
+     * the operator's CRDs define: without the operator, kubectl fails late ("no matches for kind Installation ...
+     * ensure CRDs are installed first"), so a local file with no operator beside it, or a checksummed URL whose
+     * derived operator URL could not be checked, is refused here with the fix. Empty with flannel.
+     */
+    private Optional<ManifestRef> cniOperator(Section c, Cni cni, ManifestRef customResources, boolean given) {
+        Optional<ManifestRef> explicit = manifest(c, "cniOperatorManifest");
+        if (cni != Cni.CALICO) {
+            c.value("cniOperatorManifest").ifPresent(n -> problems.at(n, c.child("cniOperatorManifest")
+                + ": only calico has an operator manifest (expected no cniOperatorManifest with cni: " + cni.key() + ")"));
+            return Optional.empty();
+        }
+        if (explicit.isPresent() || c.value("cniOperatorManifest").isPresent()) return explicit;
+        Node at = c.value("cniManifest").orElse(null);
+        if (customResources.isFile()) {
+            java.nio.file.Path sibling = customResources.file().resolveSibling(TIGERA_OPERATOR);
+            if (java.nio.file.Files.isRegularFile(sibling)) return Optional.of(ManifestRef.ofFile(sibling));
+            String message = c.child("cniManifest") + ": Calico's custom resources " + customResources.file()
+                + " have no " + TIGERA_OPERATOR + " beside them (" + sibling + " does not exist), and "
+                + c.child("cniOperatorManifest") + " is not set: without the Tigera operator kubectl refuses the"
+                + " custom resources (no matches for kind Installation). Put the operator manifest of the same Calico"
+                + " release there, or set cniOperatorManifest to its file, URL or { url, sha256 }";
+            if (at != null) problems.at(at, message); else problems.whole(message);
+            return Optional.empty();
+        }
+        String url = customResources.url().toString();
+        String derived = url.substring(0, url.lastIndexOf('/') + 1) + TIGERA_OPERATOR;
+        if (given && customResources.checksum().isPresent()) {
+            problems.at(at, c.child("cniManifest") + ": the custom resources are pinned by sha256, but the Tigera operator"
+                + " beside them (" + derived + ") would be fetched unchecked (expected " + c.child("cniOperatorManifest")
+                + ": { url: " + derived + ", sha256: ... } with the operator's sha256sum)");
+            return Optional.empty();
+        }
+        return Optional.of(pinned(derived));
     }
 
     private boolean check(boolean ok, Node node, String message) {

@@ -24,7 +24,7 @@ public class InventoryException extends RuntimeException {
             if (i > 0) sb.append('\n');
             sb.append(errors.get(i).format());
         }
-        if (errors.size() > SHOWN) sb.append("\nand ").append(errors.size() - SHOWN).append(" more problems");
+        if (errors.size() > SHOWN) sb.append("\nand ").append(errors.size() - SHOWN).append(errors.size() - SHOWN == 1 ? " more problem" : " more problems");
         return sb.toString();
     }
 

@@ -3,7 +3,6 @@ package dev.gpuctl.steps;
 import dev.gpuctl.hostconf.Manifests;
 import dev.gpuctl.inventory.Cni;
 import dev.gpuctl.inventory.ManifestRef;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,17 +25,6 @@ public final class CniStep implements Step {
 
     static String namespace(Cni cni) { return cni == Cni.FLANNEL ? "kube-flannel" : "calico-system"; }
 
-    /** Calico's operator manifest: beside custom-resources.yaml (same release directory, or same local folder). */
-    static java.util.Optional<ManifestRef> calicoOperator(ManifestRef customResources) {
-        if (customResources.isFile()) {
-            var sibling = customResources.file().resolveSibling("tigera-operator.yaml");
-            return Files.isRegularFile(sibling) ? java.util.Optional.of(ManifestRef.ofFile(sibling)) : java.util.Optional.empty();
-        }
-        String url = customResources.url().toString();
-        int slash = url.lastIndexOf('/');
-        return java.util.Optional.of(ManifestRef.ofUrl(url.substring(0, slash + 1) + "tigera-operator.yaml"));
-    }
-
     @Override public List<Probe> check(HostContext ctx) {
         return List.of(Manifest.applied(ctx.cluster().cni().key() + " manifest", path(ctx)));
     }
@@ -46,7 +34,7 @@ public final class CniStep implements Step {
         String cidr = ctx.cluster().podCidr().toString();
         List<Op> ops = new ArrayList<>();
         if (cni == Cni.CALICO) {
-            calicoOperator(ctx.cluster().cniManifest()).ifPresent(op -> {
+            java.util.Optional.ofNullable(ctx.cluster().cniOperatorManifest()).ifPresent(op -> {
                 String p = Manifest.remotePath("tigera-operator", op);
                 ops.addAll(Manifest.place("tigera-operator manifest", op, p, "", UnaryOperator.identity()));
                 // The operator's CRDs are too large for client-side apply's annotation: create once, as Calico documents.

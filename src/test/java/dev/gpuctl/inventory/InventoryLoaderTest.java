@@ -106,6 +106,7 @@ class InventoryLoaderTest {
         Files.writeString(dir.resolve("calico.yaml"), "kind: List\n");
         Files.createDirectories(dir.resolve("manifests"));
         Files.writeString(dir.resolve("manifests/plugin.yml"), "kind: DaemonSet\n");
+        Files.writeString(dir.resolve("manifests/operator.yaml"), "kind: List\n");
         Inventory inv = InventoryLoader.parse("lab/inventory.yaml", """
             cluster:
               name: lab2
@@ -117,7 +118,9 @@ class InventoryLoaderTest {
               timeServers: [ntp.example.com, 172.16.0.1]
               packages: system
               cniManifest: calico.yaml
+              cniOperatorManifest: manifests/operator.yaml
               devicePlugin: { version: v0.17.1, manifest: ./manifests/plugin.yml }
+              controlPlaneSchedulable: true
             ssh: { user: root, port: 2200, identityFile: /keys/id, knownHosts: ~/kh }
             nodes:
               - { name: gpu0.lab, address: "fd00:10::5", role: master, gpu: true, connection: local }
@@ -139,6 +142,8 @@ class InventoryLoaderTest {
         assertEquals(List.of("ntp.example.com", "172.16.0.1"), c.timeServers());
         assertEquals(PackageSource.SYSTEM, c.packages());
         assertEquals(ManifestRef.ofFile(dir.resolve("calico.yaml")), c.cniManifest());
+        assertEquals(ManifestRef.ofFile(dir.resolve("manifests/operator.yaml")), c.cniOperatorManifest());
+        assertTrue(c.controlPlaneSchedulable());
         assertEquals(new DevicePlugin("v0.17.1", ManifestRef.ofFile(dir.resolve("manifests/plugin.yml"))), c.devicePlugin());
         assertEquals(dir.resolve("inventory.yaml"), inv.file());
 

@@ -45,5 +45,6 @@ class ProblemsTest {
         assertEquals(120, new InventoryException(errors).errors().size());
         assertEquals("inv.yaml:1:3: problem 1", new InventoryException(errors.subList(0, 1)).getMessage());
         assertEquals(50, new InventoryException(errors.subList(0, 50)).getMessage().lines().count());
+        assertEquals("and 1 more problem", new InventoryException(errors.subList(0, 51)).getMessage().lines().toList().get(50));
     }
 }

@@ -1,0 +1,58 @@
+package dev.gpuctl.cli;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The Examples section of each command's --help (picocli's footer, shown before the exit codes). Every line that
+ * starts with "gpuctl " is a command line this version parses (CliHelpTest parses each one).
+ */
+final class Examples {
+    private Examples() {}
+
+    static final Map<String, List<String>> BY_COMMAND = Map.ofEntries(
+        Map.entry("gpuctl", List.of(
+            "gpuctl plan inventory.yaml                 # what bootstrap would do, offline",
+            "gpuctl bootstrap --dry-run inventory.yaml  # connect, check, change nothing",
+            "gpuctl bootstrap inventory.yaml",
+            "gpuctl verify inventory.yaml               # after a reboot or an update")),
+        Map.entry("gpuctl plan", List.of(
+            "gpuctl plan inventory.yaml",
+            "gpuctl plan --hosts worker-1 --only runtime,packages inventory.yaml",
+            "gpuctl plan --json inventory.yaml > plan.json")),
+        Map.entry("gpuctl bootstrap", List.of(
+            "gpuctl bootstrap --dry-run inventory.yaml",
+            "gpuctl bootstrap --accept-new-host-keys inventory.yaml   # new hosts",
+            "gpuctl bootstrap --only gpu --hosts master inventory.yaml",
+            "gpuctl bootstrap --command-timeout 20m --wait-timeout 10m inventory.yaml")),
+        Map.entry("gpuctl join-token", List.of(
+            "gpuctl join-token inventory.yaml",
+            "gpuctl join-token --refresh --ttl 2h inventory.yaml")),
+        Map.entry("gpuctl verify", List.of(
+            "gpuctl verify inventory.yaml",
+            "gpuctl verify --hosts worker-1 --wait-timeout 5m inventory.yaml",
+            "gpuctl verify --json inventory.yaml > verify.json")),
+        Map.entry("gpuctl gpus", List.of(
+            "gpuctl gpus inventory.yaml",
+            "gpuctl gpus --json inventory.yaml")),
+        Map.entry("gpuctl job", List.of(
+            "gpuctl job render train.yaml inventory.yaml",
+            "gpuctl job submit train.yaml inventory.yaml")),
+        Map.entry("gpuctl job render", List.of(
+            "gpuctl job render train.yaml inventory.yaml > train-job.yaml")),
+        Map.entry("gpuctl job submit", List.of(
+            "gpuctl job submit train.yaml inventory.yaml")),
+        Map.entry("gpuctl kubeconfig", List.of(
+            "gpuctl kubeconfig inventory.yaml > lab.conf    # as the master has it now",
+            "gpuctl kubeconfig --merge inventory.yaml       # into ~/.kube/config",
+            "gpuctl kubeconfig --merge --context lab --kubeconfig ~/lab.conf inv.yaml")),
+        Map.entry("gpuctl completion", List.of(
+            "source <(gpuctl completion bash)                        # bash, this shell",
+            "source <(gpuctl completion zsh)                         # zsh, this shell",
+            "echo 'source <(gpuctl completion zsh)' >> ~/.zshrc      # zsh, every new shell")));
+
+    /** The examples of a command (by its qualified name, "gpuctl plan"); empty for one without any. */
+    static List<String> of(String qualifiedName) {
+        return BY_COMMAND.getOrDefault(qualifiedName, List.of());
+    }
+}

@@ -1,0 +1,21 @@
+package dev.gpuctl.engine;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class VerifyTextTest {
+    static Verifier.Report report(int checks) {
+        List<Verifier.Check> list = java.util.stream.IntStream.range(0, checks)
+            .mapToObj(i -> new Verifier.Check("swap", "check " + i, true, "", "")).toList();
+        return new Verifier.Report(List.of(new Verifier.HostReport("h1", "10.0.0.1", true, "", list)));
+    }
+
+    @Test void theLastLineCountsInTheSingularForOneCheck() {
+        String one = VerifyText.render(report(1));
+        assertTrue(one.contains("\n1 of 1 check passed"), one);
+        String two = VerifyText.render(report(2));
+        assertTrue(two.contains("\n2 of 2 checks passed"), two);
+    }
+}
