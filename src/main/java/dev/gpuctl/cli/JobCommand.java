@@ -136,14 +136,13 @@ final class JobCommand implements Runnable {
 
     /** Commands that ask the cluster through the master: the inventory as every command takes it. */
     abstract static class OnCluster {
-        @Mixin InventoryOption inventory;
         @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
         @Spec CommandSpec spec;
         @ParentCommand JobCommand job;
 
         /** kubectl on the master, with errors mapped to exit codes: refused input 2, a failed command 3. */
         <T> T onMaster(Function<Remote, T> action) {
-            Path path = inventory.resolve(job.parent.env);
+            Path path = inventory().resolve(job.parent.env);
             Inventory inv = Inventories.load(path);
             SshOptions ssh = SshOptions.defaults(acceptNew);
             Inventories.checkIdentityFiles(path, java.util.List.of(inv.master()), ssh);
@@ -157,12 +156,24 @@ final class JobCommand implements Runnable {
         }
 
         PrintWriter out() { return spec.commandLine().getOut(); }
+
+        abstract InventoryOption inventory();
     }
 
     /** NAME of a job (a DNS label, as job specs require) and its namespace. */
     abstract static class Named extends OnCluster {
         @Parameters(index = "0", paramLabel = "NAME", description = "The job's name (name: in its spec).") String name;
         @Option(names = {"-n", "--namespace"}, paramLabel = "NS", description = "The job's namespace (default: default).") String namespace = "default";
+        @Parameters(index = "1", arity = "0..1", paramLabel = "INVENTORY",
+            description = "Inventory file (default: -i, $GPUCTL_INVENTORY, or ./inventory.yaml).") Path inventoryArg;
+        @Option(names = {"-i", "--inventory"}, paramLabel = "FILE", description = "Inventory file.") Path inventoryOption;
+
+        @Override InventoryOption inventory() {
+            InventoryOption o = new InventoryOption();
+            o.positional = inventoryArg;
+            o.option = inventoryOption;
+            return o;
+        }
 
         void checkName() {
             for (String[] v : new String[][] {{"NAME", name}, {"--namespace", namespace}}) {
@@ -180,6 +191,10 @@ final class JobCommand implements Runnable {
         description = {"The cluster's gpuctl jobs: namespace, name, status, GPUs, node, age (through the master: no",
             "kubeconfig needed here). Exit 0; 3 when the master or its kubectl fails."})
     static final class List extends OnCluster implements Callable<Integer> {
+        @Mixin InventoryOption inventory;
+
+        @Override InventoryOption inventory() { return inventory; }
+
         @Option(names = {"-n", "--namespace"}, paramLabel = "NS", description = "Only this namespace (default: all).") String namespace;
 
         @Override public Integer call() {

@@ -243,7 +243,7 @@ class GpusJobE2E {
         for (String job : List.of("train-c", "train-b")) {
             Gpuctl.Run del = Gpuctl.run("job", "delete", job, inventory.toString());
             assertEquals(0, del.code(), del::toString);
-            assertEquals("job.batch \"" + job + "\" deleted\n", del.out(), del::toString);
+            assertTrue(del.out().startsWith("job.batch \"" + job + "\" deleted"), del::toString); // kubectl's own line
             ExecResult gone = bed.ssh(bed.master(), KUBECTL + "get job " + job + " -n default");
             assertEquals(1, gone.exit(), gone::toString);
             assertTrue(gone.err().contains("NotFound"), gone::toString);
