@@ -42,6 +42,14 @@ final class Examples {
             "gpuctl job render train.yaml inventory.yaml > train-job.yaml")),
         Map.entry("gpuctl job submit", List.of(
             "gpuctl job submit train.yaml inventory.yaml")),
+        Map.entry("gpuctl job list", List.of(
+            "gpuctl job list inventory.yaml",
+            "gpuctl job list -n team-a inventory.yaml")),
+        Map.entry("gpuctl job logs", List.of(
+            "gpuctl job logs train-42 inventory.yaml",
+            "gpuctl job logs train-42 -n team-a --tail 100 inventory.yaml")),
+        Map.entry("gpuctl job delete", List.of(
+            "gpuctl job delete train-42 inventory.yaml")),
         Map.entry("gpuctl kubeconfig", List.of(
             "gpuctl kubeconfig inventory.yaml > lab.conf    # as the master has it now",
             "gpuctl kubeconfig --merge inventory.yaml       # into ~/.kube/config",

@@ -32,17 +32,20 @@ public enum ExitCode {
     public String meaning() { return meaning; }
 
     /** The codes each command can end with, by its qualified name; a command not named here can end with any. */
-    static final Map<String, List<ExitCode>> BY_COMMAND = Map.of(
-        "gpuctl plan", List.of(OK, USAGE, PREFLIGHT_REFUSED),
-        "gpuctl bootstrap", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED),
-        "gpuctl join-token", List.of(OK, STEP_FAILED, USAGE),
-        "gpuctl verify", List.of(OK, STEP_FAILED, USAGE, VERIFY_FAILED),
-        "gpuctl gpus", List.of(OK, STEP_FAILED, USAGE),
-        "gpuctl job", List.of(OK, STEP_FAILED, USAGE),
-        "gpuctl job render", List.of(OK, USAGE),
-        "gpuctl job submit", List.of(OK, STEP_FAILED, USAGE),
-        "gpuctl kubeconfig", List.of(OK, STEP_FAILED, USAGE),
-        "gpuctl completion", List.of(OK, USAGE));
+    static final Map<String, List<ExitCode>> BY_COMMAND = Map.ofEntries(
+        Map.entry("gpuctl plan", List.of(OK, USAGE, PREFLIGHT_REFUSED)),
+        Map.entry("gpuctl bootstrap", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED)),
+        Map.entry("gpuctl join-token", List.of(OK, STEP_FAILED, USAGE)),
+        Map.entry("gpuctl verify", List.of(OK, STEP_FAILED, USAGE, VERIFY_FAILED)),
+        Map.entry("gpuctl gpus", List.of(OK, STEP_FAILED, USAGE)),
+        Map.entry("gpuctl job", List.of(OK, STEP_FAILED, USAGE)),
+        Map.entry("gpuctl job render", List.of(OK, USAGE)),
+        Map.entry("gpuctl job submit", List.of(OK, STEP_FAILED, USAGE)),
+        Map.entry("gpuctl kubeconfig", List.of(OK, STEP_FAILED, USAGE)),
+        Map.entry("gpuctl completion", List.of(OK, USAGE)),
+        Map.entry("gpuctl job list", List.of(OK, STEP_FAILED, USAGE)),
+        Map.entry("gpuctl job logs", List.of(OK, STEP_FAILED, USAGE)),
+        Map.entry("gpuctl job delete", List.of(OK, STEP_FAILED, USAGE)));
 
     /** The codes {@code qualifiedName} can end with. */
     static List<ExitCode> of(String qualifiedName) {

@@ -11,6 +11,8 @@ import dev.gpuctl.remote.SshOptions;
 import dev.gpuctl.steps.ControlPlaneStep;
 import dev.gpuctl.steps.HostContext;
 import dev.gpuctl.steps.Kube;
+import dev.gpuctl.workload.JobControl;
+import dev.gpuctl.workload.JobList;
 import dev.gpuctl.workload.JobManifest;
 import dev.gpuctl.workload.JobSubmit;
 import dev.gpuctl.workload.KnownGpus;
@@ -19,8 +21,12 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.OptionalInt;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
+import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -29,14 +35,15 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "job",
     description = "Training Jobs from a small YAML spec (name, image, command, gpus, env, dataset and checkpoint on NFS).",
-    subcommands = {JobCommand.Render.class, JobCommand.Submit.class})
+    subcommands = {JobCommand.Render.class, JobCommand.Submit.class, JobCommand.List.class, JobCommand.Logs.class,
+        JobCommand.Delete.class})
 final class JobCommand implements Runnable {
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
     @Override public void run() {
         spec.commandLine().usage(spec.commandLine().getErr());
-        throw new GpuctlException(ExitCode.USAGE, "job needs a subcommand: render or submit (see above)");
+        throw new GpuctlException(ExitCode.USAGE, "job needs a subcommand: render, submit, list, logs or delete (see above)");
     }
 
     /** SPEC, then the inventory as every command takes it. */
@@ -123,6 +130,108 @@ final class JobCommand implements Runnable {
             out.println("  " + kubectl + ns + "logs -f job/" + job.name());
             out.println("  " + kubectl + ns + "get job " + job.name());
             out.flush();
+            return ExitCode.OK.code();
+        }
+    }
+
+    /** Commands that ask the cluster through the master: the inventory as every command takes it. */
+    abstract static class OnCluster {
+        @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
+        @Spec CommandSpec spec;
+        @ParentCommand JobCommand job;
+
+        /** kubectl on the master, with errors mapped to exit codes: refused input 2, a failed command 3. */
+        <T> T onMaster(Function<Remote, T> action) {
+            Path path = inventory().resolve(job.parent.env);
+            Inventory inv = Inventories.load(path);
+            SshOptions ssh = SshOptions.defaults(acceptNew);
+            Inventories.checkIdentityFiles(path, java.util.List.of(inv.master()), ssh);
+            try (Remote master = Inventories.openCluster(inv, ssh, path)) {
+                return action.apply(master);
+            } catch (WorkloadException e) {
+                throw new GpuctlException(e.refused() ? ExitCode.USAGE : ExitCode.STEP_FAILED, e.getMessage(), e);
+            } catch (RemoteException e) {
+                throw new GpuctlException(ExitCode.STEP_FAILED, e.getMessage(), e);
+            }
+        }
+
+        PrintWriter out() { return spec.commandLine().getOut(); }
+
+        abstract InventoryOption inventory();
+    }
+
+    /** NAME of a job (a DNS label, as job specs require) and its namespace. */
+    abstract static class Named extends OnCluster {
+        @Parameters(index = "0", paramLabel = "NAME", description = "The job's name (name: in its spec).") String name;
+        @Option(names = {"-n", "--namespace"}, paramLabel = "NS", description = "The job's namespace (default: default).") String namespace = "default";
+        @Parameters(index = "1", arity = "0..1", paramLabel = "INVENTORY",
+            description = "Inventory file (default: -i, $GPUCTL_INVENTORY, or ./inventory.yaml).") Path inventoryArg;
+        @Option(names = {"-i", "--inventory"}, paramLabel = "FILE", description = "Inventory file.") Path inventoryOption;
+
+        @Override InventoryOption inventory() {
+            InventoryOption o = new InventoryOption();
+            o.positional = inventoryArg;
+            o.option = inventoryOption;
+            return o;
+        }
+
+        void checkName() {
+            for (String[] v : new String[][] {{"NAME", name}, {"--namespace", namespace}}) {
+                if (!DNS_LABEL.matcher(v[1]).matches() || v[1].length() > 63) {
+                    throw new GpuctlException(ExitCode.USAGE, v[0] + " '" + v[1] + "' is not a job " + (v[0].equals("NAME") ? "name" : "namespace")
+                        + " (expected at most 63 lowercase letters, digits and '-', as in the job spec)");
+                }
+            }
+        }
+    }
+
+    static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
+
+    @Command(name = "list",
+        description = {"The cluster's gpuctl jobs: namespace, name, status, GPUs, node, age (through the master: no",
+            "kubeconfig needed here). Exit 0; 3 when the master or its kubectl fails."})
+    static final class List extends OnCluster implements Callable<Integer> {
+        @Mixin InventoryOption inventory;
+
+        @Override InventoryOption inventory() { return inventory; }
+
+        @Option(names = {"-n", "--namespace"}, paramLabel = "NS", description = "Only this namespace (default: all).") String namespace;
+
+        @Override public Integer call() {
+            if (namespace != null && !DNS_LABEL.matcher(namespace).matches()) {
+                throw new GpuctlException(ExitCode.USAGE, "--namespace '" + namespace + "' is not a namespace (expected lowercase letters, digits and '-')");
+            }
+            out().print(JobList.text(onMaster(m -> JobControl.list(m, namespace))));
+            out().flush();
+            return ExitCode.OK.code();
+        }
+    }
+
+    @Command(name = "logs",
+        description = {"The logs of job NAME's pod, also of a finished job (until ttlSecondsAfterFinished deletes it).",
+            "Exit 0; 2 when there is no such job; 3 when kubectl fails (a pod still being created has no logs yet)."})
+    static final class Logs extends Named implements Callable<Integer> {
+        @Option(names = "--tail", paramLabel = "LINES", description = "Only the last LINES lines.") Integer tail;
+
+        @Override public Integer call() {
+            checkName();
+            if (tail != null && tail < 0) throw new GpuctlException(ExitCode.USAGE, "--tail " + tail + ": expected 0 or more lines");
+            String logs = onMaster(m -> JobControl.logs(m, namespace, name, tail == null ? OptionalInt.empty() : OptionalInt.of(tail)));
+            out().print(logs.isEmpty() || logs.endsWith("\n") ? logs : logs + "\n");
+            out().flush();
+            return ExitCode.OK.code();
+        }
+    }
+
+    @Command(name = "delete",
+        description = {"Delete job NAME and its pods (propagationPolicy Background); only jobs gpuctl submitted.",
+            "Exit 0; 2 when there is no such job or it was not submitted by gpuctl; 3 when kubectl fails."})
+    static final class Delete extends Named implements Callable<Integer> {
+        @Override public Integer call() {
+            checkName();
+            String said = onMaster(m -> JobControl.delete(m, namespace, name));
+            out().print(said.endsWith("\n") ? said : said + "\n");
+            out().flush();
             return ExitCode.OK.code();
         }
     }

@@ -28,6 +28,14 @@ public final class KubeFields {
         "metadata.ownerReferences", "spec.nodeName", "status.phase", "status.startTime", "status.conditions",
         "status.containerStatuses", "spec.containers[*].resources", "spec.initContainers[*].resources"));
 
+    /**
+     * What gpuctl job list, logs and delete read of a Job: where and since when, its labels, its state and the resources
+     * its containers ask for (the template's resources only: its environment is not asked for).
+     */
+    public static final Query JOB_LIST = new Query(List.of("metadata.namespace", "metadata.name", "metadata.creationTimestamp",
+        "metadata.labels", "status.active", "status.succeeded", "status.failed", "status.conditions",
+        "spec.template.spec.containers[*].resources"));
+
     /** A Job's name and state (its pod template, which holds the environment, is not asked for). */
     public static final Query JOBS = new Query(List.of("metadata.name", "status.active", "status.conditions"));
 

@@ -2,6 +2,7 @@ package dev.gpuctl.inventory;
 
 import dev.gpuctl.net.Cidr;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The cluster-wide settings of the inventory's `cluster:` block, with defaults applied.
@@ -14,7 +15,8 @@ import java.util.List;
 public record Cluster(String name, String kubernetesVersion, ContainerRuntime runtime, Cni cni,
                       Cidr podCidr, Cidr serviceCidr, List<Cidr> siteNetworks, List<String> timeServers,
                       PackageSource packages, ManifestRef cniManifest, ManifestRef cniOperatorManifest,
-                      DevicePlugin devicePlugin, boolean controlPlaneSchedulable, GpuDriver gpuDriver) {
+                      DevicePlugin devicePlugin, boolean controlPlaneSchedulable, GpuDriver gpuDriver,
+                      Optional<Proxy> proxy) {
     public Cluster {
         siteNetworks = List.copyOf(siteNetworks);
         timeServers = List.copyOf(timeServers);

@@ -16,8 +16,14 @@ import org.yaml.snakeyaml.nodes.Tag;
 final class ClusterReader {
     static final List<String> KEYS = List.of("name", "kubernetesVersion", "runtime", "cni", "podCidr",
         "serviceCidr", "siteNetworks", "timeServers", "packages", "cniManifest", "cniOperatorManifest", "devicePlugin",
-        "controlPlaneSchedulable", "gpuDriver");
+        "controlPlaneSchedulable", "gpuDriver", "proxy");
     static final List<String> GPU_DRIVER_KEYS = List.of("hold", "holdKernel", "persistenceMode");
+    static final List<String> PROXY_KEYS = List.of("http", "https", "noProxy");
+    /** A proxy URL: scheme, optional user:password@, host (name, IPv4 or [IPv6]), optional port, optional "/". */
+    private static final Pattern PROXY_URL = Pattern.compile(
+        "(https?)://([^\\s/@\"'\\\\]+@)?([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?/?");
+    /** A noProxy entry: a host name, a domain (leading '.'), an address or a CIDR, optionally :PORT; or '*'. */
+    private static final Pattern NO_PROXY_ENTRY = Pattern.compile("\\*|\\.?[A-Za-z0-9][-A-Za-z0-9.]*(:[0-9]{1,5})?|[0-9A-Fa-f:.]+(/[0-9]{1,3})?");
     static final List<String> DEVICE_PLUGIN_KEYS = List.of("version", "manifest");
     static final String DEFAULT_SERVICE_CIDR = "10.96.0.0/12";
     static final String DEFAULT_DEVICE_PLUGIN_VERSION = "v0.20.0";
@@ -103,8 +109,40 @@ final class ClusterReader {
         GpuDriver gpuDriver = c.section("gpuDriver", GPU_DRIVER_KEYS, Map.of())
             .map(d -> new GpuDriver(d.bool("hold").orElse(true), d.bool("holdKernel").orElse(false), d.bool("persistenceMode")))
             .orElse(GpuDriver.DEFAULT);
+        Optional<Proxy> proxy = c.section("proxy", PROXY_KEYS, Map.of("no_proxy", "write it as noProxy:", "noproxy", "write it as noProxy:"))
+            .flatMap(this::proxy);
         return new Cluster(name, version, runtime, cni, podCidr, serviceCidr, siteNetworks, timeServers,
-            packages, cniManifest, operator, devicePlugin, schedulable, gpuDriver);
+            packages, cniManifest, operator, devicePlugin, schedulable, gpuDriver, proxy);
+    }
+
+    private Optional<Proxy> proxy(Section p) {
+        Optional<String> http = p.scalar("http").flatMap(n -> proxyUrl(n, p.child("http")));
+        Optional<String> https = p.scalar("https").flatMap(n -> proxyUrl(n, p.child("https")));
+        List<String> noProxy = new ArrayList<>();
+        forEachScalar(p, "noProxy", (node, path) -> {
+            if (NO_PROXY_ENTRY.matcher(node.getValue()).matches()) noProxy.add(node.getValue());
+            else problems.at(node, path + ": '" + node.getValue() + "' is not a host, domain, address or CIDR"
+                + " (expected e.g. registry.internal, .lab.example, 10.0.0.5 or 10.0.0.0/8)");
+        });
+        if (http.isEmpty() && https.isEmpty()) {
+            if (p.value("http").isEmpty() && p.value("https").isEmpty()) {
+                problems.at(p.node(), p.path() + ": neither http nor https is given (expected e.g. proxy: { http:"
+                    + " http://proxy.lab:3128, https: http://proxy.lab:3128 }, or leave proxy out)");
+            }
+            return Optional.empty();
+        }
+        return Optional.of(new Proxy(http, https, noProxy));
+    }
+
+    private Optional<String> proxyUrl(ScalarNode n, String path) {
+        Matcher m = PROXY_URL.matcher(n.getValue());
+        if (!m.matches() || m.group(4) != null && (Integer.parseInt(m.group(4).substring(1)) < 1
+            || Integer.parseInt(m.group(4).substring(1)) > 65535)) {
+            problems.at(n, path + ": '" + n.getValue().replaceFirst("//[^/@]*@", "//<redacted>@") + "' is not a proxy URL (expected"
+                + " http://HOST:PORT or https://HOST:PORT, e.g. http://proxy.lab:3128, without spaces, quotes or a path)");
+            return Optional.empty();
+        }
+        return Optional.of(n.getValue());
     }
 
     static final String TIGERA_OPERATOR = "tigera-operator.yaml";

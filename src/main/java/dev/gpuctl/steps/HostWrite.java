@@ -13,6 +13,12 @@ import java.util.Optional;
 public final class HostWrite {
     private HostWrite() {}
 
+    /**
+     * curl, through the proxy when the inventory sets one: {@link ProxyStep} writes its variables to a file that
+     * this sources first (in the command's own shell only).
+     */
+    static final String CURL = "{ [ ! -r " + ProxyStep.ENV_FILE + " ] || . " + ProxyStep.ENV_FILE + "; } && curl";
+
     /** Opens a command that works in {@code $d}, a fresh directory only root can read, removed when it exits. */
     static final String TEMP_DIR = "d=$(mktemp -d) || exit 1; trap 'rm -rf \"$d\"' EXIT; ";
 
@@ -45,7 +51,7 @@ public final class HostWrite {
      */
     static String download(String url, String name, Optional<String> sha256) {
         String file = "$d/" + name;
-        return "curl -fsSL -o \"" + file + "\" " + Sh.quote(url) + " || exit 1; "
+        return CURL + " -fsSL -o \"" + file + "\" " + Sh.quote(url) + " || exit 1; "
             + sha256.map(h -> sha256Check(file, h, url)).orElse("");
     }
 

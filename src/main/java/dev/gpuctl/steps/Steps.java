@@ -11,7 +11,7 @@ public final class Steps {
     public static List<Phase> phases() {
         return List.of(
             new Phase("preflight", "preflight: every host, read-only", List.of(new PreflightStep()), true),
-            new Phase("hosts", "host preparation", List.of(new TimeSyncStep(), new SwapStep(), new KernelStep(),
+            new Phase("hosts", "host preparation", List.of(new ProxyStep(), new TimeSyncStep(), new SwapStep(), new KernelStep(),
                 new RuntimeStep(), new KubePackagesStep(), new DriverHoldStep()), false),
             new Phase("control-plane", "control plane and pod network", List.of(new ControlPlaneStep(), new CniStep(), new SchedulableStep()), false),
             new Phase("join", "workers join", List.of(new JoinStep()), false),

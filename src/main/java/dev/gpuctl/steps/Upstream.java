@@ -27,7 +27,7 @@ final class Upstream {
     static Op.Run dockerRepo() {
         return Op.Run.of("Docker's apt repository",
                 HostWrite.TEMP_DIR + "install -d -m 0755 " + KEYRINGS + " || exit 1; " + OS_VARS
-                    + "curl -fsSL -o \"$d/docker.asc\" \"https://download.docker.com/linux/$ID/gpg\" || exit 1; "
+                    + HostWrite.CURL + " -fsSL -o \"$d/docker.asc\" \"https://download.docker.com/linux/$ID/gpg\" || exit 1; "
                     + "printf 'deb [arch=%s signed-by=" + KEYRINGS + "/docker.asc] https://download.docker.com/linux/%s %s stable\\n' "
                     + "\"$arch\" \"$ID\" \"$VERSION_CODENAME\" > \"$d/docker.list\" || exit 1; "
                     + HostWrite.install("\"$d/docker.asc\"", KEYRINGS + "/docker.asc", "0644") + " || exit 1; "
@@ -39,9 +39,9 @@ final class Upstream {
     static Op.Run nvidiaToolkitRepo() {
         return Op.Run.of("NVIDIA container toolkit's apt repository",
                 HostWrite.TEMP_DIR + "install -d -m 0755 " + KEYRINGS + " || exit 1; "
-                    + "curl -fsSL -o \"$d/gpgkey\" https://nvidia.github.io/libnvidia-container/gpgkey || exit 1; "
+                    + HostWrite.CURL + " -fsSL -o \"$d/gpgkey\" https://nvidia.github.io/libnvidia-container/gpgkey || exit 1; "
                     + "gpg --batch --yes --dearmor -o \"$d/key.gpg\" \"$d/gpgkey\" || exit 1; "
-                    + "curl -fsSL -o \"$d/upstream.list\" https://nvidia.github.io/libnvidia-container/stable/deb/nvidia-container-toolkit.list || exit 1; "
+                    + HostWrite.CURL + " -fsSL -o \"$d/upstream.list\" https://nvidia.github.io/libnvidia-container/stable/deb/nvidia-container-toolkit.list || exit 1; "
                     + "sed 's#deb https://#deb [signed-by=" + KEYRINGS + "/nvidia-container-toolkit.gpg] https://#' \"$d/upstream.list\" > \"$d/list\" || exit 1; "
                     + HostWrite.install("\"$d/key.gpg\"", KEYRINGS + "/nvidia-container-toolkit.gpg", "0644") + " || exit 1; "
                     + HostWrite.install("\"$d/list\"", "/etc/apt/sources.list.d/nvidia-container-toolkit.list", "0644"))
@@ -57,7 +57,7 @@ final class Upstream {
         String v = CRI_DOCKERD_VERSION;
         return Op.Run.of("cri-dockerd " + v + " from its release .deb",
                 HostWrite.TEMP_DIR + OS_VARS
-                    + "curl -fsSL -o \"$d/cri-dockerd.deb\" "
+                    + HostWrite.CURL + " -fsSL -o \"$d/cri-dockerd.deb\" "
                     + "\"https://github.com/Mirantis/cri-dockerd/releases/download/v" + v + "/cri-dockerd_" + v + ".3-0.$ID-${VERSION_CODENAME}_$arch.deb\" || exit 1; "
                     + "DEBIAN_FRONTEND=noninteractive apt-get install -y -q \"$d/cri-dockerd.deb\"")
             .unless(Sh.allInstalled(java.util.List.of("cri-dockerd")));
@@ -70,7 +70,7 @@ final class Upstream {
     static Op.Run kubernetesKey(String minor) {
         return Op.Run.of("Kubernetes " + minor + " apt key",
                 HostWrite.TEMP_DIR + "install -d -m 0755 " + KEYRINGS + " || exit 1; "
-                    + "curl -fsSL -o \"$d/Release.key\" https://pkgs.k8s.io/core:/stable:/v" + minor + "/deb/Release.key || exit 1; "
+                    + HostWrite.CURL + " -fsSL -o \"$d/Release.key\" https://pkgs.k8s.io/core:/stable:/v" + minor + "/deb/Release.key || exit 1; "
                     + "gpg --batch --yes --dearmor -o \"$d/key.gpg\" \"$d/Release.key\" || exit 1; "
                     + HostWrite.install("\"$d/key.gpg\"", KEYRINGS + "/kubernetes-apt-keyring.gpg", "0644"))
             .unless("test -s " + KEYRINGS + "/kubernetes-apt-keyring.gpg");

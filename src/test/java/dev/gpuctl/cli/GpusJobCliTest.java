@@ -37,6 +37,21 @@ class GpusJobCliTest {
         return inv;
     }
 
+    @Test void jobLogsAndDeleteTakeNameThenInventoryAndCheckTheNameFirst(@TempDir Path dir) {
+        for (String cmd : java.util.List.of("logs", "delete")) {
+            Run missing = run("job", cmd, "train-a", dir.resolve("nowhere.yaml").toString());
+            assertEquals(2, missing.code, missing::toString);
+            assertTrue(missing.err.contains("nowhere.yaml") && !missing.err.contains("Unmatched argument"), missing::toString);
+            Run bad = run("job", cmd, "train;rm -rf /", "-i", dir.resolve("nowhere.yaml").toString());
+            assertEquals(2, bad.code, bad::toString);
+            assertTrue(bad.err.contains("NAME 'train;rm -rf /' is not a job name (expected at most 63 lowercase letters"), bad::toString);
+            Run ns = run("job", cmd, "train-a", "-n", "Team_A", dir.resolve("nowhere.yaml").toString());
+            assertTrue(ns.code == 2 && ns.err.contains("--namespace 'Team_A' is not a job namespace"), ns::toString);
+        }
+        Run list = run("job", "list", "-n", "x y", dir.resolve("nowhere.yaml").toString());
+        assertEquals(2, list.code, list::toString);
+    }
+
     @Test void renderPrintsTheJobAndSaysWhatItCouldNotCheck(@TempDir Path dir) throws IOException {
         Run r = run("job", "render", SPEC.toString(), inventoryIn(dir).toString());
         assertEquals(0, r.code, r::toString);

@@ -228,4 +228,90 @@ class GpusJobE2E {
         assertEquals(0, fits.code(), fits::toString);
         assertTrue(fits.out().contains("nvidia.com/gpu: 2"), fits::toString);
     }
+
+    @Test @Order(4) void listDeleteAndTheLogsOfAFinishedJobWithEveryPodSetting() throws IOException, InterruptedException {
+        Gpuctl.Run list = Gpuctl.run("job", "list", inventory.toString());
+        assertEquals(0, list.code(), list::toString);
+        System.out.println("$ gpuctl job list inventory.yaml\n" + list.out());
+        assertTrue(list.out().startsWith("NAMESPACE  NAME"), list::toString);
+        assertTrue(list.out().lines().anyMatch(l -> l.matches("default\\s+train-a\\s+Running\\s+2\\s+" + w2 + "\\s+\\S+")), list::toString);
+        assertTrue(list.out().lines().anyMatch(l -> l.matches("default\\s+train-b\\s+Running\\s+1\\s+" + w1 + "\\s+\\S+")), list::toString);
+        assertTrue(list.out().lines().anyMatch(l -> l.matches("default\\s+train-c\\s+Pending\\s+1\\s+-\\s+\\S+")), list::toString);
+
+        // delete frees h1: the Job and its pods are gone from the cluster
+        String podB = boundPod("train-b").path("metadata").path("name").asText();
+        for (String job : List.of("train-c", "train-b")) {
+            Gpuctl.Run del = Gpuctl.run("job", "delete", job, inventory.toString());
+            assertEquals(0, del.code(), del::toString);
+            assertTrue(del.out().startsWith("job.batch \"" + job + "\" deleted"), del::toString); // kubectl's own line
+            ExecResult gone = bed.ssh(bed.master(), KUBECTL + "get job " + job + " -n default");
+            assertEquals(1, gone.exit(), gone::toString);
+            assertTrue(gone.err().contains("NotFound"), gone::toString);
+            assertEquals(0, kubectl("get pods -n default -l job-name=" + job + " -o json").path("items").size(), job);
+        }
+        assertEquals(1, bed.ssh(bed.master(), KUBECTL + "get pod " + podB + " -n default").exit(), "the pod went with its Job");
+        Gpuctl.Run again = Gpuctl.run("job", "delete", "train-b", inventory.toString());
+        assertEquals(2, again.code(), again::toString);
+        assertTrue(again.err().contains("no job default/train-b in the cluster"), again::toString);
+
+        // a short job with every pod setting runs to completion on h1; its logs stay readable after it finished
+        Path spec = inventory.resolveSibling("short.yaml");
+        Files.writeString(spec, """
+            name: short
+            image: registry.internal/trainer:cu118
+            command: [python, eval.py]
+            args: [--split, val]
+            workingDir: /workspace
+            gpus: 1
+            env:
+              WANDB_API_KEY: { secret: wandb, key: api-key }
+            nodeSelector: { kubernetes.io/hostname: %s }
+            tolerations: [ { key: dedicated, operator: Equal, value: training, effect: NoSchedule } ]
+            imagePullSecrets: [regcred]
+            resources: { requests: { cpu: 500m, memory: 1Gi }, limits: { cpu: 2, memory: 4Gi } }
+            shm: 2Gi
+            ttlSecondsAfterFinished: 3600
+            activeDeadlineSeconds: 600
+            """.formatted(w1));
+        Gpuctl.Run submit = Gpuctl.run("job", "submit", spec.toString(), inventory.toString());
+        assertEquals(0, submit.code(), submit::toString);
+        JsonNode job = kubectl("get job short -n default -o json");
+        assertEquals(3600, job.path("spec").path("ttlSecondsAfterFinished").asInt(), job::toString);
+        assertEquals(600, job.path("spec").path("activeDeadlineSeconds").asInt(), job::toString);
+        JsonNode pod = job.path("spec").path("template").path("spec");
+        assertEquals(w1, pod.path("nodeSelector").path("kubernetes.io/hostname").asText(), pod::toString);
+        assertEquals("regcred", pod.path("imagePullSecrets").get(0).path("name").asText(), pod::toString);
+        assertEquals("dedicated", pod.path("tolerations").get(0).path("key").asText(), pod::toString);
+        JsonNode c = pod.path("containers").get(0);
+        assertEquals("[\"--split\",\"val\"]", c.path("args").toString());
+        assertEquals("/workspace", c.path("workingDir").asText());
+        JsonNode ref = c.path("env").get(0).path("valueFrom").path("secretKeyRef");
+        assertEquals(List.of("wandb", "api-key"), List.of(ref.path("name").asText(), ref.path("key").asText()), c::toString);
+        assertEquals("500m", c.path("resources").path("requests").path("cpu").asText(), c::toString);
+        assertEquals("4Gi", c.path("resources").path("limits").path("memory").asText(), c::toString);
+        assertEquals("/dev/shm", c.path("volumeMounts").get(0).path("mountPath").asText(), c::toString);
+        JsonNode shm = pod.path("volumes").get(0).path("emptyDir");
+        assertEquals(List.of("Memory", "2Gi"), List.of(shm.path("medium").asText(), shm.path("sizeLimit").asText()), pod::toString);
+        assertEquals(w1, boundPod("short").path("spec").path("nodeName").asText());
+
+        Gpuctl.Run done = null;
+        for (long deadline = System.nanoTime() + 90_000_000_000L; System.nanoTime() < deadline; Thread.sleep(1000)) {
+            done = Gpuctl.run("job", "list", "-n", "default", inventory.toString());
+            assertEquals(0, done.code(), done::toString);
+            if (done.out().lines().anyMatch(l -> l.matches("default\\s+short\\s+Complete\\s+1\\s+" + w1 + "\\s+\\S+"))) break;
+        }
+        Gpuctl.Run finished = done;
+        System.out.println("$ gpuctl job list -n default inventory.yaml\n" + finished.out());
+        assertTrue(finished.out().contains(" short ") && finished.out().contains("Complete"), finished::toString);
+        Gpuctl.Run logs = Gpuctl.run("job", "logs", "short", inventory.toString());
+        assertEquals(0, logs.code(), logs::toString);
+        System.out.println("$ gpuctl job logs short inventory.yaml\n" + logs.out());
+        assertEquals(bed.ok(bed.master(), KUBECTL + "-n default logs job/short"), logs.out(), "the pod's log, as kubectl prints it");
+        assertTrue(logs.out().contains("ran to completion"), logs::toString);
+        Gpuctl.Run missing = Gpuctl.run("job", "logs", "nope", "-n", "default", inventory.toString());
+        assertEquals(2, missing.code(), missing::toString);
+        assertTrue(missing.err().contains("no job default/nope in the cluster"), missing::toString);
+        Gpuctl.Run badName = Gpuctl.run("job", "logs", "Bad;rm", inventory.toString());
+        assertEquals(2, badName.code(), badName::toString);
+    }
 }

@@ -1,6 +1,7 @@
 package dev.gpuctl.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -8,6 +9,7 @@ import dev.gpuctl.testbed.TestBed;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -118,5 +120,40 @@ class HostFilesE2E {
         Gpuctl.Run again = Gpuctl.run("bootstrap", inventory.toString());
         assertEquals(0, again.code(), again::toString);
         assertEquals(0, again.count("changed"), again::toString);
+    }
+
+    /**
+     * cluster.proxy lands in apt's configuration, the runtime's and kubelet's environment (systemd drop-ins, loaded)
+     * and the file gpuctl's downloads source; a re-run changes nothing; without it the files go again. The proxy is
+     * never contacted: nothing after the step downloads (the name is under .invalid, which never resolves).
+     */
+    @Test @Order(5) void aProxyLandsInAptTheRuntimeAndKubeletAndGoesWhenRemoved() throws IOException {
+        Path proxied = inventory.resolveSibling("inventory-proxy.yaml");
+        Files.writeString(proxied, Files.readString(inventory).replaceFirst("(?m)^cluster:\n",
+            "cluster:\n  proxy: { http: \"http://proxy.invalid:3128\", https: \"http://proxy.invalid:3128\", noProxy: [registry.lab] }\n"));
+        Gpuctl.Run r = Gpuctl.run("bootstrap", proxied.toString());
+        assertEquals(0, r.code(), r::toString);
+        for (String h : bed.hosts()) {
+            assertTrue(bed.ok(h, "apt-config dump | grep -i 'Acquire::http::Proxy'").contains("\"http://proxy.invalid:3128\""), h);
+            for (String unit : List.of("docker", "kubelet")) {
+                String env = bed.ok(h, "systemctl show -p Environment " + unit);
+                assertTrue(env.contains("HTTPS_PROXY=http://proxy.invalid:3128") && env.contains("NO_PROXY=registry.lab,localhost,"), h + " " + unit + ": " + env);
+                assertTrue(env.contains(bed.address(bed.master())) && env.contains("10.244.0.0/16") && env.contains(".svc"), env);
+            }
+            assertTrue(bed.ok(h, ". /etc/gpuctl/proxy.env && echo \"$https_proxy\"").contains("http://proxy.invalid:3128"), h);
+        }
+        assertEquals("active\n", bed.ok(worker, "systemctl is-active kubelet"));
+        Gpuctl.Run again = Gpuctl.run("bootstrap", proxied.toString());
+        assertEquals(0, again.code(), again::toString);
+        assertEquals(0, again.count("changed"), again::toString);
+
+        Gpuctl.Run removed = Gpuctl.run("bootstrap", inventory.toString());
+        assertEquals(0, removed.code(), removed::toString);
+        for (String h : bed.hosts()) {
+            assertEquals("", bed.ok(h, "ls /etc/apt/apt.conf.d/95gpuctl-proxy /etc/gpuctl/proxy.env /etc/systemd/system/*.service.d/20-gpuctl-proxy.conf 2>/dev/null; true"), h);
+            assertFalse(bed.ok(h, "systemctl show -p Environment kubelet").contains("PROXY"), h);
+        }
+        Gpuctl.Run clean = Gpuctl.run("bootstrap", inventory.toString());
+        assertEquals(0, clean.count("changed"), clean::toString);
     }
 }

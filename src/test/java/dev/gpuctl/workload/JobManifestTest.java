@@ -73,6 +73,57 @@ class JobManifestTest {
             Map.of("name", "ckpt", "nfs", Map.of("server", "172.16.10.90", "path", "/export/ckpt"))), pod.get("volumes"));
     }
 
+    static final Path FULL_GOLDEN = Path.of("src/test/resources/golden/job-detector-train-full.yaml");
+
+    static JobSpec fullJob() {
+        return JobSpecLoader.load(Path.of("src/test/resources/jobs/detector-train-full.yaml"), EXAMPLE);
+    }
+
+    @Test void everyPodSettingMatchesTheReviewedGoldenFile() throws IOException {
+        String actual = JobManifest.render(fullJob());
+        if (Boolean.getBoolean("golden.update")) Files.writeString(FULL_GOLDEN, actual, StandardCharsets.UTF_8);
+        assertEquals(Files.readString(FULL_GOLDEN, StandardCharsets.UTF_8), actual,
+            "the rendered Job changed: if intended, regenerate with -Dgolden.update=true and review the diff");
+    }
+
+    @Test void whatKubernetesReadsFromEveryPodSetting() {
+        Map<String, Object> job = parse(JobManifest.render(fullJob()));
+        assertEquals(86400, (int) at(job, "spec", "ttlSecondsAfterFinished"));
+        assertEquals(172800, (int) at(job, "spec", "activeDeadlineSeconds"));
+        Map<String, Object> pod = at(job, "spec", "template", "spec");
+        assertEquals(Map.of("gpu-type", "a100", "topology.kubernetes.io/zone", "lab-1"), pod.get("nodeSelector"));
+        assertEquals(List.of(Map.of("key", "dedicated", "operator", "Equal", "value", "training", "effect", "NoSchedule"),
+            Map.of("key", "nvidia.com/gpu", "operator", "Exists"),
+            Map.of("key", "node.kubernetes.io/unreachable", "operator", "Exists", "effect", "NoExecute", "tolerationSeconds", 300)),
+            pod.get("tolerations"));
+        assertEquals(List.of(Map.of("name", "regcred")), pod.get("imagePullSecrets"));
+        Map<String, Object> c = at(pod, "containers", 0);
+        assertEquals(List.of("python", "train.py"), c.get("command"));
+        assertEquals(List.of("--cfg", "/cfg/exp01.yaml", "--epochs", "90"), c.get("args"), "args are strings, \"90\" too");
+        assertEquals("/workspace", c.get("workingDir"));
+        assertEquals(List.of(Map.of("name", "WANDB_MODE", "value", "offline"),
+            Map.of("name", "WANDB_API_KEY", "valueFrom", Map.of("secretKeyRef", Map.of("name", "wandb", "key", "api-key")))), c.get("env"));
+        assertEquals(Map.of("limits", Map.of("nvidia.com/gpu", 2, "cpu", "8500m", "memory", "32Gi"),
+            "requests", Map.of("cpu", "4", "memory", "16Gi")), c.get("resources"));
+        assertEquals(List.of(Map.of("name", "dataset", "mountPath", "/data", "readOnly", true),
+            Map.of("name", "dshm", "mountPath", "/dev/shm")), c.get("volumeMounts"));
+        assertEquals(Map.of("name", "dshm", "emptyDir", Map.of("medium", "Memory", "sizeLimit", "8Gi")), at(pod, "volumes", 1));
+    }
+
+    @Test void eachSettingAloneAddsOnlyItself() {
+        JobSpec base = new JobSpec("probe", "default", "busybox", List.of(), 1, "job.yaml:4:7", Map.of(), Optional.empty(), Optional.empty());
+        String plain = JobManifest.render(base);
+        JobSpec.Pod shmOnly = new JobSpec.Pod(List.of(), Optional.empty(), Map.of(), List.of(), List.of(), JobSpec.Resources.NONE,
+            Optional.of("1Gi"), Map.of(), Optional.empty(), Optional.empty());
+        String shm = JobManifest.render(new JobSpec("probe", "default", "busybox", List.of(), 1, "job.yaml:4:7", Map.of(),
+            Optional.empty(), Optional.empty(), shmOnly));
+        Map<String, Object> pod = at(parse(shm), "spec", "template", "spec");
+        assertEquals(List.of(Map.of("name", "dshm", "emptyDir", Map.of("medium", "Memory", "sizeLimit", "1Gi"))), pod.get("volumes"));
+        assertEquals(List.of(Map.of("name", "dshm", "mountPath", "/dev/shm")), at(pod, "containers", 0, "volumeMounts"));
+        assertFalse(plain.contains("dshm") || plain.contains("requests") || plain.contains("ttlSeconds"), plain);
+        assertEquals(Map.of("limits", Map.of("nvidia.com/gpu", 1)), at(pod, "containers", 0, "resources"));
+    }
+
     @Test void stringsThatYamlWouldReadAsSomethingElseAreQuoted() {
         for (String s : List.of("yes", "No", "on", "null", "~", "1.5", "010", "0x1f", "1e3", "12:30", "-", "a b", "#x", "a: b",
             "'q'", "\"dq\"", "tab\there", "new\nline", "{x}", "[1]", "*ref", "&a", "!tag", "%p", "@at", "`cmd`", "fd00::1", "", "1_000", "1:20", "190:20:30", "0o17", "0b101", "+1", ".5", "1.", "6.02e23", "_x", "1.2.3",

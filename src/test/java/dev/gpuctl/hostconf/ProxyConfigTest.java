@@ -1,0 +1,42 @@
+package dev.gpuctl.hostconf;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** The proxy files a host gets, byte for byte, and NO_PROXY's fixed part. */
+class ProxyConfigTest {
+    static final List<String> NO = ProxyConfig.noProxy(List.of("registry.internal", "10.0.0.1"), List.of("m", "w"),
+        List.of("10.0.0.1", "10.0.0.2"), "10.244.0.0/16", "10.96.0.0/12");
+
+    @Test void noProxyHasTheUsersThenLoopbackClusterDomainNodesAndNetworksOnce() {
+        assertEquals(List.of("registry.internal", "10.0.0.1", "localhost", "127.0.0.1", "::1", ".svc", ".cluster.local", "m", "w",
+            "10.0.0.2", "10.244.0.0/16", "10.96.0.0/12"), NO);
+    }
+
+    @Test void apt() {
+        assertEquals("// written by gpuctl from cluster.proxy in the inventory\n"
+            + "Acquire::http::Proxy \"http://proxy.lab:3128\";\nAcquire::https::Proxy \"http://proxy.lab:3129\";\n",
+            ProxyConfig.aptConf(Optional.of("http://proxy.lab:3128"), Optional.of("http://proxy.lab:3129")));
+        assertEquals("// written by gpuctl from cluster.proxy in the inventory\nAcquire::https::Proxy \"http://p:1\";\n",
+            ProxyConfig.aptConf(Optional.empty(), Optional.of("http://p:1")));
+    }
+
+    @Test void systemdDropInEscapesPercent() {
+        assertEquals("""
+            # written by gpuctl from cluster.proxy in the inventory
+            [Service]
+            Environment="HTTP_PROXY=http://u:p%%40s@p:1"
+            Environment="http_proxy=http://u:p%%40s@p:1"
+            Environment="NO_PROXY=localhost,.svc"
+            Environment="no_proxy=localhost,.svc"
+            """, ProxyConfig.dropIn(Optional.of("http://u:p%40s@p:1"), Optional.empty(), List.of("localhost", ".svc")));
+    }
+
+    @Test void shellPrefix() {
+        assertEquals("env 'http_proxy=http://p:1' 'https_proxy=http://p:2' 'no_proxy=a,b' ",
+            ProxyConfig.envPrefix(Optional.of("http://p:1"), Optional.of("http://p:2"), List.of("a", "b")));
+    }
+}
