@@ -7,7 +7,6 @@ import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.net.CidrCheck;
 import dev.gpuctl.remote.Remotes;
 import dev.gpuctl.remote.SshOptions;
-import dev.gpuctl.steps.Steps;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
@@ -44,7 +43,7 @@ final class BootstrapCommand implements Callable<Integer> {
     @ParentCommand GpuctlCommand parent;
 
     static final class StepIds implements Iterable<String> {
-        @Override public java.util.Iterator<String> iterator() { return Steps.ids().iterator(); }
+        @Override public java.util.Iterator<String> iterator() { return Runner.stepIds().iterator(); }
     }
 
     /** How long the commands running at Ctrl-C may take to finish before they are cut off. */
@@ -61,13 +60,13 @@ final class BootstrapCommand implements Callable<Integer> {
     @Override public Integer call() {
         Inventory inv = Inventories.load(inventory.resolve(parent.env));
         for (String s : only) {
-            if (!Steps.ids().contains(s)) throw new GpuctlException(ExitCode.USAGE, "unknown step '" + s + "' for --only (expected: " + String.join(", ", Steps.ids()) + ")");
+            if (!Runner.stepIds().contains(s)) throw new GpuctlException(ExitCode.USAGE, "unknown step '" + s + "' for --only (expected: " + String.join(", ", Runner.stepIds()) + ")");
         }
         for (String h : hosts) {
             if (inv.node(h).isEmpty()) throw new GpuctlException(ExitCode.USAGE, "unknown host '" + h + "' for --hosts (the inventory has: "
                 + String.join(", ", inv.nodes().stream().map(n -> n.name()).toList()) + ")");
         }
-        var conflicts = CidrCheck.check(CidrCheck.staticRanges(inv));
+        var conflicts = CidrCheck.check(inv.staticRanges());
         if (!conflicts.isEmpty()) {
             throw new GpuctlException(ExitCode.PREFLIGHT_REFUSED, "the CIDR check failed (nothing was changed):\n  "
                 + String.join("\n  ", conflicts.stream().map(CidrCheck.Conflict::message).toList()));
@@ -84,7 +83,7 @@ final class BootstrapCommand implements Callable<Integer> {
                 @Override public void requestStop() { runner.requestStop(); }
                 @Override public void abort() { runner.abort(); }
             }, Duration.ofSeconds(INTERRUPT_GRACE_SECONDS), err)) {
-            result = runner.run(Steps.only(ids));
+            result = runner.run(ids);
         }
         if (result.wasInterrupted()) {
             StringBuilder sb = new StringBuilder("interrupted; where each host stopped:\n");

@@ -20,16 +20,16 @@ final class Inventories {
 
     /**
      * The master, connected, for a command that needs the cluster (gpus, job submit, join-token): when the master has
-     * no {@value dev.gpuctl.steps.Kube#ADMIN_CONF} there is no cluster yet, which is exit 2 with the command to run.
+     * no {@value dev.gpuctl.hostconf.Kube#ADMIN_CONF} there is no cluster yet, which is exit 2 with the command to run.
      */
     static dev.gpuctl.remote.Remote openCluster(Inventory inv, dev.gpuctl.remote.SshOptions ssh, Path file) {
         dev.gpuctl.remote.Remote master = dev.gpuctl.remote.Remotes.open(inv.master(), ssh);
         try {
-            String test = "test -s " + dev.gpuctl.steps.Kube.ADMIN_CONF;
+            String test = "test -s " + dev.gpuctl.hostconf.Kube.ADMIN_CONF;
             dev.gpuctl.remote.ExecResult r = master.exec(test, java.time.Duration.ofSeconds(30));
             if (r.exit() == 1) {
                 throw new GpuctlException(ExitCode.USAGE, inv.master().name() + ": no cluster yet: the master has no "
-                    + dev.gpuctl.steps.Kube.ADMIN_CONF + " (`" + test + "` exit 1). Create it with: gpuctl bootstrap " + file);
+                    + dev.gpuctl.hostconf.Kube.ADMIN_CONF + " (`" + test + "` exit 1). Create it with: gpuctl bootstrap " + file);
             }
             if (!r.ok()) {
                 throw new GpuctlException(ExitCode.STEP_FAILED, inv.master().name() + ": `" + test + "` failed (exit " + r.exit()

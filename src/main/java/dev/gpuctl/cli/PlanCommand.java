@@ -10,7 +10,6 @@ import dev.gpuctl.engine.Plan;
 import dev.gpuctl.engine.PlanText;
 import dev.gpuctl.hostconf.Secrets;
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.steps.Steps;
 import java.io.PrintWriter;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -30,7 +29,7 @@ final class PlanCommand implements java.util.concurrent.Callable<Integer> {
 
     @Override public Integer call() throws Exception {
         Inventory inv = Inventories.load(inventory.resolve(parent.env));
-        Plan plan = Plan.of(inv, Steps.phases());
+        Plan plan = Plan.of(inv);
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
             ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);

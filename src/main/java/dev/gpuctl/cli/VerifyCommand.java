@@ -8,7 +8,6 @@ import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.Remotes;
 import dev.gpuctl.remote.SshOptions;
-import dev.gpuctl.steps.Steps;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -46,7 +45,7 @@ final class VerifyCommand implements Callable<Integer> {
         if (waitTimeout < 0) throw new GpuctlException(ExitCode.USAGE, "--wait-timeout must be 0 or more seconds, got " + waitTimeout);
         Verifier.Report report = new Verifier(inv, n -> Remotes.open(n, ssh), Duration.ofMinutes(2),
                 spec.commandLine().getErr(), Duration.ofSeconds(waitTimeout))
-            .verify(Steps.phases(), nodes, 16);
+            .verify(nodes, 16);
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
             Map<String, Object> doc = new LinkedHashMap<>();

@@ -116,7 +116,7 @@ public final class Preflight {
      * made (see {@link #clusterOwn}).
      */
     static List<CidrCheck.LabeledRange> liveRanges(Inventory inv, List<Node> nodes, Facts facts) {
-        List<CidrCheck.LabeledRange> ranges = new ArrayList<>(CidrCheck.staticRanges(inv));
+        List<CidrCheck.LabeledRange> ranges = new ArrayList<>(inv.staticRanges());
         List<String> nodeIps = new ArrayList<>();
         for (Node n : inv.nodes()) {
             Optional<String> ip = HostContext.literalNodeIp(n).or(() -> facts.get(HostContext.nodeIpFact(n)));

@@ -10,6 +10,7 @@ import dev.gpuctl.steps.Facts;
 import dev.gpuctl.steps.HostContext;
 import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.Step;
+import dev.gpuctl.steps.Steps;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -111,6 +112,16 @@ public final class Runner {
 
     List<Node> selected() {
         return inv.nodes().stream().filter(n -> options.hosts().isEmpty() || options.hosts().contains(n.name())).toList();
+    }
+
+    /** The step ids that {@link #run(Set)} accepts, in order. */
+    public static List<String> stepIds() {
+        return Steps.ids();
+    }
+
+    /** The bootstrap's phases, reduced to the steps named (none: every step; preflight always runs). */
+    public Result run(Set<String> only) {
+        return run(Steps.only(only));
     }
 
     public Result run(List<Phase> phases) {

@@ -9,6 +9,7 @@ import dev.gpuctl.steps.HostContext;
 import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.Probe;
 import dev.gpuctl.steps.Step;
+import dev.gpuctl.steps.Steps;
 import dev.gpuctl.steps.PreflightStep;
 import java.io.PrintWriter;
 import java.io.Writer;
@@ -64,6 +65,11 @@ public final class Verifier {
         this.timeout = timeout;
         this.progress = progress;
         this.maxWait = maxWait;
+    }
+
+    /** Every step's proof, on these hosts. */
+    public Report verify(List<Node> nodes, int concurrency) {
+        return verify(Steps.phases(), nodes, concurrency);
     }
 
     public Report verify(List<Phase> phases, List<Node> nodes, int concurrency) {

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.hostconf.Manifests;
 import dev.gpuctl.inventory.Cni;
 import dev.gpuctl.inventory.ManifestRef;

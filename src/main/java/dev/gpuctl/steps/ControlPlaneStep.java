@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.hostconf.KubeadmConfig;
 import dev.gpuctl.inventory.Node;
 import java.io.IOException;
@@ -26,7 +27,7 @@ public final class ControlPlaneStep implements Step {
 
     /** The laptop's copy of admin.conf: .gpuctl/CLUSTER/admin.conf beside the inventory. */
     public static Path localKubeconfig(HostContext ctx) {
-        return ctx.inventory().stateDir().resolve(ctx.cluster().name()).resolve("admin.conf");
+        return ctx.inventory().localKubeconfig();
     }
 
     static String config(HostContext ctx) {

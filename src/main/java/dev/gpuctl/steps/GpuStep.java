@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.inventory.Node;
 import java.time.Duration;
 import java.util.ArrayList;
