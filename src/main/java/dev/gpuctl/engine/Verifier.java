@@ -13,7 +13,6 @@ import dev.gpuctl.steps.Steps;
 import dev.gpuctl.steps.PreflightStep;
 import java.io.PrintWriter;
 import java.io.Writer;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -76,13 +75,9 @@ public final class Verifier {
         waitUntil = System.nanoTime() + maxWait.toNanos();
         definiteOn.clear();
         Facts facts = new Facts();
-        Map<String, Remote> remotes = new ConcurrentHashMap<>();
         Map<String, String> unreachable = new ConcurrentHashMap<>();
         Map<String, List<Check>> checks = new ConcurrentHashMap<>();
-        Path logDir = StateDir.newRunDir(inv.stateDir(), "verify");
-        Map<String, HostLog> logs = new ConcurrentHashMap<>();
-        ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, concurrency));
-        try {
+        try (HostRun run = new HostRun(inv, connector, facts, "verify", concurrency)) {
             // preflight first, on every host: it teaches the facts (each node's GPU count, say) that the cluster
             // checks compare against. Then every other phase's probes at once, one batch per host: verify changes
             // nothing, so the order that applying needs (the control plane before the joins) does not hold it up.
@@ -100,28 +95,12 @@ public final class Verifier {
                 maker.shutdown();
             }
             for (List<Phase> group : List.of(first, rest)) {
-                List<Future<?>> running = new ArrayList<>();
-                for (Node node : nodes) {
-                    if (unreachable.containsKey(node.name())) continue;
-                    running.add(pool.submit(() -> {
-                        Asked asked = group == rest ? later.get(node.name()).get() : probes(group, node);
-                        verifyHost(asked, node, facts, remotes, unreachable, checks, logs, logDir);
-                        return null;
-                    }));
-                }
-                for (Future<?> f : running) {
-                    try {
-                        f.get();
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                }
+                run.eachHost(nodes.stream().filter(n -> !unreachable.containsKey(n.name())).toList(), node -> {
+                    Asked asked = group == rest ? made(later.get(node.name())) : probes(group, node);
+                    verifyHost(asked, node, run, unreachable, checks);
+                });
                 if (group == first) crossHostChecks(nodes, facts, unreachable, checks);
             }
-        } finally {
-            pool.shutdownNow();
-            remotes.values().forEach(Remote::close);
-            logs.values().forEach(HostLog::close);
         }
         List<HostReport> hosts = new ArrayList<>();
         for (Node n : nodes) {
@@ -129,6 +108,19 @@ public final class Verifier {
                 unreachable.getOrDefault(n.name(), ""), checks.getOrDefault(n.name(), List.of())));
         }
         return new Report(hosts);
+    }
+
+    /** The probes made beside preflight's questions (see {@link #verify}). */
+    private static Asked made(Future<Asked> later) {
+        try {
+            return later.get();
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) throw r;
+            throw new IllegalStateException(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while making the probes", e);
+        }
     }
 
     /** Steps of one host asked in one batch: the steps, their probes in order, and each probe's step. */
@@ -166,13 +158,12 @@ public final class Verifier {
      * step order. A step's probes stay together and in order, so a probe that waits holds up only the ones
      * after it in its part.
      */
-    private void verifyHost(Asked asked, Node node, Facts facts, Map<String, Remote> remotes,
-                            Map<String, String> unreachable, Map<String, List<Check>> checks,
-                            Map<String, HostLog> logs, Path logDir) {
+    private void verifyHost(Asked asked, Node node, HostRun run, Map<String, String> unreachable, Map<String, List<Check>> checks) {
         if (asked.parts().isEmpty()) return;
+        Facts facts = run.facts();
         try {
-            Remote remote = remotes.computeIfAbsent(node.name(), n -> connector.apply(node));
-            HostLog log = logs.computeIfAbsent(node.name(), n -> new HostLog(logDir, n, facts));
+            Remote remote = run.remote(node);
+            HostLog log = run.log(node);
             // the parts after the first start first, each on a thread of its own; the first runs on this thread
             List<CompletableFuture<List<Optional<String>>>> others = new ArrayList<>();
             for (Part part : asked.parts().subList(1, asked.parts().size())) {
