@@ -227,7 +227,7 @@ public final class Verifier {
 
         private boolean cluster(Probe p) {
             Step s = owner.get(p);
-            return s != null && CLUSTER_STEPS.contains(s.id());
+            return s != null && s.readsCluster();
         }
 
         @Override public Long deadline(Probe p) {
@@ -296,23 +296,22 @@ public final class Verifier {
                     .map(p -> facts.mask(p.message())).toList();
                 checks.computeIfAbsent(n.name(), h -> new java.util.concurrent.CopyOnWriteArrayList<>())
                     .add(new Check("preflight", kind.what, mine.isEmpty(), String.join("\n", mine),
-                        mine.isEmpty() ? "" : fix("preflight", n.name(), inv.file().toString())));
+                        mine.isEmpty() ? "" : PREFLIGHT_FIX));
             }
         }
     }
 
-    /** Cluster checks depend on the hosts (a stopped kubelet, a lost default runtime): their fix is the whole ordered run. */
-    static final java.util.Set<String> CLUSTER_STEPS = java.util.Set.of("init", "cni", "gpu");
-
-    /** The command that makes a failed check right. */
-    static String fix(String step, String host, String inventory) {
-        if (step.equals("preflight")) return "see the problem; preflight checks are not changed by gpuctl";
-        if (CLUSTER_STEPS.contains(step)) return "gpuctl bootstrap " + inventory;
-        return "gpuctl bootstrap --only " + step + " --hosts " + host + " " + inventory;
+    /** The command that makes a failed check right: a cluster check's fix is the whole ordered run ({@link Step#readsCluster}). */
+    static String fix(Step step, String host, String inventory) {
+        if (step instanceof PreflightStep) return PREFLIGHT_FIX;
+        if (step.readsCluster()) return "gpuctl bootstrap " + inventory;
+        return "gpuctl bootstrap --only " + step.id() + " --hosts " + host + " " + inventory;
     }
 
+    private static final String PREFLIGHT_FIX = "see the problem; preflight checks are not changed by gpuctl";
+
     private Check check(Probe p, Optional<String> problem, Facts facts, Step step, Node node) {
-        String fix = fix(step.id(), node.name(), inv.file().toString());
+        String fix = fix(step, node.name(), inv.file().toString());
         return new Check(step.id(), p.what(), problem.isEmpty(), facts.mask(problem.orElse("")), problem.isEmpty() ? "" : fix);
     }
 }

@@ -22,6 +22,8 @@ public final class ControlPlaneStep implements Step {
     static final String CONFIG = Kube.DIR + "/kubeadm-init.yaml";
 
     @Override public String id() { return "init"; }
+
+    @Override public boolean readsCluster() { return true; }
     @Override public String title() { return "control plane (kubeadm init)"; }
     @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }
 

@@ -18,6 +18,8 @@ public final class GpuStep implements Step {
     public static final String PRESENT_LABEL = "nvidia.com/gpu.present";
 
     @Override public String id() { return "gpu"; }
+
+    @Override public boolean readsCluster() { return true; }
     @Override public String title() { return "GPU labels and NVIDIA device plugin"; }
     @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster() && !gpuNodes(ctx).isEmpty(); }
 
