@@ -2,6 +2,7 @@ package dev.gpuctl.engine;
 
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
+import dev.gpuctl.inventory.Role;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.steps.Facts;
@@ -15,12 +16,17 @@ import java.io.PrintWriter;
 import java.io.Writer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -89,7 +95,7 @@ public final class Verifier {
             ExecutorService maker = Executors.newSingleThreadExecutor();
             try {
                 List<Node> masterFirst = new ArrayList<>(nodes);
-                masterFirst.sort(java.util.Comparator.comparing(n -> n.role() != dev.gpuctl.inventory.Role.MASTER));
+                masterFirst.sort(Comparator.comparing(n -> n.role() != Role.MASTER));
                 for (Node node : masterFirst) later.put(node.name(), maker.submit(() -> probes(rest, node)));
             } finally {
                 maker.shutdown();
@@ -114,7 +120,7 @@ public final class Verifier {
     private static Asked made(Future<Asked> later) {
         try {
             return later.get();
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             if (e.getCause() instanceof RuntimeException r) throw r;
             throw new IllegalStateException(e.getCause());
         } catch (InterruptedException e) {
@@ -183,7 +189,7 @@ public final class Verifier {
                     throw e;
                 }
             }
-            List<Check> hostChecks = checks.computeIfAbsent(node.name(), n -> new java.util.concurrent.CopyOnWriteArrayList<>());
+            List<Check> hostChecks = checks.computeIfAbsent(node.name(), n -> new CopyOnWriteArrayList<>());
             for (int k = 0; k < asked.parts().size(); k++) {
                 Part part = asked.parts().get(k);
                 for (int i = 0; i < part.probes().size(); i++) {
@@ -213,12 +219,12 @@ public final class Verifier {
     public static final Duration MAX_WAIT = Duration.ofMinutes(2);
     private volatile long waitUntil;
     /** Hosts where a check failed for good in this run: waiting for what is still starting there tells nothing more. */
-    private final java.util.Set<String> definiteOn = ConcurrentHashMap.newKeySet();
+    private final Set<String> definiteOn = ConcurrentHashMap.newKeySet();
 
     /** A verify part's patience: each probe's own wait, capped by the run's; progress lines; definite failures noted. */
     private final class Patient implements StepRunner.Patience {
         private final String host;
-        private final Map<Probe, Step> owner = new java.util.IdentityHashMap<>();
+        private final Map<Probe, Step> owner = new IdentityHashMap<>();
 
         Patient(String host, Part part, HostLog log) {
             this.host = host;
@@ -294,7 +300,7 @@ public final class Verifier {
                 List<String> mine = problems.stream().filter(p -> p.kind() == kind)
                     .filter(p -> p.hosts().contains(n.name()) || (p.hosts().isEmpty() && n.name().equals(fallback)))
                     .map(p -> facts.mask(p.message())).toList();
-                checks.computeIfAbsent(n.name(), h -> new java.util.concurrent.CopyOnWriteArrayList<>())
+                checks.computeIfAbsent(n.name(), h -> new CopyOnWriteArrayList<>())
                     .add(new Check("preflight", kind.what, mine.isEmpty(), String.join("\n", mine),
                         mine.isEmpty() ? "" : PREFLIGHT_FIX));
             }
