@@ -7,7 +7,6 @@ import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.net.CidrCheck;
 import dev.gpuctl.remote.Remotes;
 import dev.gpuctl.remote.SshOptions;
-import dev.gpuctl.steps.Steps;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
@@ -44,7 +43,7 @@ final class BootstrapCommand implements Callable<Integer> {
     @ParentCommand GpuctlCommand parent;
 
     static final class StepIds implements Iterable<String> {
-        @Override public java.util.Iterator<String> iterator() { return Steps.ids().iterator(); }
+        @Override public java.util.Iterator<String> iterator() { return Runner.stepIds().iterator(); }
     }
 
     /** How long the commands running at Ctrl-C may take to finish before they are cut off. */
@@ -62,7 +61,7 @@ final class BootstrapCommand implements Callable<Integer> {
         Inventory inv = Inventories.load(inventory.resolve(parent.env));
         Selection.checkSteps(only);
         Selection.checkHosts(inv, hosts);
-        var conflicts = CidrCheck.check(CidrCheck.staticRanges(inv));
+        var conflicts = CidrCheck.check(inv.staticRanges());
         if (!conflicts.isEmpty()) {
             throw new GpuctlException(ExitCode.PREFLIGHT_REFUSED, "the CIDR check failed (nothing was changed):\n  "
                 + String.join("\n  ", conflicts.stream().map(CidrCheck.Conflict::message).toList()));
@@ -79,7 +78,7 @@ final class BootstrapCommand implements Callable<Integer> {
                 @Override public void requestStop() { runner.requestStop(); }
                 @Override public void abort() { runner.abort(); }
             }, Duration.ofSeconds(INTERRUPT_GRACE_SECONDS), err)) {
-            result = runner.run(Steps.only(ids));
+            result = runner.run(ids);
         }
         if (result.wasInterrupted()) {
             StringBuilder sb = new StringBuilder("interrupted; where each host stopped:\n");

@@ -1,35 +1,44 @@
 package dev.gpuctl.cli;
 
+import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryException;
 import dev.gpuctl.inventory.InventoryLoader;
+import dev.gpuctl.inventory.Node;
+import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.remote.Remote;
+import dev.gpuctl.remote.RemoteException;
+import dev.gpuctl.remote.Remotes;
+import dev.gpuctl.remote.SshOptions;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Collection;
 
 /** Loads an inventory for a command; inventory errors become one message and exit code 2. */
 final class Inventories {
     private Inventories() {}
 
     /** Exit 2 when a node's identity file is missing, unreadable or not a usable key: nothing connects first. */
-    static void checkIdentityFiles(Path file, java.util.Collection<dev.gpuctl.inventory.Node> nodes, dev.gpuctl.remote.SshOptions ssh) {
+    static void checkIdentityFiles(Path file, Collection<Node> nodes, SshOptions ssh) {
         try {
-            dev.gpuctl.remote.Remotes.checkIdentityFiles(nodes, ssh);
-        } catch (dev.gpuctl.remote.RemoteException e) {
+            Remotes.checkIdentityFiles(nodes, ssh);
+        } catch (RemoteException e) {
             throw new GpuctlException(ExitCode.USAGE, file + ": " + e.getMessage() + " Nothing was connected to.");
         }
     }
 
     /**
      * The master, connected, for a command that needs the cluster (gpus, job submit, join-token): when the master has
-     * no {@value dev.gpuctl.steps.Kube#ADMIN_CONF} there is no cluster yet, which is exit 2 with the command to run.
+     * no {@value Kube#ADMIN_CONF} there is no cluster yet, which is exit 2 with the command to run.
      */
-    static dev.gpuctl.remote.Remote openCluster(Inventory inv, dev.gpuctl.remote.SshOptions ssh, Path file) {
-        dev.gpuctl.remote.Remote master = dev.gpuctl.remote.Remotes.open(inv.master(), ssh);
+    static Remote openCluster(Inventory inv, SshOptions ssh, Path file) {
+        Remote master = Remotes.open(inv.master(), ssh);
         try {
-            String test = "test -s " + dev.gpuctl.steps.Kube.ADMIN_CONF;
-            dev.gpuctl.remote.ExecResult r = master.exec(test, java.time.Duration.ofSeconds(30));
+            String test = "test -s " + Kube.ADMIN_CONF;
+            ExecResult r = master.exec(test, Duration.ofSeconds(30));
             if (r.exit() == 1) {
                 throw new GpuctlException(ExitCode.USAGE, inv.master().name() + ": no cluster yet: the master has no "
-                    + dev.gpuctl.steps.Kube.ADMIN_CONF + " (`" + test + "` exit 1). Create it with: gpuctl bootstrap " + file);
+                    + Kube.ADMIN_CONF + " (`" + test + "` exit 1). Create it with: gpuctl bootstrap " + file);
             }
             if (!r.ok()) {
                 throw new GpuctlException(ExitCode.STEP_FAILED, inv.master().name() + ": `" + test + "` failed (exit " + r.exit()

@@ -8,9 +8,7 @@ import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.remote.Remotes;
 import dev.gpuctl.remote.SshOptions;
-import dev.gpuctl.steps.ControlPlaneStep;
-import dev.gpuctl.steps.HostContext;
-import dev.gpuctl.steps.Kube;
+import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.workload.JobControl;
 import dev.gpuctl.workload.JobList;
 import dev.gpuctl.workload.JobManifest;
@@ -122,7 +120,7 @@ final class JobCommand implements Runnable {
             out.print(applied.endsWith("\n") ? applied : applied + "\n");
             out.println("Follow it:");
             out.println("  gpuctl gpus " + inventoryPath());
-            Path kubeconfig = ControlPlaneStep.localKubeconfig(new HostContext(inv, inv.master()));
+            Path kubeconfig = inv.localKubeconfig();
             String kubectl = Files.exists(kubeconfig) ? "kubectl --kubeconfig " + kubeconfig
                 : "ssh " + inv.master().ssh().user() + "@" + inv.master().address() + " "
                     + (inv.master().ssh().isRoot() ? "" : "sudo ") + Kube.KUBECTL;

@@ -7,7 +7,7 @@ import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.remote.SshOptions;
-import dev.gpuctl.steps.Kube;
+import dev.gpuctl.hostconf.Kube;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;

@@ -12,7 +12,6 @@ import dev.gpuctl.engine.PlanSummary;
 import dev.gpuctl.engine.PlanText;
 import dev.gpuctl.hostconf.Secrets;
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.steps.Steps;
 import java.io.PrintWriter;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -44,7 +43,7 @@ final class PlanCommand implements java.util.concurrent.Callable<Integer> {
         Inventory inv = Inventories.load(inventory.resolve(parent.env));
         Selection.checkSteps(only);
         Selection.checkHosts(inv, hosts);
-        Plan plan = PlanFilter.hosts(Plan.of(inv, Steps.only(new LinkedHashSet<>(only))), new LinkedHashSet<>(hosts));
+        Plan plan = PlanFilter.hosts(Plan.of(inv, new LinkedHashSet<>(only)), new LinkedHashSet<>(hosts));
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
             ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);

@@ -8,7 +8,6 @@ import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.Remotes;
 import dev.gpuctl.remote.SshOptions;
-import dev.gpuctl.steps.Steps;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -47,7 +46,7 @@ final class VerifyCommand implements Callable<Integer> {
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), nodes, ssh);
         Verifier.Report report = new Verifier(inv, n -> Remotes.open(n, ssh), Duration.ofMinutes(2),
                 spec.commandLine().getErr(), waitTimeout)
-            .verify(Steps.phases(), nodes, 16);
+            .verify(nodes, 16);
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
             Map<String, Object> doc = new LinkedHashMap<>();

@@ -8,6 +8,7 @@ import dev.gpuctl.steps.Op;
 import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.Probe;
 import dev.gpuctl.steps.Step;
+import dev.gpuctl.steps.Steps;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,12 +28,22 @@ public record Plan(String cluster, String summary, List<String> cidrConflicts, L
                            List<Map<String, String>> check, List<Map<String, String>> apply,
                            List<Map<String, String>> verify) {}
 
+    /** The plan of a bootstrap: every phase and step, in order. */
+    public static Plan of(Inventory inv) {
+        return of(inv, Steps.phases());
+    }
+
+    /** The plan of a bootstrap narrowed to the steps named (none: every step; preflight always shows). */
+    public static Plan of(Inventory inv, java.util.Set<String> only) {
+        return of(inv, Steps.only(only));
+    }
+
     public static Plan of(Inventory inv, List<Phase> phases) {
         var c = inv.cluster();
         String summary = "kubernetes " + c.kubernetesVersion() + ", runtime " + c.runtime().key() + ", cni " + c.cni().key()
             + ", podCidr " + c.podCidr() + ", serviceCidr " + c.serviceCidr() + ", packages " + c.packages().key()
             + ", " + PlanSummary.count(inv.nodes().size(), "host") + " (" + inv.nodes().stream().filter(Node::gpu).count() + " with GPUs)";
-        List<String> conflicts = CidrCheck.check(CidrCheck.staticRanges(inv)).stream().map(CidrCheck.Conflict::message).toList();
+        List<String> conflicts = CidrCheck.check(inv.staticRanges()).stream().map(CidrCheck.Conflict::message).toList();
         java.nio.file.Path base = inv.file().toAbsolutePath().getParent();
         List<PhasePlan> out = new ArrayList<>();
         for (Phase phase : phases) {

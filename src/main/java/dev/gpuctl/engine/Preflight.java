@@ -1,7 +1,6 @@
 package dev.gpuctl.engine;
 
 import dev.gpuctl.hostconf.DockerInfo;
-import dev.gpuctl.hostconf.IpJson;
 import dev.gpuctl.hostconf.NetworkRange;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
@@ -9,6 +8,7 @@ import dev.gpuctl.net.Cidr;
 import dev.gpuctl.net.CidrCheck;
 import dev.gpuctl.steps.Facts;
 import dev.gpuctl.steps.HostContext;
+import dev.gpuctl.steps.PreflightStep;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -116,7 +116,7 @@ public final class Preflight {
      * made (see {@link #clusterOwn}).
      */
     static List<CidrCheck.LabeledRange> liveRanges(Inventory inv, List<Node> nodes, Facts facts) {
-        List<CidrCheck.LabeledRange> ranges = new ArrayList<>(CidrCheck.staticRanges(inv));
+        List<CidrCheck.LabeledRange> ranges = new ArrayList<>(inv.staticRanges());
         List<String> nodeIps = new ArrayList<>();
         for (Node n : inv.nodes()) {
             Optional<String> ip = HostContext.literalNodeIp(n).or(() -> facts.get(HostContext.nodeIpFact(n)));
@@ -128,22 +128,19 @@ public final class Preflight {
         Cidr pod = inv.cluster().podCidr();
         Cidr service = inv.cluster().serviceCidr();
         for (Node n : nodes) {
-            facts.get("host." + n.name() + ".ip").ifPresent(text -> {
-                int split = text.indexOf("]\n");
-                if (split < 0) return;
-                add(ranges, n, IpJson.addresses(text.substring(0, split + 1)), CidrCheck.INTERFACE_ADDRESS, pod, service, nodeIps);
-                add(ranges, n, IpJson.routes(text.substring(split + 2).strip()), CidrCheck.ROUTE, pod, service, nodeIps);
+            facts.get(PreflightStep.network(n)).ifPresent(net -> {
+                add(ranges, n, net.addresses(), CidrCheck.INTERFACE_ADDRESS, pod, service, nodeIps);
+                add(ranges, n, net.routes(), CidrCheck.ROUTE, pod, service, nodeIps);
             });
-            facts.get("host." + n.name() + ".docker").filter(s -> !s.isBlank()).ifPresent(text -> {
-                int split = text.indexOf("\n[");
-                String daemonJson = split < 0 ? "" : text.substring(0, split).strip();
-                String inspect = split < 0 ? text : text.substring(split + 1);
-                try {
-                    if (!daemonJson.isEmpty()) add(ranges, n, DockerInfo.daemonJsonRanges(daemonJson), null, pod, service, nodeIps);
-                    add(ranges, n, DockerInfo.bridgeSubnets(inspect), CidrCheck.DOCKER_BRIDGE, pod, service, nodeIps);
-                } catch (RuntimeException e) {
-                    // daemon.json problems are the runtime step's to report; the CIDR check uses what it can read
-                }
+            Optional<DockerInfo.Networks> docker;
+            try {
+                docker = facts.get(PreflightStep.docker(n));
+            } catch (RuntimeException e) {
+                docker = Optional.empty(); // daemon.json problems are the runtime step's to report
+            }
+            docker.ifPresent(d -> {
+                add(ranges, n, d.reserved(), null, pod, service, nodeIps);
+                add(ranges, n, d.bridge(), CidrCheck.DOCKER_BRIDGE, pod, service, nodeIps);
             });
         }
         return ranges;

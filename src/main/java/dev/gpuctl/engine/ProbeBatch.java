@@ -103,10 +103,4 @@ final class ProbeBatch {
         if (last < 0 || stdout.contains("\n" + delimiter + " e " + last + " ")) return -1;
         return last;
     }
-
-    /** What the script printed outside any frame (e.g. a login shell's or sudo's warning), for the log. */
-    static String outside(String text, String delimiter) {
-        int first = text.indexOf(delimiter + " b 0\n");
-        return first <= 0 ? "" : text.substring(0, first);
-    }
 }

@@ -2,14 +2,13 @@ package dev.gpuctl.engine;
 
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
-import dev.gpuctl.remote.ExecResult;
-import dev.gpuctl.remote.Held;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.steps.Facts;
 import dev.gpuctl.steps.HostContext;
 import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.Step;
+import dev.gpuctl.steps.Steps;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -20,11 +19,9 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.function.Function;
 
 /**
@@ -60,27 +57,20 @@ public final class Runner {
     }
 
     private final Inventory inv;
-    private final Function<Node, Remote> connector;
     private final PrintWriter progress;
     private final Options options;
     private final Facts facts = new Facts();
-    private final Path logDir;
-    private final Map<String, Remote> remotes = new ConcurrentHashMap<>();
-    private final Map<String, HostLog> logs = new ConcurrentHashMap<>();
+    private final HostRun run;
     private final Set<String> prepared = Collections.synchronizedSet(new HashSet<>());
-    private final Stop stop = new Stop();
     private final Map<String, String> stoppedAt = new ConcurrentHashMap<>();
     private volatile String lockHolder;
 
     public Runner(Inventory inv, Function<Node, Remote> connector, PrintWriter progress, Options options) {
         this.inv = inv;
-        this.connector = connector;
         this.progress = progress;
         this.options = options;
-        this.logDir = StateDir.newRunDir(inv.stateDir(), "");
+        this.run = new HostRun(inv, connector, facts, "", options.concurrency());
     }
-
-    public Facts facts() { return facts; }
 
     /**
      * Takes the cluster's bootstrap lock on the master (see {@link MasterLock}) once preflight has passed and
@@ -96,36 +86,41 @@ public final class Runner {
      * returns after the current phase with {@link Result#interrupted()} saying where each host stopped.
      */
     public void requestStop() {
-        stop.requested = true;
+        run.requestStop();
     }
 
     /** Cuts the running commands off too (a second SIGINT, or the grace time ran out): closes every connection. */
     public void abort() {
-        stop.requested = true;
-        remotes.values().forEach(r -> {
-            try { r.close(); } catch (RuntimeException ignored) { /* closing a dead connection */ }
-        });
+        run.abort();
     }
-
-    public boolean stopRequested() { return stop.requested; }
 
     List<Node> selected() {
         return inv.nodes().stream().filter(n -> options.hosts().isEmpty() || options.hosts().contains(n.name())).toList();
     }
 
+    /** The step ids that {@link #run(Set)} accepts, in order. */
+    public static List<String> stepIds() {
+        return Steps.ids();
+    }
+
+    /** The bootstrap's phases, reduced to the steps named (none: every step; preflight always runs). */
+    public Result run(Set<String> only) {
+        return run(Steps.only(only));
+    }
+
     public Result run(List<Phase> phases) {
         Map<String, Map<String, Outcome>> outcomes = new ConcurrentHashMap<>();
         List<StepFailure> failures = Collections.synchronizedList(new ArrayList<>());
-        ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, options.concurrency()));
+        Path logDir = run.logDir();
         MasterLock.Acquired lock = null;
         try {
             int n = 0;
             for (Phase phase : phases) {
-                if (stop.requested) break;
+                if (run.stopRequested()) break;
                 if (!phase.readOnly() && lock == null && lockHolder != null && !options.dryRun()) {
                     MasterLock.Outcome taken;
                     try {
-                        taken = MasterLock.acquire(remote(inv.master()), lockHolder, options.commandTimeout());
+                        taken = MasterLock.acquire(run.remote(inv.master()), lockHolder, options.commandTimeout());
                     } catch (RemoteException e) {
                         return new Result(true, List.of(), List.of(facts.mask(e.getMessage())), outcomes, logDir);
                     }
@@ -133,24 +128,19 @@ public final class Runner {
                         return new Result(true, List.of(), List.of(busy.message()), outcomes, logDir);
                     }
                     lock = (MasterLock.Acquired) taken;
-                    log(inv.master()).line("bootstrap lock taken on " + inv.master().name() + ": " + lockHolder);
+                    run.log(inv.master()).line("bootstrap lock taken on " + inv.master().name() + ": " + lockHolder);
                 }
                 List<Node> phaseHosts = hostsOf(phase);
                 if (phaseHosts.isEmpty()) continue;
                 progress.println("== phase " + n++ + ": " + phase.title() + " ==");
                 progress.flush();
-                List<Future<?>> running = new ArrayList<>();
-                for (Node node : phaseHosts) {
-                    running.add(pool.submit(() -> runHost(phase, node, outcomes, failures)));
-                }
-                for (Future<?> f : running) {
-                    try {
-                        f.get();
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
+                run.eachHost(phaseHosts, node -> {
+                    for (Map.Entry<Step, StepResult> done : runHost(phase, node).entrySet()) {
+                        outcomes.computeIfAbsent(node.name(), k -> new LinkedHashMap<>()).put(done.getKey().id(), done.getValue().outcome());
+                        if (done.getValue() instanceof StepResult.Failed f) failures.add(f.failure());
                     }
-                }
-                if (stop.requested) break;
+                });
+                if (run.stopRequested()) break;
                 if (phase.readOnly()) {
                     List<String> problems = new ArrayList<>(failures.stream().map(StepFailure::describe).toList());
                     if (failures.isEmpty()) problems.addAll(Preflight.crossHost(inv, selected(), facts));
@@ -159,7 +149,7 @@ public final class Runner {
                     break;
                 }
             }
-            if (stop.requested) {
+            if (run.stopRequested()) {
                 List<String> where = inv.nodes().stream().map(Node::name).filter(stoppedAt::containsKey)
                     .map(h -> h + " " + stoppedAt.get(h)).toList();
                 if (where.isEmpty()) where = List.of("between phases: every step that started had finished");
@@ -168,11 +158,7 @@ public final class Runner {
             return new Result(false, List.copyOf(failures), List.of(), outcomes, logDir);
         } finally {
             if (lock != null) lock.held().close();
-            pool.shutdownNow();
-            remotes.values().forEach(r -> {
-                try { r.close(); } catch (RuntimeException ignored) { /* closing a dead connection */ }
-            });
-            logs.values().forEach(HostLog::close);
+            run.close();
         }
     }
 
@@ -182,109 +168,123 @@ public final class Runner {
             .toList();
     }
 
-    private HostLog log(Node node) {
-        return logs.computeIfAbsent(node.name(), h -> new HostLog(logDir, h, facts));
+    private StepRunner stepRunner(Node node, HostLog log) {
+        return new StepRunner(run.remote(node), log, facts, options.commandTimeout(), options.maxWait());
     }
 
-    private Remote remote(Node node) {
-        stop.check(node.name(), "connect");
-        return new Stoppable(remotes.computeIfAbsent(node.name(), h -> connector.apply(node)), stop);
-    }
-
-    private void runHost(Phase phase, Node node, Map<String, Map<String, Outcome>> outcomes, List<StepFailure> failures) {
+    /**
+     * One host's steps of one phase, in order, each to its result; the host stops at its first failed or
+     * interrupted step. Every step's check is asked in one round trip first, and an answer is used while nothing on
+     * this host has changed since.
+     */
+    private Map<Step, StepResult> runHost(Phase phase, Node node) {
         HostContext ctx = new HostContext(inv, node);
-        HostLog log = log(node);
+        HostLog log = run.log(node);
         List<Step> steps = phase.steps().stream().filter(s -> s.runsOn(ctx)).toList();
-        Map<Step, List<String>> asked = new HashMap<>();
+        Map<Step, StepResult> results = new LinkedHashMap<>();
         long phaseStart = System.nanoTime();
-        if (!phase.readOnly() && steps.size() > 1 && !stop.requested) {
-            // every step's check in one round trip; an answer is used while nothing on this host has changed since
-            try {
-                StepRunner sr = new StepRunner(remote(node), log, facts, options.commandTimeout(), options.maxWait());
-                log.stepsAsked(steps.stream().map(Step::id).toList(), "check");
-                List<List<String>> problems = sr.probeGroups(steps.stream().map(s -> s.check(ctx)).toList());
-                for (int i = 0; i < steps.size(); i++) asked.put(steps.get(i), problems.get(i));
-            } catch (StepRunner.GroupFailed e) {
-                if (!stop.requested) {
-                    Step step = steps.get(e.group);
-                    failures.add(new StepFailure(node.name(), step.id(), unreachableWhat(e.cause), "", -1,
-                        facts.mask(e.cause.getMessage()), log.file().toString()));
-                    outcomes.computeIfAbsent(node.name(), k -> new LinkedHashMap<>()).put(step.id(), Outcome.FAILED);
-                    say(node, step, label(Outcome.FAILED) + " (" + seconds(System.nanoTime() - phaseStart) + ")");
-                    return;
-                }
-                asked.clear(); // stopping: the loop below says where
-            } catch (RemoteException e) {
-                asked.clear(); // stopped before connecting: the loop below says where
+        Map<Step, List<String>> asked = new HashMap<>();
+        if (!phase.readOnly() && steps.size() > 1 && !run.stopRequested()) {
+            Optional<Map.Entry<Step, StepResult>> failed = askChecks(ctx, steps, log, asked);
+            if (failed.isPresent()) {
+                results.put(failed.get().getKey(), failed.get().getValue());
+                say(node, failed.get().getKey(), failed.get().getValue(), phaseStart);
+                return results;
             }
         }
         boolean hostUnchanged = true;
         for (Step step : steps) {
-            if (stop.requested) {
+            if (run.stopRequested()) {
                 stoppedAt.putIfAbsent(node.name(), "before step " + step.id() + " (not started)");
-                return;
+                return results;
             }
             long t0 = step == steps.get(0) ? phaseStart : System.nanoTime(); // the first step's time includes the batch
-            Outcome outcome;
-            try {
-                StepRunner sr = new StepRunner(remote(node), log, facts, options.commandTimeout(), options.maxWait());
-                List<String> problems;
-                if (hostUnchanged && asked.containsKey(step)) {
-                    if (step != steps.get(0)) log.line("-- step " + step.id() + ": check (answered in the batch above)");
-                    problems = asked.get(step);
-                } else {
-                    log.line("-- step " + step.id() + ": check");
-                    problems = sr.probe(step.check(ctx), false);
-                }
-                if (phase.readOnly()) {
-                    if (!problems.isEmpty()) throw new VerifyFailed(step.id(), problems);
-                    outcome = Outcome.OK;
-                } else if (problems.isEmpty()) {
-                    outcome = Outcome.OK;
-                } else if (options.dryRun()) {
-                    problems.forEach(p -> say(node, step, "would change: " + p));
-                    outcome = Outcome.WOULD_CHANGE;
-                } else {
-                    prepare(step);
-                    log.line("-- step " + step.id() + ": apply (" + String.join("; ", problems) + ")");
-                    boolean changed = sr.apply(step.apply(ctx));
-                    log.line("-- step " + step.id() + ": verify");
-                    List<String> still = sr.probe(step.verify(ctx), true);
-                    if (!still.isEmpty()) throw new VerifyFailed(step.id(), still);
-                    outcome = changed ? Outcome.CHANGED : Outcome.OK;
-                }
-            } catch (StepRunner.OpFailed e) {
-                failures.add(new StepFailure(node.name(), step.id(), e.what, facts.mask(e.command), e.result.exit(),
-                    facts.mask(e.result.tail(8)), log.file().toString()));
-                outcome = Outcome.FAILED;
-            } catch (VerifyFailed e) {
-                failures.add(new StepFailure(node.name(), step.id(), phase.readOnly() ? "preflight check" : "verify after apply",
-                    "", -1, facts.mask(String.join("\n", e.problems)), log.file().toString()));
-                outcome = Outcome.FAILED;
-            } catch (RemoteException e) {
-                if (stop.requested) {
-                    // the stop cut this step short: not a failure of the host, a place to resume from
-                    String cut = e.kind() == RemoteException.Kind.INTERRUPTED ? "before its next command" : "while running: " + e.getMessage();
-                    log.line("step " + step.id() + " interrupted " + cut);
-                    stoppedAt.put(node.name(), "in step " + step.id() + ", " + facts.mask(cut));
-                    outcomes.computeIfAbsent(node.name(), k -> new LinkedHashMap<>()).put(step.id(), Outcome.INTERRUPTED);
-                    say(node, step, label(Outcome.INTERRUPTED) + " (" + seconds(System.nanoTime() - t0) + ")");
-                    return;
-                }
-                failures.add(new StepFailure(node.name(), step.id(), unreachableWhat(e), "", -1, facts.mask(e.getMessage()), log.file().toString()));
-                outcome = Outcome.FAILED;
-            } catch (RuntimeException e) {
-                // e.g. a file on the host that gpuctl refuses to edit (daemon.json that is not JSON): stop this host, say why
-                log.line("step " + step.id() + " stopped: " + e);
-                failures.add(new StepFailure(node.name(), step.id(), "stopped", "", -1,
-                    facts.mask(String.valueOf(e.getMessage())), log.file().toString()));
-                outcome = Outcome.FAILED;
-            }
-            outcomes.computeIfAbsent(node.name(), k -> new LinkedHashMap<>()).put(step.id(), outcome);
-            say(node, step, label(outcome) + " (" + seconds(System.nanoTime() - t0) + ")");
-            if (outcome == Outcome.FAILED) return;
-            if (outcome != Outcome.OK && outcome != Outcome.WOULD_CHANGE) hostUnchanged = false;
+            List<String> known = hostUnchanged ? asked.get(step) : null;
+            if (known != null && step != steps.get(0)) log.line("-- step " + step.id() + ": check (answered in the batch above)");
+            StepResult result = runStep(phase, ctx, step, log, known);
+            results.put(step, result);
+            say(node, step, result, t0);
+            if (result instanceof StepResult.Failed || result instanceof StepResult.Interrupted) return results;
+            if (result instanceof StepResult.Changed) hostUnchanged = false;
         }
+        return results;
+    }
+
+    /**
+     * Every step's check in one batch; fills {@code asked} with each step's problems. When the host stops answering,
+     * the answer is the failure of the step whose probe was running (none when the run is stopping: the steps' loop
+     * says where).
+     */
+    private Optional<Map.Entry<Step, StepResult>> askChecks(HostContext ctx, List<Step> steps, HostLog log, Map<Step, List<String>> asked) {
+        Node node = ctx.node();
+        try {
+            StepRunner sr = stepRunner(node, log);
+            log.stepsAsked(steps.stream().map(Step::id).toList(), "check");
+            List<List<String>> problems = sr.probeGroups(steps.stream().map(s -> s.check(ctx)).toList());
+            for (int i = 0; i < steps.size(); i++) asked.put(steps.get(i), problems.get(i));
+            return Optional.empty();
+        } catch (StepRunner.GroupFailed e) {
+            asked.clear();
+            if (run.stopRequested()) return Optional.empty();
+            Step step = steps.get(e.group);
+            return Optional.of(Map.entry(step, new StepResult.Failed(new StepFailure(node.name(), step.id(), unreachableWhat(e.cause), "", -1,
+                facts.mask(e.cause.getMessage()), log.file().toString()))));
+        } catch (RemoteException e) {
+            asked.clear(); // stopped before connecting: the steps' loop says where
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * One step on one host: check (or the batch's answer, {@code known}); if not right, apply (or, in dry-run, say
+     * what would change); then verify. Whatever a command or the host does, the answer is a value.
+     */
+    private StepResult runStep(Phase phase, HostContext ctx, Step step, HostLog log, List<String> known) {
+        Node node = ctx.node();
+        String failedWhat = phase.readOnly() ? "preflight check" : "verify after apply";
+        try {
+            StepRunner sr = stepRunner(node, log);
+            List<String> problems = known;
+            if (problems == null) {
+                log.line("-- step " + step.id() + ": check");
+                problems = sr.probe(step.check(ctx), false);
+            }
+            if (phase.readOnly()) {
+                return problems.isEmpty() ? new StepResult.Ok() : failed(node, step, failedWhat, problems, log);
+            }
+            if (problems.isEmpty()) return new StepResult.Ok();
+            if (options.dryRun()) return new StepResult.WouldChange(problems);
+            prepare(step);
+            log.line("-- step " + step.id() + ": apply (" + String.join("; ", problems) + ")");
+            boolean changed = sr.apply(step.apply(ctx));
+            log.line("-- step " + step.id() + ": verify");
+            List<String> still = sr.probe(step.verify(ctx), true);
+            if (!still.isEmpty()) return failed(node, step, failedWhat, still, log);
+            return changed ? new StepResult.Changed() : new StepResult.Ok();
+        } catch (StepRunner.OpFailed e) {
+            return new StepResult.Failed(new StepFailure(node.name(), step.id(), e.what, facts.mask(e.command), e.result.exit(),
+                facts.mask(e.result.tail(8)), log.file().toString()));
+        } catch (RemoteException e) {
+            if (run.stopRequested()) {
+                // the stop cut this step short: not a failure of the host, a place to resume from
+                String cut = e.kind() == RemoteException.Kind.INTERRUPTED ? "before its next command" : "while running: " + e.getMessage();
+                log.line("step " + step.id() + " interrupted " + cut);
+                stoppedAt.put(node.name(), "in step " + step.id() + ", " + facts.mask(cut));
+                return new StepResult.Interrupted();
+            }
+            return new StepResult.Failed(new StepFailure(node.name(), step.id(), unreachableWhat(e), "", -1, facts.mask(e.getMessage()),
+                log.file().toString()));
+        } catch (RuntimeException e) {
+            // e.g. a file on the host that gpuctl refuses to edit (daemon.json that is not JSON): stop this host, say why
+            log.line("step " + step.id() + " stopped: " + e);
+            return new StepResult.Failed(new StepFailure(node.name(), step.id(), "stopped", "", -1,
+                facts.mask(String.valueOf(e.getMessage())), log.file().toString()));
+        }
+    }
+
+    private StepResult failed(Node node, Step step, String what, List<String> problems, HostLog log) {
+        return new StepResult.Failed(new StepFailure(node.name(), step.id(), what, "", -1,
+            facts.mask(String.join("\n", problems)), log.file().toString()));
     }
 
     private static String unreachableWhat(RemoteException e) {
@@ -302,14 +302,18 @@ public final class Runner {
         if (ops.isEmpty()) return;
         synchronized (prepared) {
             if (prepared.contains(step.id())) return;
-            new StepRunner(remote(master), log(master), facts, options.commandTimeout(), options.maxWait()).apply(ops);
+            stepRunner(master, run.log(master)).apply(ops);
             prepared.add(step.id());
         }
     }
 
-    private void say(Node node, Step step, String text) {
+    /** The step's progress line: "would change: ..." for each problem in a dry run, then its outcome and time. */
+    private void say(Node node, Step step, StepResult result, long t0) {
         synchronized (progress) {
-            progress.printf("%-12s %-10s %s%n", node.name(), step.id(), text);
+            if (result instanceof StepResult.WouldChange w) {
+                w.problems().forEach(p -> progress.printf("%-12s %-10s %s%n", node.name(), step.id(), "would change: " + p));
+            }
+            progress.printf("%-12s %-10s %s%n", node.name(), step.id(), label(result.outcome()) + " (" + seconds(System.nanoTime() - t0) + ")");
             progress.flush();
         }
     }
@@ -325,48 +329,4 @@ public final class Runner {
     }
 
     static String seconds(long nanos) { return String.format("%.1fs", nanos / 1e9); }
-
-    /** The stop request, shared by every host's connection. */
-    static final class Stop {
-        volatile boolean requested;
-
-        void check(String host, String what) {
-            if (requested) throw new RemoteException(RemoteException.Kind.INTERRUPTED, host, host + ": stopped before " + what + " (interrupted)");
-        }
-    }
-
-    /** A host's connection that starts nothing once a stop was requested; commands already running finish. */
-    record Stoppable(Remote inner, Stop stop) implements Remote {
-        @Override public String name() { return inner.name(); }
-
-        @Override public ExecResult exec(String command, Duration timeout) {
-            stop.check(inner.name(), RemoteException.shown(command));
-            return inner.exec(command, timeout);
-        }
-
-        @Override public Held hold(String command, Duration timeout) {
-            stop.check(inner.name(), RemoteException.shown(command));
-            return inner.hold(command, timeout);
-        }
-
-        @Override public void upload(byte[] content, String path, String mode, String owner) {
-            stop.check(inner.name(), "writing " + path);
-            inner.upload(content, path, mode, owner);
-        }
-
-        @Override public byte[] download(String path) {
-            stop.check(inner.name(), "reading " + path);
-            return inner.download(path);
-        }
-
-        @Override public void close() { inner.close(); }
-    }
-
-    private static final class VerifyFailed extends RuntimeException {
-        final List<String> problems;
-        VerifyFailed(String step, List<String> problems) {
-            super(step);
-            this.problems = problems;
-        }
-    }
 }

@@ -2,6 +2,7 @@ package dev.gpuctl.engine;
 
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
+import dev.gpuctl.inventory.Role;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.steps.Facts;
@@ -9,18 +10,23 @@ import dev.gpuctl.steps.HostContext;
 import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.Probe;
 import dev.gpuctl.steps.Step;
+import dev.gpuctl.steps.Steps;
 import dev.gpuctl.steps.PreflightStep;
 import java.io.PrintWriter;
 import java.io.Writer;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -66,17 +72,18 @@ public final class Verifier {
         this.maxWait = maxWait;
     }
 
+    /** Every step's proof, on these hosts. */
+    public Report verify(List<Node> nodes, int concurrency) {
+        return verify(Steps.phases(), nodes, concurrency);
+    }
+
     public Report verify(List<Phase> phases, List<Node> nodes, int concurrency) {
         waitUntil = System.nanoTime() + maxWait.toNanos();
         definiteOn.clear();
         Facts facts = new Facts();
-        Map<String, Remote> remotes = new ConcurrentHashMap<>();
         Map<String, String> unreachable = new ConcurrentHashMap<>();
         Map<String, List<Check>> checks = new ConcurrentHashMap<>();
-        Path logDir = StateDir.newRunDir(inv.stateDir(), "verify");
-        Map<String, HostLog> logs = new ConcurrentHashMap<>();
-        ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, concurrency));
-        try {
+        try (HostRun run = new HostRun(inv, connector, facts, "verify", concurrency)) {
             // preflight first, on every host: it teaches the facts (each node's GPU count, say) that the cluster
             // checks compare against. Then every other phase's probes at once, one batch per host: verify changes
             // nothing, so the order that applying needs (the control plane before the joins) does not hold it up.
@@ -88,34 +95,18 @@ public final class Verifier {
             ExecutorService maker = Executors.newSingleThreadExecutor();
             try {
                 List<Node> masterFirst = new ArrayList<>(nodes);
-                masterFirst.sort(java.util.Comparator.comparing(n -> n.role() != dev.gpuctl.inventory.Role.MASTER));
+                masterFirst.sort(Comparator.comparing(n -> n.role() != Role.MASTER));
                 for (Node node : masterFirst) later.put(node.name(), maker.submit(() -> probes(rest, node)));
             } finally {
                 maker.shutdown();
             }
             for (List<Phase> group : List.of(first, rest)) {
-                List<Future<?>> running = new ArrayList<>();
-                for (Node node : nodes) {
-                    if (unreachable.containsKey(node.name())) continue;
-                    running.add(pool.submit(() -> {
-                        Asked asked = group == rest ? later.get(node.name()).get() : probes(group, node);
-                        verifyHost(asked, node, facts, remotes, unreachable, checks, logs, logDir);
-                        return null;
-                    }));
-                }
-                for (Future<?> f : running) {
-                    try {
-                        f.get();
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                }
+                run.eachHost(nodes.stream().filter(n -> !unreachable.containsKey(n.name())).toList(), node -> {
+                    Asked asked = group == rest ? made(later.get(node.name())) : probes(group, node);
+                    verifyHost(asked, node, run, unreachable, checks);
+                });
                 if (group == first) crossHostChecks(nodes, facts, unreachable, checks);
             }
-        } finally {
-            pool.shutdownNow();
-            remotes.values().forEach(Remote::close);
-            logs.values().forEach(HostLog::close);
         }
         List<HostReport> hosts = new ArrayList<>();
         for (Node n : nodes) {
@@ -123,6 +114,19 @@ public final class Verifier {
                 unreachable.getOrDefault(n.name(), ""), checks.getOrDefault(n.name(), List.of())));
         }
         return new Report(hosts);
+    }
+
+    /** The probes made beside preflight's questions (see {@link #verify}). */
+    private static Asked made(Future<Asked> later) {
+        try {
+            return later.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) throw r;
+            throw new IllegalStateException(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while making the probes", e);
+        }
     }
 
     /** Steps of one host asked in one batch: the steps, their probes in order, and each probe's step. */
@@ -160,13 +164,12 @@ public final class Verifier {
      * step order. A step's probes stay together and in order, so a probe that waits holds up only the ones
      * after it in its part.
      */
-    private void verifyHost(Asked asked, Node node, Facts facts, Map<String, Remote> remotes,
-                            Map<String, String> unreachable, Map<String, List<Check>> checks,
-                            Map<String, HostLog> logs, Path logDir) {
+    private void verifyHost(Asked asked, Node node, HostRun run, Map<String, String> unreachable, Map<String, List<Check>> checks) {
         if (asked.parts().isEmpty()) return;
+        Facts facts = run.facts();
         try {
-            Remote remote = remotes.computeIfAbsent(node.name(), n -> connector.apply(node));
-            HostLog log = logs.computeIfAbsent(node.name(), n -> new HostLog(logDir, n, facts));
+            Remote remote = run.remote(node);
+            HostLog log = run.log(node);
             // the parts after the first start first, each on a thread of its own; the first runs on this thread
             List<CompletableFuture<List<Optional<String>>>> others = new ArrayList<>();
             for (Part part : asked.parts().subList(1, asked.parts().size())) {
@@ -186,7 +189,7 @@ public final class Verifier {
                     throw e;
                 }
             }
-            List<Check> hostChecks = checks.computeIfAbsent(node.name(), n -> new java.util.concurrent.CopyOnWriteArrayList<>());
+            List<Check> hostChecks = checks.computeIfAbsent(node.name(), n -> new CopyOnWriteArrayList<>());
             for (int k = 0; k < asked.parts().size(); k++) {
                 Part part = asked.parts().get(k);
                 for (int i = 0; i < part.probes().size(); i++) {
@@ -216,12 +219,12 @@ public final class Verifier {
     public static final Duration MAX_WAIT = Duration.ofMinutes(2);
     private volatile long waitUntil;
     /** Hosts where a check failed for good in this run: waiting for what is still starting there tells nothing more. */
-    private final java.util.Set<String> definiteOn = ConcurrentHashMap.newKeySet();
+    private final Set<String> definiteOn = ConcurrentHashMap.newKeySet();
 
     /** A verify part's patience: each probe's own wait, capped by the run's; progress lines; definite failures noted. */
     private final class Patient implements StepRunner.Patience {
         private final String host;
-        private final Map<Probe, Step> owner = new java.util.IdentityHashMap<>();
+        private final Map<Probe, Step> owner = new IdentityHashMap<>();
 
         Patient(String host, Part part, HostLog log) {
             this.host = host;
@@ -230,7 +233,7 @@ public final class Verifier {
 
         private boolean cluster(Probe p) {
             Step s = owner.get(p);
-            return s != null && CLUSTER_STEPS.contains(s.id());
+            return s != null && s.readsCluster();
         }
 
         @Override public Long deadline(Probe p) {
@@ -297,26 +300,25 @@ public final class Verifier {
                 List<String> mine = problems.stream().filter(p -> p.kind() == kind)
                     .filter(p -> p.hosts().contains(n.name()) || (p.hosts().isEmpty() && n.name().equals(fallback)))
                     .map(p -> facts.mask(p.message())).toList();
-                checks.computeIfAbsent(n.name(), h -> new java.util.concurrent.CopyOnWriteArrayList<>())
+                checks.computeIfAbsent(n.name(), h -> new CopyOnWriteArrayList<>())
                     .add(new Check("preflight", kind.what, mine.isEmpty(), String.join("\n", mine),
-                        mine.isEmpty() ? "" : fix("preflight", n.name(), inv.file().toString())));
+                        mine.isEmpty() ? "" : PREFLIGHT_FIX));
             }
         }
     }
 
-    /** Cluster checks depend on the hosts (a stopped kubelet, a lost default runtime): their fix is the whole ordered run. */
-    static final java.util.Set<String> CLUSTER_STEPS = java.util.Set.of("init", "cni", "gpu");
-
-    /** The command that makes a failed check right. */
-    static String fix(String step, String host, String inventory) {
-        if (step.equals("preflight")) return "see the problem; preflight checks are not changed by gpuctl";
-        if (step.equals(dev.gpuctl.steps.GpuHealthStep.ID)) return "the fix named in the problem (gpuctl does not change a GPU's health)";
-        if (CLUSTER_STEPS.contains(step)) return "gpuctl bootstrap " + inventory;
-        return "gpuctl bootstrap --only " + step + " --hosts " + host + " " + inventory;
+    /** The command that makes a failed check right: a cluster check's fix is the whole ordered run ({@link Step#readsCluster}). */
+    static String fix(Step step, String host, String inventory) {
+        if (step instanceof PreflightStep) return PREFLIGHT_FIX;
+        if (step instanceof dev.gpuctl.steps.GpuHealthStep) return "the fix named in the problem (gpuctl does not change a GPU's health)";
+        if (step.readsCluster()) return "gpuctl bootstrap " + inventory;
+        return "gpuctl bootstrap --only " + step.id() + " --hosts " + host + " " + inventory;
     }
 
+    private static final String PREFLIGHT_FIX = "see the problem; preflight checks are not changed by gpuctl";
+
     private Check check(Probe p, Optional<String> problem, Facts facts, Step step, Node node) {
-        String fix = fix(step.id(), node.name(), inv.file().toString());
+        String fix = fix(step, node.name(), inv.file().toString());
         return new Check(step.id(), p.what(), problem.isEmpty(), facts.mask(problem.orElse("")), problem.isEmpty() ? "" : fix);
     }
 }

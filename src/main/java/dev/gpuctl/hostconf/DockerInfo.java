@@ -58,7 +58,36 @@ public final class DockerInfo {
      * IPv4 and IPv6, as kind "docker bridge".
      */
     public static List<NetworkRange> bridgeSubnets(String networkInspectJson) {
-        JsonNode root = JsonText.parse(networkInspectJson.strip(), "docker network inspect output", null);
+        return bridgeSubnets(JsonText.parse(networkInspectJson.strip(), "docker network inspect output", null));
+    }
+
+    /**
+     * What preflight's docker probe tells, read once: {@code daemon.json} (an object, absent when there is no file)
+     * then {@code docker network inspect bridge} (a list); nothing at all when docker does not run.
+     *
+     * @param reserved the ranges daemon.json reserves ({@link #daemonJsonRanges})
+     * @param bridge   the bridge network's subnets ({@link #bridgeSubnets})
+     */
+    public record Networks(List<NetworkRange> reserved, List<NetworkRange> bridge) {
+        public Networks {
+            reserved = List.copyOf(reserved);
+            bridge = List.copyOf(bridge);
+        }
+
+        /** @throws HostConfException when daemon.json or the inspect output is not JSON */
+        public static Networks parse(String daemonJsonThenInspect) {
+            List<NetworkRange> reserved = new ArrayList<>();
+            List<NetworkRange> bridge = new ArrayList<>();
+            String text = daemonJsonThenInspect == null ? "" : daemonJsonThenInspect;
+            for (JsonNode v : JsonText.parseValues(text, "daemon.json and docker network inspect output")) {
+                if (v.isObject()) reserved.addAll(daemonJsonRanges(v));
+                else bridge.addAll(bridgeSubnets(v));
+            }
+            return new Networks(reserved, bridge);
+        }
+    }
+
+    private static List<NetworkRange> bridgeSubnets(JsonNode root) {
         List<NetworkRange> found = new ArrayList<>();
         for (JsonNode net : root.isArray() ? root : List.of(root)) {
             String name = net.path("Name").asText("bridge");
@@ -79,7 +108,10 @@ public final class DockerInfo {
      */
     public static List<NetworkRange> daemonJsonRanges(String daemonJson) {
         if (daemonJson == null || daemonJson.isBlank()) return List.of();
-        JsonNode root = JsonText.parse(daemonJson, "daemon.json", "fix or move it, gpuctl does not replace it");
+        return daemonJsonRanges(JsonText.parse(daemonJson, "daemon.json", "fix or move it, gpuctl does not replace it"));
+    }
+
+    private static List<NetworkRange> daemonJsonRanges(JsonNode root) {
         List<NetworkRange> found = new ArrayList<>();
         for (String key : List.of("bip", "fixed-cidr", "fixed-cidr-v6")) {
             String v = root.path(key).asText("");

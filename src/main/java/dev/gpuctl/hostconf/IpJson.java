@@ -44,8 +44,12 @@ public final class IpJson {
      * @throws HostConfException when the text is not a JSON list
      */
     public static List<NetworkRange> addresses(String ipJsonAddr) {
+        return addresses(list(ipJsonAddr, "ip -j addr"));
+    }
+
+    private static List<NetworkRange> addresses(JsonNode links) {
         List<NetworkRange> found = new ArrayList<>();
-        for (JsonNode link : list(ipJsonAddr, "ip -j addr")) {
+        for (JsonNode link : links) {
             String ifname = link.path("ifname").asText("");
             if (ifname.equals("lo")) continue;
             for (JsonNode a : link.path("addr_info")) {
@@ -71,8 +75,33 @@ public final class IpJson {
      * @throws HostConfException when the text is not a JSON list
      */
     public static List<NetworkRange> routes(String ipJsonRoute) {
+        return routes(list(ipJsonRoute, "ip -j route"));
+    }
+
+    /**
+     * What {@code ip -j addr; echo; ip -j route} tells of a host, read once: its interface addresses and its routes.
+     * A list the answer lacks (its command failed) is empty.
+     */
+    public record HostNetwork(List<NetworkRange> addresses, List<NetworkRange> routes) {
+        public HostNetwork {
+            addresses = List.copyOf(addresses);
+            routes = List.copyOf(routes);
+        }
+
+        /** @throws HostConfException when a list is not JSON or not a list */
+        public static HostNetwork parse(String addrThenRoute) {
+            List<JsonNode> lists = JsonText.parseValues(addrThenRoute == null ? "" : addrThenRoute, "ip -j addr; ip -j route output");
+            for (JsonNode l : lists) {
+                if (!l.isArray()) throw new HostConfException("ip -j printed " + JsonText.typeName(l) + ", expected a list");
+            }
+            return new HostNetwork(lists.isEmpty() ? List.of() : IpJson.addresses(lists.get(0)),
+                lists.size() < 2 ? List.of() : IpJson.routes(lists.get(1)));
+        }
+    }
+
+    private static List<NetworkRange> routes(JsonNode routeList) {
         List<NetworkRange> found = new ArrayList<>();
-        for (JsonNode r : list(ipJsonRoute, "ip -j route")) {
+        for (JsonNode r : routeList) {
             String dst = r.path("dst").asText("");
             String type = r.path("type").asText("unicast");
             if (dst.isEmpty() || dst.equals("default") || IGNORED_ROUTE_TYPES.contains(type)) continue;

@@ -77,6 +77,23 @@ final class JsonText {
         return values;
     }
 
+    /**
+     * Parses consecutive JSON values as they are ({@code [..] [..]}: two lists; {@link #parseStream} would give the
+     * first list's items), for a probe whose command prints one value after another.
+     */
+    static List<JsonNode> parseValues(String text, String what) {
+        List<JsonNode> values = new ArrayList<>();
+        try (com.fasterxml.jackson.core.JsonParser p = MAPPER.createParser(text)) {
+            var reader = MAPPER.reader().without(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+            while (p.nextToken() != null) values.add(reader.readTree(p));
+        } catch (JsonProcessingException e) {
+            throw syntaxError(e, what, null);
+        } catch (IOException e) {
+            throw new HostConfException(what + " could not be read as JSON: " + e.getMessage(), e);
+        }
+        return values;
+    }
+
     /** Two-space indented JSON ("key": value), "\n" line ends, a final newline. */
     static String pretty(JsonNode node) {
         try {

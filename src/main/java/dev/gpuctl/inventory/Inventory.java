@@ -1,6 +1,10 @@
 package dev.gpuctl.inventory;
 
+import dev.gpuctl.net.Cidr;
+import dev.gpuctl.net.CidrCheck;
+import dev.gpuctl.net.CidrCheck.LabeledRange;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -26,5 +30,29 @@ public record Inventory(Path file, Cluster cluster, List<Node> nodes, Optional<N
     public Path stateDir() {
         Path dir = file.toAbsolutePath().getParent();
         return dir.resolve(".gpuctl");
+    }
+
+    /** The laptop's copy of the cluster's admin.conf: .gpuctl/CLUSTER/admin.conf beside the inventory. */
+    public Path localKubeconfig() {
+        return stateDir().resolve(cluster.name()).resolve("admin.conf");
+    }
+
+    /**
+     * What the inventory alone tells: podCidr, serviceCidr, each node address given as an IP literal
+     * (a /32 or /128; host names are resolved only at preflight), each site network.
+     */
+    public List<LabeledRange> staticRanges() {
+        List<LabeledRange> ranges = new ArrayList<>();
+        ranges.add(new LabeledRange(CidrCheck.POD_CIDR, cluster.podCidr(), "cluster.podCidr"));
+        ranges.add(new LabeledRange(CidrCheck.SERVICE_CIDR, cluster.serviceCidr(), "cluster.serviceCidr"));
+        for (Node node : nodes) {
+            Cidr.parseAddress(node.address()).ifPresent(bytes -> ranges.add(
+                new LabeledRange(CidrCheck.NODE_ADDRESS, new Cidr(bytes, bytes.length * 8), "node " + node.name() + " address", node.name())));
+        }
+        List<Cidr> sites = cluster.siteNetworks();
+        for (int i = 0; i < sites.size(); i++) {
+            ranges.add(new LabeledRange(CidrCheck.SITE_NETWORK, sites.get(i), "cluster.siteNetworks[" + i + "]"));
+        }
+        return ranges;
     }
 }

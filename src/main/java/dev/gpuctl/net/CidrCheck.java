@@ -1,14 +1,12 @@
 package dev.gpuctl.net;
 
-import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.inventory.Node;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
 /**
  * The CIDR overlap check: pure, no I/O. The same rule serves the offline check of the inventory
- * ({@link #staticRanges}) and preflight's live check, which adds what it reads on each host.
+ * (the inventory's {@code staticRanges()}) and preflight's live check, which adds what it reads on each host.
  *
  * <p>The rule ({@link #mustNotOverlap}): the cluster's own ranges, {@value #POD_CIDR} and
  * {@value #SERVICE_CIDR}, must not overlap any other range, nor each other. Every other pair is
@@ -80,24 +78,5 @@ public final class CidrCheck {
             }
         }
         return conflicts;
-    }
-
-    /**
-     * What the inventory alone tells: podCidr, serviceCidr, each node address given as an IP literal
-     * (a /32 or /128; host names are resolved only at preflight), each site network.
-     */
-    public static List<LabeledRange> staticRanges(Inventory inventory) {
-        List<LabeledRange> ranges = new ArrayList<>();
-        ranges.add(new LabeledRange(POD_CIDR, inventory.cluster().podCidr(), "cluster.podCidr"));
-        ranges.add(new LabeledRange(SERVICE_CIDR, inventory.cluster().serviceCidr(), "cluster.serviceCidr"));
-        for (Node node : inventory.nodes()) {
-            Cidr.parseAddress(node.address()).ifPresent(bytes -> ranges.add(
-                new LabeledRange(NODE_ADDRESS, new Cidr(bytes, bytes.length * 8), "node " + node.name() + " address", node.name())));
-        }
-        List<Cidr> sites = inventory.cluster().siteNetworks();
-        for (int i = 0; i < sites.size(); i++) {
-            ranges.add(new LabeledRange(SITE_NETWORK, sites.get(i), "cluster.siteNetworks[" + i + "]"));
-        }
-        return ranges;
     }
 }

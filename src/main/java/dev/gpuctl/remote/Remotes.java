@@ -14,7 +14,7 @@ public final class Remotes {
      */
     public static void checkIdentityFiles(java.util.Collection<Node> nodes, SshOptions opts) {
         for (Node n : nodes) {
-            if (!n.isLocal()) SshRemote.loadKeys(n.name(), n.ssh().identityFile(), opts.passphrase());
+            if (!n.isLocal()) opts.keys().load(n.name(), n.ssh().identityFile(), opts.passphrase());
         }
     }
 

@@ -14,14 +14,20 @@ import net.schmizz.sshj.userauth.password.Resource;
  * @param acceptNewHostKeys  add unknown host keys to known_hosts (OpenSSH's accept-new); changed keys are always refused
  * @param passphrase         asks for an identity file's passphrase; null: never ask (an encrypted key then fails
  *                           with AUTH_FAILED)
+ * @param keys               the run's decrypted identities (a new, empty store with the four-argument constructor)
  */
 public record SshOptions(Duration connectTimeout, Duration keepAlive, boolean acceptNewHostKeys,
-                         PasswordFinder passphrase) {
+                         PasswordFinder passphrase, SshKeys keys) {
     public SshOptions {
+        Objects.requireNonNull(keys, "keys");
         Objects.requireNonNull(connectTimeout, "connectTimeout");
         Objects.requireNonNull(keepAlive, "keepAlive");
         if (connectTimeout.isNegative() || connectTimeout.isZero()) throw new IllegalArgumentException("connectTimeout must be > 0");
         if (keepAlive.isNegative() || keepAlive.toSeconds() < 1) throw new IllegalArgumentException("keepAlive must be >= 1s");
+    }
+
+    public SshOptions(Duration connectTimeout, Duration keepAlive, boolean acceptNewHostKeys, PasswordFinder passphrase) {
+        this(connectTimeout, keepAlive, acceptNewHostKeys, passphrase, new SshKeys());
     }
 
     /** 10 s connect timeout, 15 s keepalive, passphrases asked on the terminal when there is one. */

@@ -16,8 +16,6 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.HexFormat;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import net.schmizz.keepalive.KeepAliveProvider;
 import net.schmizz.sshj.DefaultConfig;
@@ -31,8 +29,6 @@ import net.schmizz.sshj.sftp.SFTPClient;
 import net.schmizz.sshj.transport.TransportException;
 import net.schmizz.sshj.userauth.UserAuthException;
 import net.schmizz.sshj.userauth.keyprovider.KeyProvider;
-import net.schmizz.sshj.userauth.password.PasswordFinder;
-import net.schmizz.sshj.userauth.password.Resource;
 
 /**
  * A host over SSH (sshj): one connection for the whole run, one session channel per command.
@@ -40,23 +36,23 @@ import net.schmizz.sshj.userauth.password.Resource;
  * (its key checked against the same known_hosts) and the host is reached through a direct-tcpip channel.
  */
 public final class SshRemote implements Remote {
-    /** Decrypted identities by file, so that a passphrase is asked once per run, not once per host. */
-    private static final Map<Path, KeyPair> KEYS = new ConcurrentHashMap<>();
     private static final SecureRandom RANDOM = new SecureRandom();
 
     /**
-     * One sshj configuration for every connection of a run: building one tries every cipher it lists, and its
-     * factories make fresh objects per connection (its random source is synchronised).
+     * One sshj configuration for every connection: building one tries every cipher it lists, and its factories make
+     * fresh objects per connection (its random source is synchronised). Made on first use, never changed after.
      */
-    private static DefaultConfig config;
+    private static final class Config {
+        static final DefaultConfig INSTANCE = make();
 
-    private static synchronized DefaultConfig config() {
-        if (config == null) {
-            config = new DefaultConfig();
-            config.setKeepAliveProvider(KeepAliveProvider.KEEP_ALIVE);
+        private static DefaultConfig make() {
+            DefaultConfig c = new DefaultConfig();
+            c.setKeepAliveProvider(KeepAliveProvider.KEEP_ALIVE);
+            return c;
         }
-        return config;
     }
+
+    static DefaultConfig config() { return Config.INSTANCE; }
 
     private final Node node;
     private final SSHClient client;
@@ -75,7 +71,7 @@ public final class SshRemote implements Remote {
      */
     public static SshRemote connect(Node node, SshOptions opts) {
         SshSettings ssh = node.ssh();
-        KeyPair keys = loadKeys(node.name(), ssh.identityFile(), opts.passphrase());
+        KeyPair keys = opts.keys().load(node.name(), ssh.identityFile(), opts.passphrase());
         SSHClient bastion = null;
         SSHClient client = null;
         try {
@@ -150,55 +146,6 @@ public final class SshRemote implements Remote {
             throw RemoteException.authFailed(label, user, identityFile, RemoteException.reason(e), e);
         } catch (TransportException e) {
             throw RemoteException.connectionLost(label, "(login as " + user + ")", e);
-        }
-    }
-
-    /** Reads (and decrypts, asking for the passphrase if there is a way to) an OpenSSH identity file, once per run. */
-    static KeyPair loadKeys(String host, Path identityFile, PasswordFinder passphrase) {
-        Path file = identityFile.toAbsolutePath().normalize();
-        KeyPair cached = KEYS.get(file);
-        if (cached != null) return cached;
-        synchronized (KEYS) {
-            cached = KEYS.get(file);
-            if (cached != null) return cached;
-            if (Files.isDirectory(file)) {
-                throw RemoteException.keyUnusable(host, identityFile, "it is a directory, not a private key file", null);
-            }
-            if (!Files.isReadable(file)) {
-                throw RemoteException.keyUnusable(host, identityFile, Files.exists(file) ? "it is not readable"
-                    : "no such file (set ssh.identityFile in the inventory)", null);
-            }
-            boolean[] asked = {false};
-            boolean[] answered = {false};
-            PasswordFinder finder = new PasswordFinder() {
-                @Override
-                public char[] reqPassword(Resource<?> resource) {
-                    asked[0] = true;
-                    char[] p = passphrase == null ? null : passphrase.reqPassword(resource);
-                    if (p != null) answered[0] = true;
-                    return p;
-                }
-
-                @Override
-                public boolean shouldRetry(Resource<?> resource) {
-                    return passphrase != null && answered[0] && passphrase.shouldRetry(resource);
-                }
-            };
-            try (SSHClient loader = new SSHClient(config())) {
-                KeyProvider kp = loader.loadKeys(file.toString(), finder);
-                KeyPair pair = new KeyPair(kp.getPublic(), kp.getPrivate());
-                KEYS.put(file, pair);
-                return pair;
-            } catch (IOException | RuntimeException e) {
-                if (asked[0] && !answered[0]) {
-                    throw RemoteException.keyUnusable(host, identityFile, "it is protected by a passphrase and there is"
-                        + " no terminal to ask for it. Run gpuctl from a terminal, or use a key without a passphrase"
-                        + " for this cluster", e);
-                }
-                if (asked[0]) throw RemoteException.keyUnusable(host, identityFile, "wrong passphrase", e);
-                throw RemoteException.keyUnusable(host, identityFile, "not an OpenSSH private key gpuctl can read"
-                    + " (ed25519, ecdsa or rsa expected): " + RemoteException.reason(e), e);
-            }
         }
     }
 
@@ -412,6 +359,4 @@ public final class SshRemote implements Remote {
 
     @Override
     public String toString() { return "ssh:" + node.name(); }
-
-    static void forgetKeys() { KEYS.clear(); }
 }

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.hostconf.Manifests;
 import dev.gpuctl.inventory.Cni;
 import dev.gpuctl.inventory.ManifestRef;
@@ -16,6 +17,8 @@ public final class CniStep implements Step {
     static final Duration PODS_WAIT = Duration.ofMinutes(3);
 
     @Override public String id() { return "cni"; }
+
+    @Override public boolean readsCluster() { return true; }
     @Override public String title() { return "pod network (CNI)"; }
     @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }
 

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.hostconf.KubeadmConfig;
 import dev.gpuctl.inventory.Node;
 import java.io.IOException;
@@ -21,12 +22,14 @@ public final class ControlPlaneStep implements Step {
     static final String CONFIG = Kube.DIR + "/kubeadm-init.yaml";
 
     @Override public String id() { return "init"; }
+
+    @Override public boolean readsCluster() { return true; }
     @Override public String title() { return "control plane (kubeadm init)"; }
     @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }
 
     /** The laptop's copy of admin.conf: .gpuctl/CLUSTER/admin.conf beside the inventory. */
     public static Path localKubeconfig(HostContext ctx) {
-        return ctx.inventory().stateDir().resolve(ctx.cluster().name()).resolve("admin.conf");
+        return ctx.inventory().localKubeconfig();
     }
 
     static String config(HostContext ctx) {

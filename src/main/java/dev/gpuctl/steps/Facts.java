@@ -3,6 +3,7 @@ package dev.gpuctl.steps;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -17,13 +18,30 @@ public final class Facts {
     private static final Pattern REF = Pattern.compile("\\{\\{([a-zA-Z0-9_.-]+)}}");
     private final Map<String, String> values = new ConcurrentHashMap<>();
     private final Map<String, Boolean> secret = new ConcurrentHashMap<>();
+    /** Typed facts by key name: each parsed once from the text its probe learned. */
+    private final Map<String, Object> parsed = new ConcurrentHashMap<>();
+
+    /**
+     * A fact read as a record: {@code name} is the text fact a probe learns, {@code parser} the pure parser (in
+     * hostconf) that reads it. {@link #get(Key)} parses it once per run; readers look it up by key and never
+     * parse the text themselves.
+     */
+    public record Key<T>(String name, Class<T> type, Function<String, T> parser) {}
 
     public void put(String key, String value, boolean isSecret) {
         values.put(key, value);
+        parsed.remove(key);
         if (isSecret) secret.put(key, true);
     }
 
     public Optional<String> get(String key) { return Optional.ofNullable(values.get(key)); }
+
+    /** The fact as its record, parsed on first use; empty when no probe learned it. */
+    public <T> Optional<T> get(Key<T> key) {
+        String text = values.get(key.name());
+        if (text == null) return Optional.empty();
+        return Optional.of(key.type().cast(parsed.computeIfAbsent(key.name(), k -> key.parser().apply(text))));
+    }
 
     /** Replaces every {{key}} with its value; an unknown key is an error (a step ran before what it needs). */
     public String substitute(String text) {

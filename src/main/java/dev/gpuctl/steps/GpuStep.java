@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.inventory.Node;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,6 +18,8 @@ public final class GpuStep implements Step {
     public static final String PRESENT_LABEL = "nvidia.com/gpu.present";
 
     @Override public String id() { return "gpu"; }
+
+    @Override public boolean readsCluster() { return true; }
     @Override public String title() { return "GPU labels and NVIDIA device plugin"; }
     @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster() && !gpuNodes(ctx).isEmpty(); }
 

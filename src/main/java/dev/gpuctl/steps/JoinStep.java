@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.hostconf.Kubeadm;
 import dev.gpuctl.hostconf.KubeadmConfig;
 import java.time.Duration;

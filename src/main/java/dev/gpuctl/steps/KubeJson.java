@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.Kube;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.gpuctl.hostconf.KubeFields;
 import java.util.ArrayList;

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.inventory.ManifestRef;
 import java.io.IOException;
 import java.io.UncheckedIOException;

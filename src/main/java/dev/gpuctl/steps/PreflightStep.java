@@ -1,5 +1,8 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.DockerInfo;
+import dev.gpuctl.hostconf.IpJson;
+import dev.gpuctl.inventory.Node;
 import dev.gpuctl.hostconf.NvidiaSmi;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,6 +16,16 @@ import java.util.Optional;
  * these probes learn.
  */
 public final class PreflightStep implements Step {
+    /** A host's interface addresses and routes, as its preflight read them (for the CIDR check). */
+    public static Facts.Key<IpJson.HostNetwork> network(Node node) {
+        return new Facts.Key<>("host." + node.name() + ".ip", IpJson.HostNetwork.class, IpJson.HostNetwork::parse);
+    }
+
+    /** The ranges a host's docker uses (daemon.json, the bridge), as its preflight read them; none without docker. */
+    public static Facts.Key<DockerInfo.Networks> docker(Node node) {
+        return new Facts.Key<>("host." + node.name() + ".docker", DockerInfo.Networks.class, DockerInfo.Networks::parse);
+    }
+
     @Override public String id() { return "preflight"; }
     @Override public String title() { return "preflight (read-only)"; }
     @Override public boolean runsOn(HostContext ctx) { return true; }
@@ -61,11 +74,11 @@ public final class PreflightStep implements Step {
                 r -> r.ok() ? Optional.empty() : Optional.of(r.exit() == 127
                     ? "the ip command is missing: install iproute2 (apt-get install iproute2)"
                     : "ip -j failed: " + r.tail(1)))
-            .learning(r -> Map.of("host." + n + ".ip", r.stdout())));
+            .learning(r -> Map.of(network(ctx.node()).name(), r.stdout())));
         probes.add(Probe.of("docker's bridge and address pools, if docker runs (for the CIDR check)",
                 "if command -v docker >/dev/null && docker info >/dev/null 2>&1; then cat /etc/docker/daemon.json 2>/dev/null; echo; docker network inspect bridge; fi",
                 r -> Optional.empty())
-            .learning(r -> Map.of("host." + n + ".docker", r.stdout())));
+            .learning(r -> Map.of(docker(ctx.node()).name(), r.stdout())));
         if (ctx.gpu()) {
             probes.add(Probe.of("nvidia-smi answers and sees at least one GPU",
                     "nvidia-smi --query-gpu=" + NvidiaSmi.QUERY_FIELDS + " --format=csv,noheader,nounits 2>&1", r -> {

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.remote.ExecResult;
 import java.util.List;
 import java.util.Optional;
@@ -16,6 +17,7 @@ public final class SchedulableStep implements Step {
 
     @Override public String id() { return "schedulable"; }
     @Override public String title() { return "control plane schedulable (taint removed)"; }
+    @Override public boolean readsCluster() { return true; }
     @Override public boolean runsOn(HostContext ctx) {
         return ctx.node().isMaster() && ctx.cluster().controlPlaneSchedulable();
     }

@@ -1,21 +1,16 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.ShellWords;
 import java.util.Collection;
-import java.util.stream.Collectors;
 
 /** Small helpers for writing shell commands safely. */
 public final class Sh {
     private Sh() {}
 
-    /** Single-quotes a word for POSIX sh. */
-    public static String quote(String s) {
-        if (s.matches("[A-Za-z0-9_@%+=:,./-]+")) return s;
-        return "'" + s.replace("'", "'\\''") + "'";
-    }
+    /** Single-quotes a word for POSIX sh: {@link ShellWords#quote}. */
+    public static String quote(String s) { return ShellWords.quote(s); }
 
-    public static String words(Collection<String> words) {
-        return words.stream().map(Sh::quote).collect(Collectors.joining(" "));
-    }
+    public static String words(Collection<String> words) { return ShellWords.words(words); }
 
     static final String APT_ENV = "DEBIAN_FRONTEND=noninteractive";
 

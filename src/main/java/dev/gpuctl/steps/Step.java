@@ -27,6 +27,13 @@ public interface Step {
 
     default List<Probe> verify(HostContext ctx) { return check(ctx); }
 
+    /**
+     * True when this step's proof reads the cluster through the master (kubectl): it depends on every host (a
+     * stopped kubelet, a lost default runtime), so its fix is the whole ordered run, and a check that failed for good
+     * on any host ends verify's waiting for it.
+     */
+    default boolean readsCluster() { return false; }
+
     /** Ops run once on the master before this step applies on any host (e.g. create a join token). */
     default List<Op> prepareOnMaster(HostContext masterCtx) { return List.of(); }
 }

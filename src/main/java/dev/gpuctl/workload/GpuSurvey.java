@@ -8,7 +8,7 @@ import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
-import dev.gpuctl.steps.Kube;
+import dev.gpuctl.hostconf.Kube;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;

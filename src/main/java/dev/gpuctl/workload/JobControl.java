@@ -2,7 +2,7 @@ package dev.gpuctl.workload;
 
 import dev.gpuctl.hostconf.KubeFields;
 import dev.gpuctl.remote.Remote;
-import dev.gpuctl.steps.Sh;
+import dev.gpuctl.hostconf.ShellWords;
 import java.time.Instant;
 import java.util.List;
 import java.util.OptionalInt;
@@ -21,7 +21,7 @@ public final class JobControl {
 
     /** The cluster's gpuctl jobs (one namespace, or all when {@code namespace} is null). */
     public static List<JobList.Row> list(Remote master, String namespace) {
-        String where = namespace == null ? "-A" : "-n " + Sh.quote(namespace);
+        String where = namespace == null ? "-A" : "-n " + ShellWords.quote(namespace);
         String jobs = GpuSurvey.fields(master, "get jobs " + where + " " + SELECTOR, KubeFields.JOB_LIST, NEXT);
         String pods = GpuSurvey.fields(master, "get pods " + where + " " + SELECTOR, KubeFields.PODS, NEXT);
         try {
@@ -33,8 +33,8 @@ public final class JobControl {
 
     /** The job NS/NAME whatever its labels; refused (exit 2) when the namespace has no such Job. */
     static JobList.Row existing(Remote master, String namespace, String name) {
-        String jobs = GpuSurvey.fields(master, "get jobs -n " + Sh.quote(namespace), KubeFields.JOB_LIST, NEXT);
-        String pods = GpuSurvey.fields(master, "get pods -n " + Sh.quote(namespace) + " -l job-name=" + Sh.quote(name), KubeFields.PODS, NEXT);
+        String jobs = GpuSurvey.fields(master, "get jobs -n " + ShellWords.quote(namespace), KubeFields.JOB_LIST, NEXT);
+        String pods = GpuSurvey.fields(master, "get pods -n " + ShellWords.quote(namespace) + " -l job-name=" + ShellWords.quote(name), KubeFields.PODS, NEXT);
         return JobList.find(JobList.rows(jobs, pods, Instant.now()), namespace, name).orElseThrow(() -> WorkloadException.refused(
             "no job " + namespace + "/" + name + " in the cluster (gpuctl job list shows the jobs; a finished job with"
                 + " ttlSecondsAfterFinished is deleted, its logs with it, once that time has passed)"));
@@ -43,7 +43,7 @@ public final class JobControl {
     /** The logs of the job's pod (the newest, as kubectl picks it), also of a finished job while its pod exists. */
     public static String logs(Remote master, String namespace, String name, OptionalInt tail) {
         existing(master, namespace, name);
-        return GpuSurvey.kubectl(master, "-n " + Sh.quote(namespace) + " logs " + Sh.quote("job/" + name)
+        return GpuSurvey.kubectl(master, "-n " + ShellWords.quote(namespace) + " logs " + ShellWords.quote("job/" + name)
                 + tail.stream().mapToObj(n -> " --tail=" + n).findFirst().orElse(""),
             "A pod that is still being created has no logs yet: see its state with gpuctl job list.");
     }
@@ -55,6 +55,6 @@ public final class JobControl {
             throw WorkloadException.refused("job " + namespace + "/" + name + " was not submitted by gpuctl (it has no label "
                 + JobManifest.MANAGED_BY + "=gpuctl); gpuctl deletes only its own jobs: delete it with kubectl if it is yours");
         }
-        return GpuSurvey.kubectl(master, "-n " + Sh.quote(namespace) + " delete job " + Sh.quote(name) + " --cascade=background", NEXT);
+        return GpuSurvey.kubectl(master, "-n " + ShellWords.quote(namespace) + " delete job " + ShellWords.quote(name) + " --cascade=background", NEXT);
     }
 }

@@ -4,8 +4,8 @@ import dev.gpuctl.hostconf.KubeFields;
 import dev.gpuctl.inventory.JobSpec;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
-import dev.gpuctl.steps.Kube;
-import dev.gpuctl.steps.Sh;
+import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.hostconf.ShellWords;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Optional;
@@ -58,11 +58,11 @@ public final class JobSubmit {
                 + "); a Job's pods cannot be changed: delete it first (kubectl -n " + spec.namespace() + " delete job "
                 + spec.name() + ") or choose another name");
         });
-        String mkdir = "mkdir -p -m 0700 " + Sh.quote(Kube.DIR) + " " + Sh.quote(DIR);
+        String mkdir = "mkdir -p -m 0700 " + ShellWords.quote(Kube.DIR) + " " + ShellWords.quote(DIR);
         ExecResult made = master.exec(mkdir, GpuSurvey.TIMEOUT);
         if (!made.ok()) throw WorkloadException.failed(master.name(), mkdir, made, next);
         master.upload(manifest.getBytes(StandardCharsets.UTF_8), path(spec), "0600", "root:root");
-        return GpuSurvey.kubectl(master, "apply -f " + Sh.quote(path(spec)),
+        return GpuSurvey.kubectl(master, "apply -f " + ShellWords.quote(path(spec)),
             "The job's manifest is " + path(spec) + " on " + master.name() + ".");
     }
 }

@@ -96,7 +96,7 @@ class CidrCheckTest {
               - { name: worker-1, address: "fd00::10", role: worker }
               - { name: worker-2, address: gpu2.example.com, role: worker }
             """, Path.of("/srv"), Map.of("HOME", "/root"));
-        List<LabeledRange> ranges = CidrCheck.staticRanges(inv);
+        List<LabeledRange> ranges = inv.staticRanges();
         assertEquals(List.of(
                 "podCidr 172.16.0.0/16 (cluster.podCidr)",
                 "serviceCidr 10.96.0.0/12 (cluster.serviceCidr)",

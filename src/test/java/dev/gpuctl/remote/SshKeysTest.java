@@ -9,20 +9,19 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import net.schmizz.sshj.userauth.password.PasswordUtils;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class SshKeysTest {
     @TempDir Path dir;
 
-    @AfterEach
-    void forget() { SshRemote.forgetKeys(); }
+    /** A fresh store per test, as each run has its own. */
+    private final SshKeys keys = new SshKeys();
 
     @Test
     void readsAnOpenSshEd25519Key() throws Exception {
         Path id = Files.writeString(dir.resolve("id"), TestKeys.ED25519_PRIVATE);
-        KeyPair kp = SshRemote.loadKeys("w1", id, SshOptions.consolePassphrase());
+        KeyPair kp = keys.load("w1", id, SshOptions.consolePassphrase());
         assertEquals(TestKeys.ED25519_FP, Fingerprints.sha256(kp.getPublic()));
     }
 
@@ -31,32 +30,31 @@ class SshKeysTest {
         Path id = Files.writeString(dir.resolve("id"), TestKeys.ENCRYPTED_PRIVATE);
         // the test JVM has no console: the console finder must answer nothing rather than wait
         RemoteException e = assertThrows(RemoteException.class,
-            () -> SshRemote.loadKeys("w1", id, SshOptions.consolePassphrase()));
+            () -> keys.load("w1", id, SshOptions.consolePassphrase()));
         assertEquals(Kind.AUTH_FAILED, e.kind());
         assertTrue(e.getMessage().contains("protected by a passphrase and there is no terminal"), e.getMessage());
-        RemoteException never = assertThrows(RemoteException.class, () -> SshRemote.loadKeys("w1", id, null));
+        RemoteException never = assertThrows(RemoteException.class, () -> keys.load("w1", id, null));
         assertTrue(never.getMessage().contains("protected by a passphrase"), never.getMessage());
     }
 
     @Test
     void encryptedKeyWithItsPassphrase() throws Exception {
         Path id = Files.writeString(dir.resolve("id"), TestKeys.ENCRYPTED_PRIVATE);
-        KeyPair kp = SshRemote.loadKeys("w1", id, PasswordUtils.createOneOff("secret".toCharArray()));
+        KeyPair kp = keys.load("w1", id, PasswordUtils.createOneOff("secret".toCharArray()));
         assertEquals("ED25519", Fingerprints.blob(kp.getPublic()).label());
-        SshRemote.forgetKeys();
         RemoteException wrong = assertThrows(RemoteException.class,
-            () -> SshRemote.loadKeys("w1", id, PasswordUtils.createOneOff("nope".toCharArray())));
+            () -> new SshKeys().load("w1", id, PasswordUtils.createOneOff("nope".toCharArray())));
         assertTrue(wrong.getMessage().contains("wrong passphrase"), wrong.getMessage());
     }
 
     @Test
     void missingOrJunkFile() throws Exception {
         RemoteException missing = assertThrows(RemoteException.class,
-            () -> SshRemote.loadKeys("w1", dir.resolve("nope"), null));
+            () -> keys.load("w1", dir.resolve("nope"), null));
         assertEquals(Kind.AUTH_FAILED, missing.kind());
         assertTrue(missing.getMessage().contains("no such file"), missing.getMessage());
         Path junk = Files.writeString(dir.resolve("junk"), "hello\n");
-        RemoteException bad = assertThrows(RemoteException.class, () -> SshRemote.loadKeys("w1", junk, null));
+        RemoteException bad = assertThrows(RemoteException.class, () -> keys.load("w1", junk, null));
         assertTrue(bad.getMessage().contains("not an OpenSSH private key"), bad.getMessage());
     }
 }

@@ -153,7 +153,6 @@ class SshRemoteE2E {
     @AfterEach
     void closeAll() {
         open.forEach(Remote::close);
-        SshRemote.forgetKeys();
     }
 
     static void keygen(Path file) throws Exception {

@@ -1,6 +1,6 @@
-package dev.gpuctl.steps;
+package dev.gpuctl.hostconf;
 
-/** Paths and commands shared by the cluster steps, which run on the master. */
+/** kubeadm's paths on the master and the kubectl command that uses its admin.conf: shared by the cluster steps and the workload commands. */
 public final class Kube {
     private Kube() {}
 

@@ -1,0 +1,142 @@
+package dev.gpuctl.engine;
+
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.Node;
+import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.remote.Held;
+import dev.gpuctl.remote.Remote;
+import dev.gpuctl.remote.RemoteException;
+import dev.gpuctl.steps.Facts;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * What every run of the engine has, written once for bootstrap, dry-run and verify: the run's log directory and one
+ * log per host in it, one connection per host (made on first use, closed at the end), the pool that works on at
+ * most {@code concurrency} hosts at once, the facts the run learns, and the stop request (Ctrl-C) that every
+ * connection obeys.
+ */
+final class HostRun implements AutoCloseable {
+    private final Function<Node, Remote> connector;
+    private final Facts facts;
+    private final Path logDir;
+    private final ExecutorService pool;
+    private final Map<String, Remote> remotes = new ConcurrentHashMap<>();
+    private final Map<String, HostLog> logs = new ConcurrentHashMap<>();
+    private final Stop stop = new Stop();
+
+    /**
+     * @param logSuffix the run directory's suffix under .gpuctl/logs ("" for bootstrap, "verify" for verify)
+     */
+    HostRun(Inventory inv, Function<Node, Remote> connector, Facts facts, String logSuffix, int concurrency) {
+        this.connector = connector;
+        this.facts = facts;
+        this.logDir = StateDir.newRunDir(inv.stateDir(), logSuffix);
+        this.pool = Executors.newFixedThreadPool(Math.max(1, concurrency));
+    }
+
+    Facts facts() { return facts; }
+
+    Path logDir() { return logDir; }
+
+    HostLog log(Node node) {
+        return logs.computeIfAbsent(node.name(), h -> new HostLog(logDir, h, facts));
+    }
+
+    /**
+     * The host's connection, made on first use; it starts nothing once a stop was requested.
+     *
+     * @throws RemoteException when the host cannot be reached, or INTERRUPTED after a stop
+     */
+    Remote remote(Node node) {
+        stop.check(node.name(), "connect");
+        return new Stoppable(remotes.computeIfAbsent(node.name(), h -> connector.apply(node)), stop);
+    }
+
+    /** Runs {@code work} for every host, at most {@code concurrency} at once, and returns when all are done. */
+    void eachHost(List<Node> nodes, Consumer<Node> work) {
+        List<Future<?>> running = new ArrayList<>();
+        for (Node node : nodes) running.add(pool.submit(() -> work.accept(node)));
+        for (Future<?> f : running) {
+            try {
+                f.get();
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof RuntimeException r) throw r;
+                if (e.getCause() instanceof Error err) throw err;
+                throw new IllegalStateException(e.getCause());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for the hosts", e);
+            }
+        }
+    }
+
+    /** Asks the run to stop: no command starts any more; the ones running finish. */
+    void requestStop() { stop.requested = true; }
+
+    boolean stopRequested() { return stop.requested; }
+
+    /** Cuts the running commands off too: closes every connection. */
+    void abort() {
+        stop.requested = true;
+        closeConnections();
+    }
+
+    private void closeConnections() {
+        remotes.values().forEach(r -> {
+            try { r.close(); } catch (RuntimeException ignored) { /* closing a dead connection */ }
+        });
+    }
+
+    @Override public void close() {
+        pool.shutdownNow();
+        closeConnections();
+        logs.values().forEach(HostLog::close);
+    }
+
+    /** The stop request, shared by every host's connection. */
+    static final class Stop {
+        volatile boolean requested;
+
+        void check(String host, String what) {
+            if (requested) throw new RemoteException(RemoteException.Kind.INTERRUPTED, host, host + ": stopped before " + what + " (interrupted)");
+        }
+    }
+
+    /** A host's connection that starts nothing once a stop was requested; commands already running finish. */
+    record Stoppable(Remote inner, Stop stop) implements Remote {
+        @Override public String name() { return inner.name(); }
+
+        @Override public ExecResult exec(String command, Duration timeout) {
+            stop.check(inner.name(), RemoteException.shown(command));
+            return inner.exec(command, timeout);
+        }
+
+        @Override public Held hold(String command, Duration timeout) {
+            stop.check(inner.name(), RemoteException.shown(command));
+            return inner.hold(command, timeout);
+        }
+
+        @Override public void upload(byte[] content, String path, String mode, String owner) {
+            stop.check(inner.name(), "writing " + path);
+            inner.upload(content, path, mode, owner);
+        }
+
+        @Override public byte[] download(String path) {
+            stop.check(inner.name(), "reading " + path);
+            return inner.download(path);
+        }
+
+        @Override public void close() { inner.close(); }
+    }
+}
