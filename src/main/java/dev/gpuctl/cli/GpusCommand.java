@@ -29,7 +29,7 @@ import picocli.CommandLine.Spec;
         "Per GPU node: the model and count nvidia-smi sees, allocatable, allocated and free nvidia.com/gpu, the pods."})
 final class GpusCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
-    @Option(names = "--json", description = "Print the report as JSON (schema gpuctl.gpus/v1, see README.md).") boolean json;
+    @Option(names = "--json", description = "Print the report as JSON (schema gpuctl.gpus/v1, see docs/gpus.md).") boolean json;
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;

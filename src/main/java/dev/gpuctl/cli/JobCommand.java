@@ -46,7 +46,7 @@ final class JobCommand implements Runnable {
 
     /** SPEC, then the inventory as every command takes it. */
     abstract static class SpecAndInventory {
-        @Parameters(index = "0", paramLabel = "SPEC", description = "The job spec (YAML, see README.md).") Path specFile;
+        @Parameters(index = "0", paramLabel = "SPEC", description = "The job spec (YAML, see docs/jobs.md).") Path specFile;
         @Parameters(index = "1", arity = "0..1", paramLabel = "INVENTORY",
             description = "Inventory file (default: -i, $GPUCTL_INVENTORY, or ./inventory.yaml).") Path inventoryArg;
         @Option(names = {"-i", "--inventory"}, paramLabel = "FILE", description = "Inventory file.") Path inventoryOption;

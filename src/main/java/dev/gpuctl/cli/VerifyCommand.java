@@ -26,7 +26,7 @@ import picocli.CommandLine.Spec;
         "Read-only."})
 final class VerifyCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
-    @Option(names = "--json", description = "Print the report as JSON (schema in README.md).") boolean json;
+    @Option(names = "--json", description = "Print the report as JSON (schema gpuctl.verify/v1, see docs/verify.md).") boolean json;
     @Option(names = "--hosts", split = ",", paramLabel = "NAME", description = "Only these hosts.") List<String> hosts = List.of();
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
     @Option(names = "--wait-timeout", paramLabel = "DURATION", converter = Converters.WaitValue.class,

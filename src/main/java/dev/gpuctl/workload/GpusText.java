@@ -78,7 +78,7 @@ public final class GpusText {
         return sb.toString();
     }
 
-    /** The JSON document of {@code gpuctl gpus --json}; README.md documents it. Fields are only ever added. */
+    /** The JSON document of {@code gpuctl gpus --json}; docs/gpus.md documents it. Fields are only ever added. */
     public static Map<String, Object> document(String cluster, GpuUsage.Report report, Instant now) {
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put("schema", SCHEMA);
