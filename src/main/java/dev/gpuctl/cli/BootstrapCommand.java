@@ -58,7 +58,7 @@ final class BootstrapCommand implements Callable<Integer> {
     }
 
     @Override public Integer call() {
-        Inventory inv = Inventories.load(inventory.resolve(parent.env));
+        Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
         Selection.checkSteps(only);
         Selection.checkHosts(inv, hosts);
         var conflicts = CidrCheck.check(inv.staticRanges());

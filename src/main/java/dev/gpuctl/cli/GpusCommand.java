@@ -35,7 +35,7 @@ final class GpusCommand implements Callable<Integer> {
     @ParentCommand GpuctlCommand parent;
 
     @Override public Integer call() throws IOException {
-        Inventory inv = Inventories.load(inventory.resolve(parent.env));
+        Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
         SshOptions ssh = SshOptions.defaults(acceptNew);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes().stream()
             .filter(n -> n.isMaster() || n.gpu()).toList(), ssh);

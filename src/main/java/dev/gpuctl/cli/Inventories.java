@@ -51,9 +51,9 @@ final class Inventories {
         }
     }
 
-    static Inventory load(Path file) {
+    static Inventory load(Path file, java.util.Map<String, String> env) {
         try {
-            return InventoryLoader.load(file);
+            return InventoryLoader.load(file, env);
         } catch (InventoryException e) {
             throw usageError(file, e);
         }

@@ -61,7 +61,7 @@ final class JobCommand implements Runnable {
             return o.resolve(job.parent.env);
         }
 
-        Inventory inventory() { return Inventories.load(inventoryPath()); }
+        Inventory inventory() { return Inventories.load(inventoryPath(), job.parent.env); }
 
         JobSpec load(Inventory inv) {
             try {
@@ -141,7 +141,7 @@ final class JobCommand implements Runnable {
         /** kubectl on the master, with errors mapped to exit codes: refused input 2, a failed command 3. */
         <T> T onMaster(Function<Remote, T> action) {
             Path path = inventory().resolve(job.parent.env);
-            Inventory inv = Inventories.load(path);
+            Inventory inv = Inventories.load(path, job.parent.env);
             SshOptions ssh = SshOptions.defaults(acceptNew);
             Inventories.checkIdentityFiles(path, java.util.List.of(inv.master()), ssh);
             try (Remote master = Inventories.openCluster(inv, ssh, path)) {

@@ -37,7 +37,7 @@ final class JoinTokenCommand implements Callable<Integer> {
     @ParentCommand GpuctlCommand parent;
 
     @Override public Integer call() throws IOException {
-        Inventory inv = Inventories.load(inventory.resolve(parent.env));
+        Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
         Duration lifetime = ttl;
         Path cache = JoinTokens.cacheFile(inv);
         String criSocket = inv.cluster().runtime().criSocket();

@@ -43,7 +43,7 @@ final class KubeconfigCommand implements Callable<Integer> {
 
     @Override public Integer call() throws IOException {
         Path invFile = inventory.resolve(parent.env);
-        Inventory inv = Inventories.load(invFile);
+        Inventory inv = Inventories.load(invFile, parent.env);
         String name = context == null ? inv.cluster().name() : context;
         if (!name.matches("[A-Za-z0-9]([A-Za-z0-9._@-]{0,251}[A-Za-z0-9])?")) {
             throw new GpuctlException(ExitCode.USAGE, "--context '" + name + "' is not a valid context name (expected letters,"

@@ -40,7 +40,7 @@ final class PlanCommand implements java.util.concurrent.Callable<Integer> {
     @ParentCommand GpuctlCommand parent;
 
     @Override public Integer call() throws Exception {
-        Inventory inv = Inventories.load(inventory.resolve(parent.env));
+        Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
         Selection.checkSteps(only);
         Selection.checkHosts(inv, hosts);
         Plan plan = PlanFilter.hosts(Plan.of(inv, new LinkedHashSet<>(only)), new LinkedHashSet<>(hosts));

@@ -25,6 +25,7 @@ public final class PlanText {
         }
         if (inv != null) inv.nfs().ifPresent(nfs -> sb.append(nfsAccess(nfs)));
         sb.append('\n').append(PlanSummary.render(plan, name -> inv != null && inv.node(name).map(n -> n.gpu()).orElse(false)));
+        if (inv != null) sb.append(connections(inv));
         sb.append("\nDetails. Commands run as root on each host ({{name}}: a value learned earlier in the run).\n");
         int n = 0;
         for (Plan.PhasePlan phase : plan.phases()) {
@@ -113,5 +114,28 @@ public final class PlanText {
         String body = content.endsWith("\n") ? content.substring(0, content.length() - 1) : content;
         for (String line : body.split("\n", -1)) sb.append("          | ").append(line).append('\n');
         if (!content.endsWith("\n")) sb.append("          (no newline at end of file)\n");
+    }
+
+    /**
+     * How gpuctl reaches each host, as the inventory (over ~/.ssh/config, over the defaults) resolved it: user, root
+     * or sudo, address and port, the identity file, the bastion; or "local".
+     */
+    static String connections(dev.gpuctl.inventory.Inventory inv) {
+        StringBuilder sb = new StringBuilder("\nConnections (the inventory, then ~/.ssh/config, then the defaults):\n");
+        int width = inv.nodes().stream().mapToInt(n -> n.name().length()).max().orElse(0);
+        for (dev.gpuctl.inventory.Node n : inv.nodes()) {
+            sb.append("  ").append(n.name()).append(" ".repeat(width - n.name().length())).append("  ");
+            if (n.connection().equals("local")) {
+                sb.append("local: commands run on this machine\n");
+                continue;
+            }
+            var s = n.ssh();
+            String host = n.address().contains(":") ? "[" + n.address() + "]" : n.address();
+            sb.append("ssh ").append(s.user()).append('@').append(host).append(':').append(s.port())
+                .append(s.isRoot() ? " (root)" : " (sudo -n)").append(", key ").append(s.identityFile());
+            s.bastion().ifPresent(b -> sb.append(", via ").append(b.user()).append('@').append(b.address()).append(':').append(b.port()));
+            sb.append('\n');
+        }
+        return sb.toString();
     }
 }

@@ -93,11 +93,15 @@ public final class InventoryLoader {
     }
 
     /** Reads and validates the file; HOME comes from the environment (or the user.home property). */
-    public static Inventory load(Path file) {
+    public static Inventory load(Path file) { return load(file, Map.of()); }
+
+    /** Reads and validates the file; HOME comes from {@code given}, else the environment (or the user.home property). */
+    public static Inventory load(Path file, Map<String, String> given) {
         String display = file.toString();
         String text = read(file, display);
         Path absolute = file.toAbsolutePath().normalize();
         Map<String, String> env = new HashMap<>(System.getenv());
+        env.putAll(given);
         env.putIfAbsent("HOME", System.getProperty("user.home", ""));
         return parse(absolute, display, text, absolute.getParent(), env);
     }

@@ -27,9 +27,11 @@ final class NodesReader {
 
     private final Problems problems;
     private final SshReader ssh;
+    private final SshConfig sshConfig;
 
     NodesReader(ReadContext ctx) {
         this.problems = ctx.problems;
+        this.sshConfig = ctx.sshConfig;
         this.ssh = new SshReader(ctx);
     }
 
@@ -84,9 +86,15 @@ final class NodesReader {
         }
         reads.add(new Read(nameNode.orElse(null), addressNode.orElse(null),
             role.flatMap(r -> n.scalar("role")).orElse(null), connectionNode.orElse(null), canonical.orElse(null)));
+        String address = addressNode.map(ScalarNode::getValue).orElse("");
+        // ~/.ssh/config, as ssh reads it for this address, where the inventory says nothing; HostName replaces the address
+        SshConfig.Host configured = connection.equals("ssh") ? sshConfig.lookup(address) : SshConfig.Host.NONE;
+        configured.hostName().filter(h -> Names.canonicalAddress(h).isEmpty()).ifPresent(h -> problems.at(addressNode.orElseThrow(),
+            n.child("address") + ": ~/.ssh/config gives HostName '" + h + "' for '" + address + "', which is not a valid address"
+                + " (expected an IP address or a host name)"));
         return new dev.gpuctl.inventory.Node(nameNode.map(ScalarNode::getValue).orElse(""),
-            addressNode.map(ScalarNode::getValue).orElse(""), role.orElse(Role.WORKER), gpu, labels,
-            ssh.resolve(own.over(defaults)), connection, nodeIp.orElse(""));
+            configured.hostName().orElse(address), role.orElse(Role.WORKER), gpu, labels,
+            ssh.resolve(ssh.withConfig(own.over(defaults), configured)), connection, nodeIp.orElse(""));
     }
 
     /** Kubernetes labels: a mapping of label keys to label values, both strings. */

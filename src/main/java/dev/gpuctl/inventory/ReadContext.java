@@ -23,10 +23,33 @@ final class ReadContext {
     private final Optional<Path> home;
     private final Set<String> reportedDefaults = new HashSet<>();
 
+    /** The user's ~/.ssh/config, for what the inventory does not say about reaching a node. */
+    final SshConfig sshConfig;
+
     ReadContext(Problems problems, Path baseDir, Optional<String> home) {
         this.problems = problems;
         this.baseDir = baseDir.toAbsolutePath().normalize();
         this.home = home.filter(h -> !h.isBlank()).flatMap(ReadContext::toPath);
+        this.sshConfig = this.home.map(h -> h.resolve(".ssh").resolve("config")).map(this::readSshConfig).orElse(SshConfig.EMPTY);
+    }
+
+    /** ~/.ssh/config when it is there (its problems reported as FILE:LINE); none when it is not. */
+    private SshConfig readSshConfig(Path file) {
+        if (!java.nio.file.Files.isRegularFile(file)) return SshConfig.EMPTY;
+        try {
+            SshConfig c = SshConfig.parse(java.nio.file.Files.readString(file, java.nio.charset.StandardCharsets.UTF_8));
+            for (String p : c.problems()) problems.whole(file + ":" + p);
+            return c;
+        } catch (java.io.IOException | java.io.UncheckedIOException e) {
+            problems.whole(file + ": cannot read it (" + e.getMessage() + "); fix or move it, or give every node's ssh settings in the inventory");
+            return SshConfig.EMPTY;
+        }
+    }
+
+    /** A path as ~/.ssh/config writes it: '~/' is HOME, a relative path is relative to HOME (as ssh reads it). */
+    Optional<Path> sshConfigPath(String text) {
+        if (text.startsWith("~/")) return home.flatMap(h -> toPath(text.substring(2)).map(p -> h.resolve(p).normalize()));
+        return toPath(text).map(p -> p.isAbsolute() ? p.normalize() : home.map(h -> h.resolve(p).normalize()).orElse(p));
     }
 
     private static Optional<Path> toPath(String text) {

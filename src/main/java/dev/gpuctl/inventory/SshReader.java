@@ -31,6 +31,19 @@ final class SshReader {
         }
     }
 
+    /**
+     * What ~/.ssh/config says for a host, where the inventory (this block over the defaults) says nothing: User,
+     * Port, IdentityFile, and ProxyJump's first hop as the bastion (itself looked up in the configuration).
+     */
+    Partial withConfig(Partial p, SshConfig.Host h) {
+        Optional<BastionPartial> jump = p.bastion().isPresent() ? p.bastion() : h.proxyJump().flatMap(SshConfig.Jump::parse).map(j -> {
+            SshConfig.Host jh = ctx.sshConfig.lookup(j.host());
+            return new BastionPartial(jh.hostName().orElse(j.host()), j.user().or(jh::user), j.port().or(jh::port));
+        });
+        return new Partial(p.user().or(h::user), p.port().or(h::port),
+            p.identityFile().or(() -> h.identityFile().flatMap(ctx::sshConfigPath)), p.knownHosts(), jump, p.hostKey());
+    }
+
     /** A bastion as written: its user and port default to the node's user and 22. */
     record BastionPartial(String address, Optional<String> user, Optional<Integer> port) {}
 

@@ -29,10 +29,13 @@ final class Gpuctl {
         }
     }
 
-    static Run run(String... args) {
+    static Run run(String... args) { return run(Map.of(), args); }
+
+    /** With these environment variables (HOME, say) set for gpuctl. */
+    static Run run(Map<String, String> env, String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int code = Main.run(args, new PrintWriter(out), new PrintWriter(err), Map.of());
+        int code = Main.run(args, new PrintWriter(out), new PrintWriter(err), env);
         return new Run(code, out.toString(), err.toString());
     }
 }

@@ -236,6 +236,38 @@ class HardeningE2E {
         }
     }
 
+    /**
+     * A worker known only by its ~/.ssh/config alias, reached through the master as its ProxyJump, with the key the
+     * config names: verify passes and bootstrap changes nothing; the worker's sshd saw the connection come from the
+     * master; plan says how each host is reached.
+     */
+    @Test @Order(7) void aWorkerReachedThroughAnSshConfigAliasAndProxyJump() throws IOException {
+        // (the test's own ssh to the worker comes from the bed's gateway; gpuctl's, through the jump, from the master)
+        Path home = Files.createTempDirectory("gpuctl-home");
+        Files.createDirectories(home.resolve(".ssh"));
+        Files.writeString(home.resolve(".ssh/config"), "Host gpu-worker-1\n  HostName " + bed.address(w1) + "\n  ProxyJump root@"
+            + bed.address(master) + "\n\nHost *\n  IdentityFile " + bed.clientKey() + "\n");
+        Path aliased = inventory.resolveSibling("inventory-alias.yaml");
+        String text = Files.readString(inventory).replaceAll("(?m)^  identityFile: .*\n", "")
+            .replace("address: " + bed.address(w1) + ",", "address: gpu-worker-1,");
+        assertFalse(text.contains("identityFile") || text.contains(bed.address(w1)), text);
+        Files.writeString(aliased, text);
+        Map<String, String> env = Map.of("HOME", home.toString());
+
+        Gpuctl.Run plan = Gpuctl.run(env, "plan", aliased.toString());
+        assertEquals(0, plan.code(), plan::toString);
+        assertTrue(plan.out().contains(w1 + "  ssh root@" + bed.address(w1) + ":22 (root), key " + bed.clientKey() + ", via root@"
+            + bed.address(master) + ":22"), plan::toString);
+        String mark = bed.ok(w1, "date +%s").strip();
+        Gpuctl.Run verify = Gpuctl.run(env, "verify", aliased.toString());
+        assertEquals(0, verify.code(), verify::toString);
+        Gpuctl.Run again = Gpuctl.run(env, "bootstrap", aliased.toString());
+        assertEquals(0, again.code(), again::toString);
+        assertEquals(0, again.count("changed"), again::toString);
+        String accepted = bed.ok(w1, "journalctl -q --no-pager --since @" + mark + " -t sshd -t sshd-session 2>/dev/null | grep 'Accepted publickey for root' || true");
+        assertTrue(accepted.contains("from " + bed.address(master) + " "), () -> "the worker's sshd saw: " + accepted);
+    }
+
     /** gpuctl in a JVM of its own that resolves names only through {@code hostsFile}, with its stdout and stderr. */
     static Gpuctl.Run gpuctlResolving(Path hostsFile, String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
