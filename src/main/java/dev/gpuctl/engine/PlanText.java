@@ -59,6 +59,14 @@ public final class PlanText {
      * on it (rootSquash: false, {@code no_root_squash}) or is mapped to nobody.
      */
     static String nfsAccess(Nfs nfs) {
+        if (nfs.external()) {
+            StringBuilder sb = new StringBuilder("NFS server ").append(nfs.server()).append(" is not a node: gpuctl does not configure it;"
+                + " the workers get nfs-common and mount each export for a test (its own export options decide who may):\n");
+            for (NfsExport e : nfs.exports()) {
+                sb.append("  ").append(e.path()).append(": expected ").append(e.readOnly() ? "read-only" : "read-write").append('\n');
+            }
+            return sb.toString();
+        }
         StringBuilder sb = new StringBuilder("NFS exports of ").append(nfs.server()).append(" (to the cluster's nodes only):\n");
         for (NfsExport e : nfs.exports()) {
             sb.append("  ").append(e.path()).append(": ").append(e.readOnly() ? "read-only" : "read-write").append(", ")

@@ -385,7 +385,7 @@ public final class JobSpecLoader {
                 + "' names " + found.size() + " exports, give the path") + " (storage.nfs exports: " + String.join(", ", known) + ")");
             return Optional.empty();
         }
-        String server = inv.node(nfs.server()).map(dev.gpuctl.inventory.Node::address).orElse(nfs.server());
+        String server = nfs.address(inv);
         return Optional.of(new JobSpec.Mount(server, found.get(0), mountPath));
     }
 }

@@ -24,13 +24,19 @@ final class StorageReader {
     }
 
     private Nfs nfs(Section nfs, List<dev.gpuctl.inventory.Node> nodes) {
-        Optional<ScalarNode> server = nfs.requiredScalar("server", "the name of the node that serves NFS");
+        Optional<ScalarNode> server = nfs.requiredScalar("server", "the name of the node that serves NFS, or a NAS's address");
         List<String> names = nodes.stream().map(dev.gpuctl.inventory.Node::name).toList();
-        server.filter(s -> !names.contains(s.getValue())).ifPresent(s -> problems.at(s, nfs.child("server")
-            + ": no node named '" + s.getValue() + "' (expected the name of a node: " + String.join(", ", names) + ")"));
+        // not a node's name: an external server (a NAS), given by its IP address, or by a host name with a dot in it
+        // (so that a mistyped node name is not taken for one)
+        boolean external = server.filter(s -> !names.contains(s.getValue())).isPresent();
+        server.filter(s -> !names.contains(s.getValue()))
+            .filter(s -> Names.canonicalAddress(s.getValue()).isEmpty() || (dev.gpuctl.net.Cidr.parseAddress(s.getValue()).isEmpty()
+                && !s.getValue().contains(".")))
+            .ifPresent(s -> problems.at(s, nfs.child("server") + ": no node named '" + s.getValue() + "' (expected the name of a node: "
+                + String.join(", ", names) + "; or, for a NAS that is not a node, its IP address or fully qualified host name)"));
         if (nfs.value("exports").isEmpty()) nfs.missing("exports", "a list of exports such as { path: /export/dataset }");
         List<NfsExport> exports = nfs.list("exports").map(list -> exports(nfs, list)).orElse(List.of());
-        return new Nfs(server.map(ScalarNode::getValue).orElse(""), exports);
+        return new Nfs(server.map(ScalarNode::getValue).orElse(""), exports, external);
     }
 
     private List<NfsExport> exports(Section nfs, SequenceNode list) {

@@ -3,7 +3,6 @@ package dev.gpuctl.steps;
 import dev.gpuctl.hostconf.KubeadmConfig;
 import dev.gpuctl.inventory.Nfs;
 import dev.gpuctl.inventory.NfsExport;
-import dev.gpuctl.inventory.Node;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -20,6 +19,7 @@ public final class NfsClientStep implements Step {
     @Override public String id() { return "nfs"; }
     @Override public String title() { return "NFS client and test mounts"; }
     @Override public boolean runsOn(HostContext ctx) {
+        // workers (an external server's too: gpuctl does not touch the server itself)
         return ctx.inventory().nfs().isPresent() && !ctx.node().isMaster()
             && !ctx.inventory().nfs().get().server().equals(ctx.node().name());
     }
@@ -67,10 +67,10 @@ public final class NfsClientStep implements Step {
 
     @Override public List<Probe> verify(HostContext ctx) {
         Nfs nfs = ctx.inventory().nfs().orElseThrow();
-        Node server = ctx.inventory().node(nfs.server()).orElseThrow();
+        String server = nfs.address(ctx.inventory());
         List<Probe> probes = new ArrayList<>(check(ctx));
         for (NfsExport e : nfs.exports()) {
-            String src = KubeadmConfig.hostForUrl(server.address()) + ":" + e.path();
+            String src = KubeadmConfig.hostForUrl(server) + ":" + e.path();
             probes.add(Probe.of("mounts " + src + proves(e), testMount(src, e),
                 r -> r.ok() ? Optional.empty()
                     : Optional.of(Probe.oneLine(r.stdout().isBlank() ? "exit " + r.exit() + Probe.stderrHint(r) : r.stdout()))));

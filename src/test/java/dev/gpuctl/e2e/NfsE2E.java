@@ -181,4 +181,42 @@ class NfsE2E {
         assertEquals(0, Gpuctl.run("bootstrap", "--only", "nfs", inventory.toString()).code());
         assertEquals(0, Gpuctl.run("verify", inventory.toString()).code());
     }
+
+    /**
+     * A NAS that is not a node (the host outside the inventory, its exports set up by hand as its admin would):
+     * gpuctl leaves it alone, the worker gets the client and mounts each export for a test; an export the NAS stops
+     * offering the worker fails verify on that worker.
+     */
+    @Test @Order(10) void anExternalServerThatIsNotANodeIsOnlyMountedFrom() throws IOException {
+        String nas = bed.address(outsider);
+        bed.ok(outsider, "export DEBIAN_FRONTEND=noninteractive; apt-get install -y -q nfs-kernel-server >/dev/null"
+            + " && install -d -m 0777 /vol/data /vol/ckpt && printf '/vol/data %s(ro,sync,no_subtree_check)\\n/vol/ckpt %s(rw,sync,no_subtree_check)\\n' "
+            + bed.address(worker) + " " + bed.address(worker) + " > /etc/exports && systemctl enable --now nfs-server && exportfs -ra");
+        Path external = inventory.resolveSibling("inventory-nas.yaml");
+        String text = Files.readString(inventory);
+        String withNas = text.substring(0, text.indexOf("storage:")) + "storage:\n  nfs:\n    server: " + nas + "\n    exports:\n"
+            + "      - { path: /vol/data, readOnly: true }\n      - { path: /vol/ckpt, rootSquash: true }\n";
+        Files.writeString(external, withNas);
+        String before = bed.ok(outsider, "sha256sum /etc/exports; exportfs -s; ls -A /etc/exports.d");
+
+        Gpuctl.Run plan = Gpuctl.run("plan", external.toString());
+        assertEquals(0, plan.code(), plan::toString);
+        assertTrue(plan.out().contains("NFS server " + nas + " is not a node: gpuctl does not configure it"), plan::toString);
+        Gpuctl.Run r = Gpuctl.run("bootstrap", external.toString());
+        assertEquals(0, r.code(), r::toString);
+        Gpuctl.Run v = Gpuctl.run("verify", external.toString());
+        assertEquals(0, v.code(), v::toString);
+        assertTrue(v.out().contains("mounts " + nas + ":/vol/data, a write is refused (read-only)"), v::toString);
+        assertTrue(v.out().contains("mounts " + nas + ":/vol/ckpt, a write succeeds or root is squashed"), v::toString);
+        assertEquals(before, bed.ok(outsider, "sha256sum /etc/exports; exportfs -s; ls -A /etc/exports.d"), "gpuctl changed the NAS");
+        assertEquals("0", bed.ssh(worker, LEFTOVERS).out().strip(), "verify left a mount point or a mount");
+
+        // the NAS stops exporting /vol/ckpt to the worker: verify names the mount on the worker
+        bed.ok(outsider, "sed -i '/^\\/vol\\/ckpt /d' /etc/exports && exportfs -ra");
+        Gpuctl.Run broken = Gpuctl.run("verify", external.toString());
+        assertEquals(4, broken.code(), broken::toString);
+        assertTrue(broken.out().lines().anyMatch(l -> l.matches(worker + "\\s+nfs\\s+mounts " + java.util.regex.Pattern.quote(nas + ":/vol/ckpt") + ".*FAIL")),
+            broken::toString);
+        assertFalse(broken.out().lines().anyMatch(l -> l.contains("/vol/data") && l.endsWith("FAIL")), broken::toString);
+    }
 }

@@ -474,7 +474,7 @@ class InventoryLoaderTest {
                 server: nas
                 exports: [{ path: /export/dataset }]
             """,
-            "inv.yaml:7:13: storage.nfs.server: no node named 'nas' (expected the name of a node: master, worker-1)");
+            "inv.yaml:7:13: storage.nfs.server: no node named 'nas' (expected the name of a node: master, worker-1; or, for a NAS that is not a node, its IP address or fully qualified host name)");
     }
 
     @Test void unquotedKubernetesVersionIsANumber() {
@@ -802,7 +802,7 @@ class InventoryLoaderTest {
             "inv.yaml:7:3: unknown key 'prot' in ssh (did you mean 'port'?)",
             "inv.yaml:10:13: duplicate node name 'master' (first at line 9)",
             "inv.yaml:10:63: nodes[1].gpu: expected true or false, got a string ('maybe')",
-            "inv.yaml:12:18: storage.nfs.server: no node named 'nas' (expected the name of a node: master, master)",
+            "inv.yaml:12:18: storage.nfs.server: no node named 'nas' (expected the name of a node: master, master; or, for a NAS that is not a node, its IP address or fully qualified host name)",
             "inv.yaml:12:41: storage.nfs.exports[0].path: 'data' is not usable as an export path: it is not an absolute path (expected an absolute path such as /export/dataset, of letters, digits, '.', '_', '-', '+' and '@', without '.' or '..' parts, '//' or a trailing '/')"),
             errors);
     }
