@@ -255,6 +255,16 @@ final class StepRunner {
         try {
             whole = remote.exec(ProbeBatch.script(commands, delimiter), timeout);
         } catch (RemoteException e) {
+            if (e.kind() == RemoteException.Kind.CONNECTION_LOST) {
+                // the probe that was running when the host went away is the one whose step failed
+                int running = ProbeBatch.running(e.partialStdout(), delimiter, commands.size());
+                if (running >= 0) {
+                    log.line("batch of " + asked.size() + " probes: the connection was lost while probe "
+                        + (asked.indexOf(commands.get(running)) + 1) + " was running: " + facts.mask(commands.get(running)));
+                    failedAt += asked.indexOf(commands.get(running));
+                }
+                throw e;
+            }
             if (e.kind() != RemoteException.Kind.TIMEOUT) throw e;
             // the probe that was running when time ran out is the slow one: name it, as if it had run alone
             int slow = ProbeBatch.running(e.partialStdout(), delimiter, commands.size());

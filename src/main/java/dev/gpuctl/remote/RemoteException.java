@@ -34,7 +34,7 @@ public final class RemoteException extends RuntimeException {
 
     private String partialStdout = "";
 
-    /** What a command that timed out had printed on stdout until it was stopped (empty for other kinds). */
+    /** What a command that timed out, or whose connection was lost, had printed on stdout until then (else empty). */
     public String partialStdout() { return partialStdout; }
 
     /** This exception, carrying what the command had printed on stdout before it timed out. */

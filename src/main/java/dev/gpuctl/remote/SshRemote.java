@@ -233,13 +233,13 @@ public final class SshRemote implements Remote {
                 session = null;
                 throw RemoteException.timeout(node.name(), shown, timeout).withPartialStdout(out.bytes());
             }
-            if (out.error() != null) throw RemoteException.connectionLost(node.name(), shown, out.error());
-            if (err.error() != null) throw RemoteException.connectionLost(node.name(), shown, err.error());
+            if (out.error() != null) throw RemoteException.connectionLost(node.name(), shown, out.error()).withPartialStdout(out.bytes());
+            if (err.error() != null) throw RemoteException.connectionLost(node.name(), shown, err.error()).withPartialStdout(out.bytes());
             long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
             try {
                 cmd.join(left, TimeUnit.MILLISECONDS);
             } catch (IOException e) {
-                if (!client.isConnected()) throw RemoteException.connectionLost(node.name(), shown, e);
+                if (!client.isConnected()) throw RemoteException.connectionLost(node.name(), shown, e).withPartialStdout(out.bytes());
                 abandon(session, cmd);
                 session = null;
                 throw RemoteException.timeout(node.name(), shown, timeout);
@@ -252,7 +252,7 @@ public final class SshRemote implements Remote {
                 exit = 128 + signalNumber(cmd.getExitSignal());
             } else {
                 throw RemoteException.connectionLost(node.name(), shown,
-                    new IOException("the channel closed without an exit status"));
+                    new IOException("the channel closed without an exit status")).withPartialStdout(out.bytes());
             }
             return new Raw(exit, out.bytes(), err.bytes(), out.truncated() || err.truncated());
         } catch (InterruptedException e) {
