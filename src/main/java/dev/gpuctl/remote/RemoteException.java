@@ -38,7 +38,7 @@ public final class RemoteException extends RuntimeException {
     public String partialStdout() { return partialStdout; }
 
     /** This exception, carrying what the command had printed on stdout before it timed out. */
-    RemoteException withPartialStdout(byte[] stdout) {
+    public RemoteException withPartialStdout(byte[] stdout) {
         this.partialStdout = Drain.text(stdout);
         return this;
     }

@@ -110,4 +110,12 @@ class PhaseChecksTest extends ShHosts {
         assertEquals(Map.of("a", Runner.Outcome.CHANGED, "b", Runner.Outcome.CHANGED, "c", Runner.Outcome.OK), r.outcomes().get("m"),
             "the phase's other host finishes");
     }
+
+    @Test void aHostLostWhileALaterStepsProbeRunsFailsThatStepNotTheFirst() throws IOException {
+        diesDuringProbe.put("w1", 2); // a's and b's probes answered; c's was running
+        Runner.Result r = run();
+        assertEquals(1, r.failures().size(), r.failures()::toString);
+        assertEquals("c", r.failures().get(0).step(), r.failures()::toString);
+        assertEquals("w1", r.failures().get(0).host());
+    }
 }

@@ -24,6 +24,8 @@ abstract class ShHosts {
     @TempDir Path dir;
     final Map<String, List<String>> commands = new ConcurrentHashMap<>();
     final Set<String> losesConnection = ConcurrentHashMap.newKeySet();
+    /** Host h loses its connection while the batch runs its probe number N (counted from 0), after the ones before it answered. */
+    final Map<String, Integer> diesDuringProbe = new ConcurrentHashMap<>();
     final StringWriter progress = new StringWriter();
     Inventory inv;
 
@@ -42,6 +44,12 @@ abstract class ShHosts {
                     if (losesConnection.contains(h)) throw new RemoteException(RemoteException.Kind.CONNECTION_LOST, h, h + ": connection lost");
                     mine.add((String) args[0]);
                     ExecResult r = ShRemote.run("cd " + dir.resolve(h) + " && { " + args[0] + "\n}");
+                    Integer dies = diesDuringProbe.get(h);
+                    java.util.regex.Matcher upTo = java.util.regex.Pattern.compile("(?s)^(.*? b " + dies + "\n)").matcher(r.stdout());
+                    if (dies != null && upTo.find()) {
+                        throw new RemoteException(RemoteException.Kind.CONNECTION_LOST, h, h + ": connection lost")
+                            .withPartialStdout(upTo.group(1).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                    }
                     return r;
                 case "name": return h;
                 case "close": return null;
