@@ -1,8 +1,8 @@
 #!/bin/bash
-# Captures, on a GPU machine (the lent H200), what gpuctl's GPU health, driver-hold and idle-GPU checks read:
+# Captures, on a machine with an NVIDIA GPU (an H200 here), what gpuctl's GPU health, driver-hold and idle-GPU checks read:
 # the outputs with the GPU idle, held by a process that does nothing, and busy. Needs python3 and libcuda only
 # (a PTX kernel loaded through the CUDA driver API); nothing is installed, no GPU setting is changed.
-# Run: bash tools/device-gpu-health.sh (on the device, $OUT set); its files go to src/test/resources/h200/health/.
+# Run: OUT=DIR bash tools/gpu-health-capture.sh (on the GPU machine); its files go to src/test/resources/h200/health/.
 set -u
 out=${OUT:?}
 cap() { # cap FILE COMMAND...: stdout, then stderr and the exit status in FILE.err
