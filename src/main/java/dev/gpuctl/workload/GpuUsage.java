@@ -186,13 +186,14 @@ public final class GpuUsage {
     }
 
     /** A whole-number quantity as Kubernetes writes it ("2" or 2); anything else counts as 0. */
-    private static int quantity(JsonNode q) {
+    static int quantity(JsonNode q) {
         if (q.isIntegralNumber()) return q.asInt();
         String s = q.asText("").strip();
         return s.matches("[0-9]{1,9}") ? Integer.parseInt(s) : 0;
     }
 
-    private static Optional<Instant> time(JsonNode t) {
+    /** An RFC 3339 time as the API server writes it; empty when absent or unreadable. */
+    static Optional<Instant> time(JsonNode t) {
         try {
             return t.isTextual() && !t.asText().isEmpty() ? Optional.of(Instant.parse(t.asText())) : Optional.empty();
         } catch (DateTimeParseException e) {

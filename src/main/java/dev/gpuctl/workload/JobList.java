@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -50,10 +49,10 @@ public final class JobList {
             }
             int gpus = 0;
             for (JsonNode c : j.path("spec").path("template").path("spec").path("containers")) {
-                gpus += quantity(c.path("resources").path("limits").path(GpuUsage.RESOURCE));
+                gpus += GpuUsage.quantity(c.path("resources").path("limits").path(GpuUsage.RESOURCE));
             }
             String node = newest == null ? "" : newest.path("spec").path("nodeName").asText("");
-            String age = time(md.path("creationTimestamp")).map(t -> GpuUsage.age(Duration.between(t, now))).orElse("?");
+            String age = GpuUsage.time(md.path("creationTimestamp")).map(t -> GpuUsage.age(Duration.between(t, now))).orElse("?");
             boolean managed = "gpuctl".equals(md.path("labels").path(JobManifest.MANAGED_BY).asText(null));
             rows.add(new Row(ns, name, status(j, newest), gpus, node, age, managed));
         }
@@ -106,20 +105,6 @@ public final class JobList {
     /** The row of job NS/NAME, if the cluster has it. */
     public static Optional<Row> find(List<Row> rows, String namespace, String name) {
         return rows.stream().filter(r -> r.namespace().equals(namespace) && r.name().equals(name)).findFirst();
-    }
-
-    private static int quantity(JsonNode q) {
-        if (q.isIntegralNumber()) return q.asInt();
-        String s = q.asText("").strip();
-        return s.matches("[0-9]{1,9}") ? Integer.parseInt(s) : 0;
-    }
-
-    private static Optional<Instant> time(JsonNode t) {
-        try {
-            return t.isTextual() && !t.asText().isEmpty() ? Optional.of(Instant.parse(t.asText())) : Optional.empty();
-        } catch (DateTimeParseException e) {
-            return Optional.empty();
-        }
     }
 
     private static JsonNode items(String json, String what) {
