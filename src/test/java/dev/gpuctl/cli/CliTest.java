@@ -52,6 +52,13 @@ class CliTest {
         }
     }
 
+    @Test void aKubeconfigContextThatIsNoNameIsExit2BeforeAnyConnection() {
+        Run r = run("kubeconfig", "--merge", "--context", "my lab;rm", EXAMPLE.toString());
+        assertEquals(2, r.code, r::toString);
+        assertTrue(r.err.contains("--context 'my lab;rm' is not a valid context name"), r::toString);
+        assertFalse(r.err.contains("Exception") || r.err.contains("at dev.gpuctl"), r::toString);
+    }
+
     @Test void planJsonIsJson() throws IOException {
         Run r = run("plan", "--json", EXAMPLE.toString());
         assertEquals(0, r.code, r::toString);
