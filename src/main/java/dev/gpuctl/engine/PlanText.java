@@ -24,6 +24,7 @@ public final class PlanText {
             plan.cidrConflicts().forEach(c -> sb.append("  ").append(c).append('\n'));
         }
         if (inv != null) inv.nfs().ifPresent(nfs -> sb.append(nfsAccess(nfs)));
+        if (inv != null && inv.sharesGpus()) sb.append(gpuSharing(inv));
         sb.append('\n').append(PlanSummary.render(plan, name -> inv != null && inv.node(name).map(n -> n.gpu()).orElse(false)));
         if (inv != null) sb.append(connections(inv));
         sb.append("\nDetails. Commands run as root on each host ({{name}}: a value learned earlier in the run).\n");
@@ -74,6 +75,16 @@ public final class PlanText {
                     : "ROOT ON EVERY NODE ACTS AS ROOT HERE (no_root_squash; rootSquash: true to stop it)").append('\n');
         }
         return sb.toString();
+    }
+
+    /** Each GPU node's sharing, and what sharing does not isolate. */
+    static String gpuSharing(Inventory inv) {
+        StringBuilder sb = new StringBuilder("GPU sharing (each shared GPU is advertised replicas times as nvidia.com/gpu):\n");
+        for (var n : inv.nodes()) {
+            if (n.gpu()) sb.append("  ").append(n.name()).append(": ").append(inv.sharing(n)).append('\n');
+        }
+        return sb.append("  time-slicing and MPS share a GPU's time, not its memory or its faults: a pod can use all of a GPU's"
+            + " memory, and one pod's fault can end the others' work on that GPU\n").toString();
     }
 
     private static void probes(StringBuilder sb, List<Map<String, String>> probes) {

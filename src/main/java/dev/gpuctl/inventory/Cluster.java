@@ -11,12 +11,13 @@ import java.util.Optional;
  *                            with flannel
  * @param controlPlaneSchedulable whether the master's control-plane taint is removed, so that pods (and, on a master
  *                                with GPUs, the device plugin) run there
+ * @param gpuSharing how GPU nodes share their GPUs unless a node says otherwise ({@link GpuSharing#NONE} by default)
  */
 public record Cluster(String name, String kubernetesVersion, ContainerRuntime runtime, Cni cni,
                       Cidr podCidr, Cidr serviceCidr, List<Cidr> siteNetworks, List<String> timeServers,
                       PackageSource packages, ManifestRef cniManifest, ManifestRef cniOperatorManifest,
                       DevicePlugin devicePlugin, boolean controlPlaneSchedulable, GpuDriver gpuDriver,
-                      Optional<Proxy> proxy) {
+                      Optional<Proxy> proxy, GpuSharing gpuSharing) {
     public Cluster {
         siteNetworks = List.copyOf(siteNetworks);
         timeServers = List.copyOf(timeServers);

@@ -16,7 +16,7 @@ import org.yaml.snakeyaml.nodes.Tag;
 final class ClusterReader {
     static final List<String> KEYS = List.of("name", "kubernetesVersion", "runtime", "cni", "podCidr",
         "serviceCidr", "siteNetworks", "timeServers", "packages", "cniManifest", "cniOperatorManifest", "devicePlugin",
-        "controlPlaneSchedulable", "gpuDriver", "proxy");
+        "controlPlaneSchedulable", "gpuDriver", "proxy", "gpuSharing");
     static final List<String> GPU_DRIVER_KEYS = List.of("hold", "holdKernel", "persistenceMode");
     static final List<String> PROXY_KEYS = List.of("http", "https", "noProxy");
     /** A proxy URL: scheme, optional user:password@, host (name, IPv4 or [IPv6]), optional port, optional "/". */
@@ -111,8 +111,9 @@ final class ClusterReader {
             .orElse(GpuDriver.DEFAULT);
         Optional<Proxy> proxy = c.section("proxy", PROXY_KEYS, Map.of("no_proxy", "write it as noProxy:", "noproxy", "write it as noProxy:"))
             .flatMap(this::proxy);
+        GpuSharing sharing = GpuSharingReader.read(c, "gpuSharing").orElse(GpuSharing.NONE);
         return new Cluster(name, version, runtime, cni, podCidr, serviceCidr, siteNetworks, timeServers,
-            packages, cniManifest, operator, devicePlugin, schedulable, gpuDriver, proxy);
+            packages, cniManifest, operator, devicePlugin, schedulable, gpuDriver, proxy, sharing);
     }
 
     private Optional<Proxy> proxy(Section p) {

@@ -26,6 +26,17 @@ public record Inventory(Path file, Cluster cluster, List<Node> nodes, Optional<N
         return nodes.stream().filter(n -> n.name().equals(name)).findFirst();
     }
 
+    /** How {@code node}'s GPUs are shared: its own gpuSharing, else the cluster's; {@link GpuSharing#NONE} without GPUs. */
+    public GpuSharing sharing(Node node) {
+        if (!node.gpu()) return GpuSharing.NONE;
+        return node.gpuSharing().orElse(cluster.gpuSharing());
+    }
+
+    /** Whether any GPU node shares its GPUs (then the device plugin runs with its config manager). */
+    public boolean sharesGpus() {
+        return nodes.stream().anyMatch(n -> sharing(n).shared());
+    }
+
     /** Local state (kubeconfig, join command cache, logs) lives beside the inventory. */
     public Path stateDir() {
         Path dir = file.toAbsolutePath().getParent();

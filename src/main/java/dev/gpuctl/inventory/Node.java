@@ -1,18 +1,26 @@
 package dev.gpuctl.inventory;
 
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * One host. Workers have GPUs unless the inventory says gpu: false; the master has none unless gpu: true.
  * connection is "ssh" (default) or "local" (commands run on the machine gpuctl runs on). address is what SSH
  * connects to (an IP or a host name); nodeIp, when the inventory gives one, is the IP the cluster uses for the node
- * (kubeadm's advertise address, the kubelet's node-ip), else empty.
+ * (kubeadm's advertise address, the kubelet's node-ip), else empty. gpuSharing is the node's own
+ * {@code gpuSharing}, when it gives one (else the cluster's applies: {@link Inventory#sharing}).
  */
 public record Node(String name, String address, Role role, boolean gpu, Map<String, String> labels,
-                   SshSettings ssh, String connection, String nodeIp) {
+                   SshSettings ssh, String connection, String nodeIp, Optional<GpuSharing> gpuSharing) {
     public Node {
         labels = Map.copyOf(labels);
         nodeIp = nodeIp == null ? "" : nodeIp;
+        gpuSharing = gpuSharing == null ? Optional.empty() : gpuSharing;
+    }
+
+    public Node(String name, String address, Role role, boolean gpu, Map<String, String> labels,
+                SshSettings ssh, String connection, String nodeIp) {
+        this(name, address, role, gpu, labels, ssh, connection, nodeIp, Optional.empty());
     }
 
     public Node(String name, String address, Role role, boolean gpu, Map<String, String> labels,

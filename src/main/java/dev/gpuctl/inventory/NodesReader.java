@@ -15,7 +15,7 @@ import org.yaml.snakeyaml.nodes.Tag;
 
 /** Reads `nodes:` and checks the list as a whole. See {@link InventoryLoader} for the rules. */
 final class NodesReader {
-    static final List<String> KEYS = List.of("name", "address", "role", "gpu", "labels", "ssh", "connection", "nodeIp");
+    static final List<String> KEYS = List.of("name", "address", "role", "gpu", "labels", "ssh", "connection", "nodeIp", "gpuSharing");
     static final List<String> CONNECTIONS = List.of("ssh", "local");
     private static final Map<String, String> HINTS = hints();
 
@@ -76,6 +76,11 @@ final class NodesReader {
         Optional<Role> role = Choices.read(n, "role", "role", Role.values(), Role::key);
         boolean gpu = n.bool("gpu").orElse(role.orElse(Role.WORKER) == Role.WORKER);
         Map<String, String> labels = n.value("labels").map(v -> labels(v, n.child("labels"))).orElse(Map.of());
+        Optional<GpuSharing> sharing = GpuSharingReader.read(n, "gpuSharing");
+        if (sharing.isPresent() && !gpu) {
+            problems.at(n.keyNode("gpuSharing").orElseThrow(), n.child("gpuSharing") + ": node has no GPUs (gpu: false), so it has"
+                + " nothing to share (remove gpuSharing, or set gpu: true)");
+        }
         SshReader.Partial own = n.section("ssh", SshReader.NODE_KEYS, Map.of()).map(ssh::read)
             .orElse(SshReader.Partial.NONE);
         Optional<ScalarNode> connectionNode = n.scalar("connection");
@@ -94,7 +99,7 @@ final class NodesReader {
                 + " (expected an IP address or a host name)"));
         return new dev.gpuctl.inventory.Node(nameNode.map(ScalarNode::getValue).orElse(""),
             configured.hostName().orElse(address), role.orElse(Role.WORKER), gpu, labels,
-            ssh.resolve(ssh.withConfig(own.over(defaults), configured)), connection, nodeIp.orElse(""));
+            ssh.resolve(ssh.withConfig(own.over(defaults), configured)), connection, nodeIp.orElse(""), sharing);
     }
 
     /** Kubernetes labels: a mapping of label keys to label values, both strings. */

@@ -1,6 +1,9 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.DevicePluginSharing;
 import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.inventory.GpuSharing;
+import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,14 +26,48 @@ public final class GpuStep implements Step {
     @Override public String title() { return "GPU labels and NVIDIA device plugin"; }
     @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster() && !gpuNodes(ctx).isEmpty(); }
 
-    static List<Node> gpuNodes(HostContext ctx) { return ctx.inventory().nodes().stream().filter(Node::gpu).toList(); }
+    static List<Node> gpuNodes(HostContext ctx) { return gpuNodes(ctx.inventory()); }
 
-    /** Labels gpuctl puts on a node: the inventory's, plus nvidia.com/gpu.present=true on GPU nodes. */
-    static Map<String, String> labels(Node n) {
+    /**
+     * Labels gpuctl puts on a node: the inventory's, plus nvidia.com/gpu.present=true on GPU nodes; when any node shares
+     * its GPUs, every GPU node's device plugin config ({@link DevicePluginSharing#CONFIG_LABEL}) and, on MPS nodes,
+     * {@link DevicePluginSharing#MPS_LABEL}.
+     */
+    static Map<String, String> labels(Inventory inv, Node n) {
         Map<String, String> l = new LinkedHashMap<>();
         if (n.gpu()) l.put(PRESENT_LABEL, "true");
+        if (n.gpu() && inv.sharesGpus()) {
+            GpuSharing s = inv.sharing(n);
+            l.put(DevicePluginSharing.CONFIG_LABEL, s.configName());
+            if (s.mode() == GpuSharing.Mode.MPS) l.put(DevicePluginSharing.MPS_LABEL, "true");
+        }
         l.putAll(new java.util.TreeMap<>(n.labels()));
         return l;
+    }
+
+    /** The sharing labels gpuctl manages that {@code n} must not have (left from an earlier sharing setting). */
+    static List<String> unwanted(Inventory inv, Node n) {
+        if (!n.gpu()) return List.of();
+        Map<String, String> want = labels(inv, n);
+        return java.util.stream.Stream.of(DevicePluginSharing.CONFIG_LABEL, DevicePluginSharing.MPS_LABEL)
+            .filter(k -> !want.containsKey(k)).toList();
+    }
+
+    /** The device plugin's configurations the inventory uses (empty: no sharing anywhere). */
+    static List<DevicePluginSharing.Config> sharingConfigs(Inventory inv) {
+        return gpuNodes(inv).stream().map(inv::sharing).filter(GpuSharing::shared).distinct()
+            .map(s -> new DevicePluginSharing.Config(s.configName(), s.mode().key(), s.replicas())).toList();
+    }
+
+    static List<Node> gpuNodes(Inventory inv) { return inv.nodes().stream().filter(Node::gpu).toList(); }
+
+    /** What the manifest patch does, for the plan. */
+    static String sharingRule(Inventory inv) {
+        List<DevicePluginSharing.Config> configs = sharingConfigs(inv);
+        if (configs.isEmpty()) return "no GPU sharing: no config manager, no sharing ConfigMap";
+        return "GPU sharing: config manager and ConfigMap " + DevicePluginSharing.CONFIG_MAP + " ("
+            + configs.stream().map(DevicePluginSharing.Config::name).collect(java.util.stream.Collectors.joining(", "))
+            + "), each GPU node's config picked by its " + DevicePluginSharing.CONFIG_LABEL + " label";
     }
 
     static String path(HostContext ctx) {
@@ -51,7 +88,8 @@ public final class GpuStep implements Step {
     @Override public List<Probe> check(HostContext ctx) {
         List<Probe> probes = new ArrayList<>();
         for (Node n : ctx.inventory().nodes()) {
-            Map<String, String> want = labels(n);
+            Map<String, String> want = labels(ctx.inventory(), n);
+            List<String> unwanted = unwanted(ctx.inventory(), n);
             if (want.isEmpty()) continue;
             probes.add(Probe.of("node " + n.name() + " labelled " + want, NODES, r -> {
                 if (!r.ok()) return Optional.of("kubectl failed: " + r.tail(2));
@@ -59,24 +97,28 @@ public final class GpuStep implements Step {
                 if (node.isEmpty()) return Optional.of("node " + n.name() + " not found (kubectl get nodes)");
                 var have = node.get().path("metadata").path("labels");
                 var missing = want.entrySet().stream().filter(e -> !e.getValue().equals(have.path(e.getKey()).asText(null))).map(Map.Entry::getKey).toList();
-                return missing.isEmpty() ? Optional.empty() : Optional.of("labels missing or different: " + missing);
+                var stale = unwanted.stream().filter(have::has).toList();
+                if (!missing.isEmpty()) return Optional.of("labels missing or different: " + missing);
+                return stale.isEmpty() ? Optional.empty() : Optional.of("labels left from an earlier GPU sharing setting: " + stale);
             }));
         }
         probes.add(Manifest.applied("device plugin " + ctx.cluster().devicePlugin().version(), path(ctx)));
-        for (Node n : gpuNodes(ctx)) probes.add(allocatable(n));
+        for (Node n : gpuNodes(ctx)) probes.add(allocatable(n, ctx.inventory().sharing(n)));
         return probes;
     }
 
     @Override public List<Op> apply(HostContext ctx) {
         List<Op> ops = new ArrayList<>();
         for (Node n : ctx.inventory().nodes()) {
-            Map<String, String> want = labels(n);
+            Map<String, String> want = labels(ctx.inventory(), n);
             if (want.isEmpty()) continue;
-            List<String> kv = want.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList();
+            List<String> kv = new ArrayList<>(want.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList());
+            unwanted(ctx.inventory(), n).forEach(k -> kv.add(k + "-"));
             ops.add(Op.Run.of("label " + n.name(), Kube.kubectl("label node " + n.name() + " --overwrite " + Sh.words(kv))));
         }
+        List<DevicePluginSharing.Config> configs = sharingConfigs(ctx.inventory());
         ops.addAll(Manifest.place("NVIDIA device plugin " + ctx.cluster().devicePlugin().version(),
-            ctx.cluster().devicePlugin().manifest(), path(ctx), "", java.util.function.UnaryOperator.identity()));
+            ctx.cluster().devicePlugin().manifest(), path(ctx), sharingRule(ctx.inventory()), m -> DevicePluginSharing.patch(m, configs)));
         ops.add(Manifest.apply("the device plugin", path(ctx)));
         return ops;
     }
@@ -84,7 +126,7 @@ public final class GpuStep implements Step {
     @Override public List<Probe> verify(HostContext ctx) {
         List<Probe> probes = new ArrayList<>(check(ctx).stream().filter(p -> !p.what().contains("allocatable")).toList());
         probes.add(KubeJson.nodesReady(ctx.inventory().nodes().stream().map(Node::name).toList()).waitingUpTo(CAPACITY_WAIT));
-        for (Node n : gpuNodes(ctx)) probes.add(allocatable(n).waitingUpTo(CAPACITY_WAIT));
+        for (Node n : gpuNodes(ctx)) probes.add(allocatable(n, ctx.inventory().sharing(n)).waitingUpTo(CAPACITY_WAIT));
         return probes;
     }
 
@@ -92,8 +134,9 @@ public final class GpuStep implements Step {
      * allocatable nvidia.com/gpu of a node equals its nvidia-smi count (a fact learned at preflight); when it does
      * not, the message names the node's device plugin pod and its state, and what to check.
      */
-    static Probe allocatable(Node n) {
-        return Probe.of("node " + n.name() + " allocatable nvidia.com/gpu = its nvidia-smi count",
+    static Probe allocatable(Node n, GpuSharing sharing) {
+        String times = sharing.shared() ? " × " + sharing.replicas() + " (" + sharing.mode().key() + ")" : "";
+        return Probe.of("node " + n.name() + " allocatable nvidia.com/gpu = its nvidia-smi count" + times,
                 NODES_THEN_PODS, r -> Optional.empty())
             .judgedWithFacts((r, facts) -> {
                 if (!r.ok()) return Optional.of("kubectl failed: " + r.tail(2));
@@ -101,10 +144,13 @@ public final class GpuStep implements Step {
                 var node = KubeJson.node(KubeJson.nodes(parts[0]), n.name());
                 if (node.isEmpty()) return Optional.of("node " + n.name() + " not found (kubectl get nodes)");
                 String have = node.get().path("status").path("allocatable").path("nvidia.com/gpu").asText("0");
-                String want = facts.get(gpuCountFact(n)).orElse("?");
+                Optional<String> count = facts.get(gpuCountFact(n));
+                String want = count.filter(c -> c.matches("[0-9]{1,4}")).map(c -> String.valueOf(Integer.parseInt(c) * sharing.replicas()))
+                    .orElse("?");
                 if (have.equals(want)) return Optional.empty();
                 String pod = parts.length < 2 ? "" : pluginPod(KubeJson.podList(parts[1]), n.name());
-                return Optional.of("allocatable nvidia.com/gpu is " + have + ", nvidia-smi counts " + want + "; " + pod
+                return Optional.of("allocatable nvidia.com/gpu is " + have + ", nvidia-smi counts " + count.orElse("?")
+                    + (sharing.shared() ? " GPUs × " + sharing.replicas() + " replicas = " + want : "") + "; " + pod
                     + " — check that nvidia is the default runtime on " + n.name() + " (gpuctl verify --hosts " + n.name() + ")");
             });
     }

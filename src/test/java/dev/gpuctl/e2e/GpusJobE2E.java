@@ -2,6 +2,7 @@ package dev.gpuctl.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -313,5 +314,99 @@ class GpusJobE2E {
         assertTrue(missing.err().contains("no job default/nope in the cluster"), missing::toString);
         Gpuctl.Run badName = Gpuctl.run("job", "logs", "Bad;rm", inventory.toString());
         assertEquals(2, badName.code(), badName::toString);
+    }
+
+    /** The inventory with h2 (2 GPUs) shared by time-slicing, 4 replicas each. */
+    static Path sharedInventory() throws IOException {
+        Path shared = inventory.resolveSibling("inventory-shared.yaml");
+        String text = Files.readString(inventory);
+        String withSharing = text.lines().map(l -> l.contains("{ name: " + w2 + ",")
+                ? l.replace(" }", ", gpuSharing: { mode: time-slicing, replicas: 4 } }") : l)
+            .collect(java.util.stream.Collectors.joining("\n", "", "\n"));
+        assertTrue(withSharing.contains("replicas: 4"), withSharing);
+        Files.writeString(shared, withSharing);
+        return shared;
+    }
+
+    static String label(JsonNode nodes, String node, String key) {
+        for (JsonNode n : nodes.path("items")) {
+            if (n.path("metadata").path("name").asText().equals(node)) return n.path("metadata").path("labels").path(key).asText(null);
+        }
+        throw new AssertionError("no node " + node);
+    }
+
+    static String allocatable(JsonNode nodes, String node) {
+        for (JsonNode n : nodes.path("items")) {
+            if (n.path("metadata").path("name").asText().equals(node)) return n.path("status").path("allocatable").path("nvidia.com/gpu").asText();
+        }
+        throw new AssertionError("no node " + node);
+    }
+
+    @Test @Order(5) void timeSlicingAdvertisesEachGpuReplicasTimesAndAJobUsesTheShares() throws IOException, InterruptedException {
+        Path shared = sharedInventory();
+        Gpuctl.Run plan = Gpuctl.run("plan", shared.toString());
+        assertEquals(0, plan.code(), plan::toString);
+        assertTrue(plan.out().contains("GPU sharing: config manager and ConfigMap nvidia-device-plugin-configs (time-slicing-4)"), plan::toString);
+        Gpuctl.Run r = Gpuctl.run("bootstrap", shared.toString());
+        assertEquals(0, r.code(), r::toString);
+        assertTrue(r.count("changed") > 0, r::toString);
+
+        // asked of the cluster: h2's 2 GPUs advertised 4 times each, h1 unshared, each node's config picked by its label
+        JsonNode nodes = kubectl("get nodes -o json");
+        assertEquals("8", allocatable(nodes, w2), nodes::toString);
+        assertEquals("1", allocatable(nodes, w1), nodes::toString);
+        assertEquals("time-slicing-4", label(nodes, w2, "nvidia.com/device-plugin.config"));
+        assertEquals("none", label(nodes, w1, "nvidia.com/device-plugin.config"));
+        JsonNode cm = kubectl("-n kube-system get configmap nvidia-device-plugin-configs -o json");
+        assertTrue(cm.path("data").path("time-slicing-4").asText().contains("timeSlicing:"), cm::toString);
+        assertTrue(cm.path("data").path("time-slicing-4").asText().contains("replicas: 4"), cm::toString);
+        assertTrue(cm.path("data").has("none"), cm::toString);
+        JsonNode ds = kubectl("-n kube-system get daemonset nvidia-device-plugin-daemonset -o json");
+        JsonNode podSpec = ds.path("spec").path("template").path("spec");
+        assertEquals("nvidia-device-plugin-init", podSpec.path("initContainers").get(0).path("name").asText(), podSpec::toString);
+        assertEquals("nvidia-device-plugin", podSpec.path("serviceAccountName").asText(), podSpec::toString);
+        JsonNode plugin = null;
+        for (JsonNode p : kubectl("-n kube-system get pods -l name=nvidia-device-plugin-ds -o json").path("items")) {
+            if (p.path("spec").path("nodeName").asText().equals(w2)) plugin = p;
+        }
+        assertTrue(plugin != null && plugin.path("spec").path("containers").toString().contains("nvidia-device-plugin-sidecar"),
+            () -> "the plugin pod on " + w2 + " runs with the config manager");
+        String log = bed.ok(bed.master(), KUBECTL + "-n kube-system logs " + plugin.path("metadata").path("name").asText()
+            + " -c nvidia-device-plugin-ctr");
+        assertTrue(log.contains("\"replicas\": 4"), log);
+
+        // a job asking 3 shared GPUs: more than any node has unshared, it fits h2's 8 replicas
+        Path spec = inventory.resolveSibling("shares.yaml");
+        Files.writeString(spec, """
+            name: shares
+            image: registry.internal/trainer:cu118
+            command: [sleep, "600"]
+            gpus: 3
+            """);
+        Gpuctl.Run submit = Gpuctl.run("job", "submit", spec.toString(), shared.toString());
+        assertEquals(0, submit.code(), submit::toString);
+        assertEquals(w2, boundPod("shares").path("spec").path("nodeName").asText(), "the 3-share job runs on the shared node");
+
+        Gpuctl.Run again = Gpuctl.run("bootstrap", shared.toString());
+        assertEquals(0, again.code(), again::toString);
+        assertEquals(0, again.count("changed"), again::toString);
+        Gpuctl.Run verify = Gpuctl.run("verify", shared.toString());
+        assertEquals(0, verify.code(), verify::toString);
+        assertTrue(verify.out().contains("= its nvidia-smi count × 4 (time-slicing)"), verify::toString);
+    }
+
+    @Test @Order(6) void droppingSharingPutsThePluginBackAsUpstreamShipsIt() throws IOException {
+        Gpuctl.Run r = Gpuctl.run("bootstrap", inventory.toString());
+        assertEquals(0, r.code(), r::toString);
+        JsonNode nodes = kubectl("get nodes -o json");
+        assertEquals("2", allocatable(nodes, w2), nodes::toString);
+        assertNull(label(nodes, w2, "nvidia.com/device-plugin.config"), nodes::toString);
+        assertNull(label(nodes, w1, "nvidia.com/device-plugin.config"), nodes::toString);
+        JsonNode ds = kubectl("-n kube-system get daemonset nvidia-device-plugin-daemonset -o json");
+        JsonNode podSpec = ds.path("spec").path("template").path("spec");
+        assertTrue(podSpec.path("initContainers").isMissingNode() || podSpec.path("initContainers").isEmpty(), podSpec::toString);
+        assertEquals(1, podSpec.path("containers").size(), podSpec::toString);
+        Gpuctl.Run again = Gpuctl.run("bootstrap", inventory.toString());
+        assertEquals(0, again.count("changed"), again::toString);
     }
 }

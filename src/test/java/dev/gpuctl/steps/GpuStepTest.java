@@ -91,4 +91,40 @@ class GpuStepTest {
             + " (kubectl -n kube-system logs nvidia-device-plugin-daemonset-4qv8s)", GpuStep.pluginPod(pods, "worker-1"));
         assertEquals("no device plugin pod runs on worker-3", GpuStep.pluginPod(pods, "worker-3"));
     }
+
+    static final Inventory SHARED = InventoryLoader.parse("inv.yaml", """
+        cluster: { name: c, kubernetesVersion: "1.35", runtime: docker, packages: system, gpuSharing: { mode: time-slicing, replicas: 2 } }
+        nodes:
+          - { name: master, address: 10.1.0.1, role: master }
+          - { name: worker-1, address: 10.1.0.2, role: worker }
+          - { name: worker-2, address: 10.1.0.3, role: worker, gpuSharing: { mode: none } }
+          - { name: worker-3, address: 10.1.0.4, role: worker, gpuSharing: { mode: mps, replicas: 4 } }
+        """, Path.of("."), Map.of("HOME", "/root"));
+
+    @Test void withSharingEachGpuNodeIsLabelledWithItsConfigAndCountedTimesItsReplicas() throws IOException {
+        assertEquals(Map.of("nvidia.com/gpu.present", "true", "nvidia.com/device-plugin.config", "time-slicing-2"),
+            GpuStep.labels(SHARED, SHARED.node("worker-1").orElseThrow()));
+        assertEquals(Map.of("nvidia.com/gpu.present", "true", "nvidia.com/device-plugin.config", "none"),
+            GpuStep.labels(SHARED, SHARED.node("worker-2").orElseThrow()), "an unshared node next to shared ones gets the 'none' config");
+        assertEquals(Map.of("nvidia.com/gpu.present", "true", "nvidia.com/device-plugin.config", "mps-4", "nvidia.com/mps.capable", "true"),
+            GpuStep.labels(SHARED, SHARED.node("worker-3").orElseThrow()));
+        assertEquals(List.of("nvidia.com/mps.capable"), GpuStep.unwanted(SHARED, SHARED.node("worker-1").orElseThrow()));
+        assertEquals(List.of("nvidia.com/device-plugin.config", "nvidia.com/mps.capable"), GpuStep.unwanted(INV, INV.node("worker-1").orElseThrow()),
+            "without sharing, the labels of an earlier sharing setting are removed");
+        assertEquals(List.of(), GpuStep.unwanted(INV, INV.master()));
+        assertEquals(List.of("mps-4", "time-slicing-2"), GpuStep.sharingConfigs(SHARED).stream().map(c -> c.name()).sorted().toList());
+
+        List<Probe> probes = new GpuStep().check(new HostContext(SHARED, SHARED.master()));
+        Probe w1 = probes.stream().filter(p -> p.what().startsWith("node worker-1 allocatable")).findFirst().orElseThrow();
+        assertEquals("node worker-1 allocatable nvidia.com/gpu = its nvidia-smi count × 2 (time-slicing)", w1.what());
+        Facts facts = new Facts();
+        facts.put(GpuStep.gpuCountFact(SHARED.node("worker-1").orElseThrow()), "2", false);
+        String out = nodes() + "@@@\n" + pods(); // worker-1 advertises 2: right unshared, half of what 2 GPUs × 2 replicas give
+        assertEquals(Optional.of("allocatable nvidia.com/gpu is 2, nvidia-smi counts 2 GPUs × 2 replicas = 4; device plugin pod"
+                + " kube-system/nvidia-device-plugin-daemonset-4qv8s is Running (kubectl -n kube-system logs nvidia-device-plugin-daemonset-4qv8s)"
+                + " — check that nvidia is the default runtime on worker-1 (gpuctl verify --hosts worker-1)"),
+            judge(w1, out, facts));
+        Probe labelled = probes.stream().filter(p -> p.what().startsWith("node worker-1 labelled")).findFirst().orElseThrow();
+        assertEquals(Optional.of("labels missing or different: [nvidia.com/device-plugin.config]"), judge(labelled, nodes(), new Facts()));
+    }
 }
