@@ -390,9 +390,16 @@ class GpusJobE2E {
         Gpuctl.Run again = Gpuctl.run("bootstrap", shared.toString());
         assertEquals(0, again.code(), again::toString);
         assertEquals(0, again.count("changed"), again::toString);
-        Gpuctl.Run verify = Gpuctl.run("verify", shared.toString());
+        Gpuctl.Run verify = Gpuctl.run("verify", "--json", shared.toString());
         assertEquals(0, verify.code(), verify::toString);
-        assertTrue(verify.out().contains("= its nvidia-smi count × 4 (time-slicing)"), verify::toString);
+        boolean checked = false;
+        for (JsonNode h : JSON.readTree(verify.out()).path("hosts")) {
+            for (JsonNode c : h.path("checks")) {
+                checked |= c.path("check").asText().equals("node " + w2 + " allocatable nvidia.com/gpu = its nvidia-smi count × 4 (time-slicing)")
+                    && c.path("ok").asBoolean();
+            }
+        }
+        assertTrue(checked, verify::toString);
     }
 
     @Test @Order(6) void droppingSharingPutsThePluginBackAsUpstreamShipsIt() throws IOException {
