@@ -30,6 +30,7 @@ public final class GpuctlCommand implements Runnable {
         SUBCOMMANDS.put("job", JobCommand.class);
         SUBCOMMANDS.put("kubeconfig", KubeconfigCommand.class);
         SUBCOMMANDS.put("backup", BackupCommand.class);
+        SUBCOMMANDS.put("restore", RestoreCommand.class);
         SUBCOMMANDS.put("completion", CompletionCommand.class);
     }
 

@@ -4,6 +4,8 @@ import dev.gpuctl.hostconf.BackupArchive;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.steps.BackupStep;
 import dev.gpuctl.steps.Phase;
+import dev.gpuctl.steps.RestoreGuardStep;
+import dev.gpuctl.steps.RestoreStep;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -56,6 +58,25 @@ public final class Backups {
         if (in.problem().isPresent()) throw new Bad(in.problem().get());
         List<Path> removed = rotate(dir(inv), inv.cluster().name(), keep);
         return new Done(archive, BackupStep.sumFile(archive), in.sha256(), in.entries(), removed);
+    }
+
+    /** An archive on this machine, checked: its sha256, and what is wrong with it (empty: fit to restore from). */
+    public record Checked(Path archive, String sha256, java.util.Optional<String> problem) {}
+
+    /** Checks an archive on this machine: a private regular file, its .sha256 matches, the required members are in it. */
+    public static Checked check(Path archive) {
+        BackupStep.Inspected in = BackupStep.inspect(archive);
+        return new Checked(archive, in.sha256(), in.problem());
+    }
+
+    /**
+     * The phases of a restore on the master: read-only checks (host preparation done; unless {@code force}, no healthy
+     * cluster running there), then the restore itself ({@link RestoreStep}).
+     */
+    public static List<Phase> restorePhases(byte[] archive, boolean force) {
+        return List.of(
+            new Phase("restore-check", "restore: checks on the master, read-only", List.of(new RestoreGuardStep(force)), true),
+            new Phase("restore", "restore the control plane", List.of(new RestoreStep(archive)), false));
     }
 
     /** Removes a cluster's archives (and their .sha256) in dir beyond the newest keep; returns the archives removed. */
