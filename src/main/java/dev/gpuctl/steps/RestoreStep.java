@@ -83,6 +83,9 @@ public final class RestoreStep implements Step {
             + "|| { echo 'the archive on the master does not match its sha256 " + sha256 + " (damaged upload): run restore again' >&2; exit 1; }; "
             + "mkdir \"$d/x\"; tar -xzf \"$d/a.tar.gz\" -C \"$d/x\" " + BackupArchive.SNAPSHOT + "; "
             + "tar -xzf \"$d/a.tar.gz\" -C \"$d/x\" etc/kubernetes/manifests/etcd.yaml 2>/dev/null || true; "
+            // the snapshot's own integrity (its appended hash), before anything on the master is stopped or moved
+            + "if command -v etcdutl >/dev/null 2>&1; then etcdutl snapshot status \"$d/x/" + BackupArchive.SNAPSHOT + "\" >/dev/null; "
+            + "else ETCDCTL_API=3 etcdctl snapshot status \"$d/x/" + BackupArchive.SNAPSHOT + "\" >/dev/null; fi; "
             + "ts=$(date -u +%Y%m%dT%H%M%SZ); aside=/var/backups/gpuctl-before-restore-$ts; mkdir -p /var/backups; install -d -m 0700 \"$aside\"; "
             // stop the control plane: the kubelet stops a static pod whose manifest leaves the directory
             + "if ls /etc/kubernetes/manifests/*.yaml >/dev/null 2>&1; then mkdir \"$aside/manifests-running\"; "

@@ -28,6 +28,8 @@ class RestoreStepTest {
         String s = RestoreStep.script(sha, "unix:///var/run/cri-dockerd.sock");
         int sum = s.indexOf("sha256sum -c");
         int stop = s.indexOf("systemctl stop kubelet");
+        int status = s.indexOf("etcdutl snapshot status");
+        assertTrue(sum < status && status < s.indexOf("mv /etc/kubernetes/manifests"), "the snapshot is checked before anything stops: " + s);
         int restore = s.indexOf("etcdutl snapshot restore");
         assertTrue(sum > 0 && sum < stop && stop < restore, s);
         assertTrue(s.contains("--data-dir /var/lib/etcd.gpuctl-new"), s);
