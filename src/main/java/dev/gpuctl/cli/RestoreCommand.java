@@ -1,0 +1,92 @@
+package dev.gpuctl.cli;
+
+import dev.gpuctl.engine.MasterLock;
+import dev.gpuctl.engine.Runner;
+import dev.gpuctl.engine.StepFailure;
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.remote.Remotes;
+import dev.gpuctl.remote.SshOptions;
+import dev.gpuctl.engine.Backups;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+@Command(name = "restore",
+    description = {"Restore the control plane on the master from a gpuctl backup: the archive is checked against its .sha256"
+        + " first; the etcd snapshot is restored into a fresh data directory (etcdutl snapshot restore), the PKI and"
+        + " configuration are put back and the control plane is started and waited for. The workers come back by themselves"
+        + " (same CA, same endpoint).",
+        "For a master that was reinstalled (same address) after bootstrap's host preparation. What the master had is moved"
+            + " to /var/backups/gpuctl-before-restore-TIME/ on it, never deleted. Refused while the master runs a healthy"
+            + " cluster, unless --force."})
+final class RestoreCommand implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "FILE", description = "The backup archive (its FILE.sha256 beside it).") Path file;
+    @Parameters(index = "1", arity = "0..1", paramLabel = "INVENTORY",
+        description = "Inventory file (default: -i, $GPUCTL_INVENTORY, or ./inventory.yaml).") Path inventoryArg;
+    @Option(names = {"-i", "--inventory"}, paramLabel = "FILE", description = "Inventory file.") Path inventoryOption;
+    @Option(names = "--force", description = "Restore even though the master runs a healthy cluster (its state is replaced).") boolean force;
+    @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
+    @Spec CommandSpec spec;
+    @ParentCommand GpuctlCommand parent;
+
+    @Override public Integer call() throws IOException {
+        InventoryOption io = new InventoryOption();
+        io.positional = inventoryArg;
+        io.option = inventoryOption;
+        Path invFile = io.resolve(parent.env);
+        Inventory inv = Inventories.load(invFile, parent.env);
+        Path archive = file.toAbsolutePath().normalize();
+        Backups.Checked in = Backups.check(archive);
+        if (in.problem().isPresent()) {
+            throw new GpuctlException(ExitCode.USAGE, "cannot restore from " + archive + ": " + in.problem().get() + "; nothing was changed");
+        }
+        byte[] content = Files.readAllBytes(archive);
+        PrintWriter err = spec.commandLine().getErr();
+        SshOptions ssh = new SshOptions(Duration.ofSeconds(10), Duration.ofSeconds(15), acceptNew, null);
+        Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
+        Runner runner = new Runner(inv, node -> Remotes.open(node, ssh), err,
+            new Runner.Options(false, 1, Set.of(inv.master().name()), BackupCommand.COMMAND_TIMEOUT));
+        runner.lockingMaster(MasterLock.holder(System.getProperty("user.name"), BootstrapCommand.localHostName(),
+            ProcessHandle.current().pid(), Instant.now()));
+        var phases = Backups.restorePhases(content, force);
+        Runner.Result result;
+        try (Interrupts ignored = Interrupts.during(new Interrupts.Stoppable() {
+                @Override public void requestStop() { runner.requestStop(); }
+                @Override public void abort() { runner.abort(); }
+            }, Duration.ofSeconds(BootstrapCommand.INTERRUPT_GRACE_SECONDS), err)) {
+            result = runner.run(phases);
+        }
+        if (result.wasInterrupted()) {
+            throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted: " + String.join("; ", result.interrupted())
+                + "\nRun the same restore again to finish it. Logs: " + result.logDir());
+        }
+        if (result.preflightRefused()) {
+            throw new GpuctlException(ExitCode.PREFLIGHT_REFUSED, "restore refused; nothing was changed:\n"
+                + String.join("\n", result.preflightProblems()) + "\nLogs: " + result.logDir());
+        }
+        if (!result.failures().isEmpty()) {
+            StringBuilder sb = new StringBuilder("restore failed:\n");
+            for (StepFailure f : result.failures()) sb.append(f.describe());
+            sb.append("What the master had before is in /var/backups/gpuctl-before-restore-*/ on it. Fix the cause and run the same"
+                + " restore again.");
+            throw new GpuctlException(ExitCode.STEP_FAILED, sb.toString());
+        }
+        PrintWriter o = spec.commandLine().getOut();
+        o.println("restored " + inv.master().name() + " from " + archive + " (sha256 " + in.sha256() + "); every node is Ready");
+        o.println("next: gpuctl verify " + invFile);
+        o.flush();
+        return ExitCode.OK.code();
+    }
+}

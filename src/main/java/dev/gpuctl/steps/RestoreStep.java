@@ -1,0 +1,112 @@
+package dev.gpuctl.steps;
+
+import dev.gpuctl.hostconf.BackupArchive;
+import dev.gpuctl.hostconf.Kube;
+import java.util.Base64;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Restores the control plane on the master from a backup archive ({@link BackupStep}): the archive is uploaded (0600,
+ * into gpuctl's 0700 directory) and checked against its sha256 on the master; the running control plane, if any, is
+ * stopped (its static pod manifests moved aside, then the kubelet); what the master had (PKI, kubeconfigs, manifests,
+ * kubelet configuration, /var/lib/etcd) is moved aside to /var/backups/gpuctl-before-restore-TIME/ (0700); the snapshot is
+ * restored into a fresh data directory ({@code etcdutl snapshot restore --data-dir}, with the etcd member's name and peer
+ * URLs from the archived etcd manifest) that then becomes /var/lib/etcd; the PKI and configuration are put back; the
+ * kubelet starts the control plane. The workers keep their kubelet.conf: same CA, same endpoint, so they come back alone.
+ * Afterwards /etc/kubernetes/gpuctl/restored-from holds the archive's sha256, which is what "already done" means.
+ */
+public final class RestoreStep implements Step {
+    static final String UPLOAD = Kube.DIR + "/restore.tar.gz.b64";
+    static final String MARKER = Kube.DIR + "/restored-from";
+    static final String WORK_PREFIX = "/var/tmp/gpuctl-restore.";
+
+    private final byte[] archive;
+    private final String sha256;
+
+    /** @param archive the archive's bytes, already checked against its .sha256 file on this machine */
+    public RestoreStep(byte[] archive) {
+        this.archive = archive.clone();
+        this.sha256 = BackupArchive.sha256(archive);
+    }
+
+    @Override public String id() { return "restore"; }
+    @Override public String title() { return "restore the control plane from the backup"; }
+    @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }
+    @Override public boolean readsCluster() { return true; }
+
+    @Override public List<Probe> check(HostContext ctx) {
+        return List.of(Probe.equals("the master restored from this archive (sha256 in " + MARKER + ")",
+            "cat " + MARKER + " 2>/dev/null || true", sha256));
+    }
+
+    @Override public List<Probe> verify(HostContext ctx) {
+        return List.of(
+            check(ctx).get(0),
+            Probe.equals("API server answers (kubectl get --raw /readyz)", "timeout 20 " + Kube.kubectl("get --raw=/readyz 2>&1") + " || true", "ok")
+                .waitingUpTo(java.time.Duration.ofMinutes(4)),
+            Probe.of("every node Ready", Kube.kubectl("get nodes --no-headers 2>&1"), r -> notReady(r.stdout(), r.ok()))
+                .waitingUpTo(java.time.Duration.ofMinutes(4)));
+    }
+
+    /** Which nodes `kubectl get nodes --no-headers` shows not Ready; empty when all are (and there is at least one). */
+    static Optional<String> notReady(String out, boolean ok) {
+        if (!ok) return Optional.of("kubectl get nodes failed: " + Probe.oneLine(out));
+        // a header line (NAME STATUS ...) is skipped: node names are lower-case
+        List<String> bad = out.lines().filter(l -> !l.isBlank() && !l.startsWith("NAME ")).map(l -> l.trim().split("\\s+"))
+            .filter(f -> f.length < 2 || !f[1].equals("Ready")).map(f -> f[0] + (f.length > 1 ? " " + f[1] : "")).toList();
+        if (out.lines().noneMatch(l -> !l.isBlank() && !l.startsWith("NAME "))) return Optional.of("no nodes yet");
+        return bad.isEmpty() ? Optional.empty() : Optional.of("not Ready: " + String.join(", ", bad));
+    }
+
+    @Override public List<Op> apply(HostContext ctx) {
+        return List.of(
+            Op.Run.of("gpuctl's directory", "install -d -m 0700 " + Kube.DIR).unless("test -d " + Kube.DIR),
+            Op.WriteFile.literal("the archive, uploaded (base64)", UPLOAD, Base64.getMimeEncoder(76, new byte[] {'\n'}).encodeToString(archive) + "\n", "0600")
+                .asSecret(),
+            Sh.aptInstall("etcd's restore tool (etcdutl, package etcd-client)", List.of("etcd-client"))
+                .unless("command -v etcdutl || command -v etcdctl"),
+            Op.Run.of("restore etcd, the PKI and the configuration; start the control plane",
+                script(sha256, ctx.cluster().runtime().criSocket())));
+    }
+
+    /** The master's restore script (see the class comment); the work directory and the upload are removed however it ends. */
+    static String script(String sha256, String criSocket) {
+        String crictl = "crictl --runtime-endpoint " + Sh.quote(criSocket);
+        StringBuilder paths = new StringBuilder();
+        for (String p : BackupArchive.HOST_PATHS) paths.append(' ').append(p);
+        return "set -eu; umask 077; b=" + UPLOAD + "; "
+            + "find /var/tmp -maxdepth 1 -name 'gpuctl-restore.*' -type d -user root -exec rm -rf -- {} + ; "
+            + "d=$(mktemp -d " + WORK_PREFIX + "XXXXXXXX); trap 'rm -rf -- \"$d\" \"$b\"' EXIT; "
+            + "base64 -d \"$b\" >\"$d/a.tar.gz\"; "
+            + "echo '" + sha256 + "  '\"$d/a.tar.gz\" | sha256sum -c --quiet - "
+            + "|| { echo 'the archive on the master does not match its sha256 " + sha256 + " (damaged upload): run restore again' >&2; exit 1; }; "
+            + "mkdir \"$d/x\"; tar -xzf \"$d/a.tar.gz\" -C \"$d/x\" " + BackupArchive.SNAPSHOT + "; "
+            + "tar -xzf \"$d/a.tar.gz\" -C \"$d/x\" etc/kubernetes/manifests/etcd.yaml 2>/dev/null || true; "
+            // the snapshot's own integrity (its appended hash), before anything on the master is stopped or moved
+            + "if command -v etcdutl >/dev/null 2>&1; then etcdutl snapshot status \"$d/x/" + BackupArchive.SNAPSHOT + "\" >/dev/null; "
+            + "else ETCDCTL_API=3 etcdctl snapshot status \"$d/x/" + BackupArchive.SNAPSHOT + "\" >/dev/null; fi; "
+            + "ts=$(date -u +%Y%m%dT%H%M%SZ); aside=/var/backups/gpuctl-before-restore-$ts; mkdir -p /var/backups; install -d -m 0700 \"$aside\"; "
+            // stop the control plane: the kubelet stops a static pod whose manifest leaves the directory
+            + "if ls /etc/kubernetes/manifests/*.yaml >/dev/null 2>&1; then mkdir \"$aside/manifests-running\"; "
+            + "mv /etc/kubernetes/manifests/*.yaml \"$aside/manifests-running/\"; i=0; "
+            + "while [ -n \"$(" + crictl + " ps --name '^(etcd|kube-apiserver)$' -q 2>/dev/null)\" ]; do i=$((i+1)); "
+            + "[ $i -le 120 ] || { echo \"the control plane did not stop within 120 s after its manifests were moved to $aside/manifests-running\" >&2; exit 1; }; "
+            + "sleep 1; done; fi; "
+            + "systemctl stop kubelet.service || true; "
+            + "for p in" + paths + "; do if [ -e \"/$p\" ]; then mkdir -p \"$aside/$(dirname \"$p\")\"; mv -- \"/$p\" \"$aside/$p\"; fi; done; "
+            + "if [ -e /var/lib/etcd ]; then mv /var/lib/etcd \"$aside/var-lib-etcd\"; fi; "
+            + "rm -rf /var/lib/etcd.gpuctl-new; "
+            + "m=\"$d/x/etc/kubernetes/manifests/etcd.yaml\"; set --; "
+            + "for k in name initial-cluster initial-advertise-peer-urls; do "
+            + "v=$(sed -n \"s/^ *- --$k=//p\" \"$m\" 2>/dev/null | head -n 1); if [ -n \"$v\" ]; then set -- \"$@\" \"--$k=$v\"; fi; done; "
+            + "if command -v etcdutl >/dev/null 2>&1; then etcdutl snapshot restore \"$d/x/" + BackupArchive.SNAPSHOT
+            + "\" --data-dir /var/lib/etcd.gpuctl-new \"$@\"; "
+            + "else ETCDCTL_API=3 etcdctl snapshot restore \"$d/x/" + BackupArchive.SNAPSHOT + "\" --data-dir /var/lib/etcd.gpuctl-new \"$@\"; fi; "
+            + "mv -T /var/lib/etcd.gpuctl-new /var/lib/etcd; chmod 0700 /var/lib/etcd; "
+            + "tar -xzpf \"$d/a.tar.gz\" -C / --exclude=" + BackupArchive.SNAPSHOT + "; "
+            + "install -d -m 0700 " + Kube.DIR + "; echo " + sha256 + " >" + MARKER + "; "
+            + "systemctl enable kubelet.service >/dev/null 2>&1 || true; systemctl restart kubelet.service; "
+            + "echo \"restored; what the master had is in $aside\"";
+    }
+}

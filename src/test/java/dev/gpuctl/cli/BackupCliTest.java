@@ -1,0 +1,47 @@
+package dev.gpuctl.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gpuctl.hostconf.BackupArchive;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** backup and restore refuse wrong input with exit 2 before any connection (the example inventory's hosts are never reached). */
+class BackupCliTest {
+    static final String INV = CliTest.EXAMPLE.toString();
+
+    static void usage(CliTest.Run r, String expected) {
+        assertEquals(2, r.code(), r::toString);
+        assertTrue(r.err().contains(expected), r::toString);
+        assertFalse(r.err().contains("Exception") || r.err().contains("at dev.gpuctl"), r::toString);
+    }
+
+    @Test void backupRefusesAnUnsafeNameAnExistingFileAndKeepZero(@TempDir Path dir) throws Exception {
+        usage(CliTest.run("backup", "--out", dir.resolve("a b;reboot.tgz").toString(), INV), "the file name must be letters, digits");
+        Path existing = dir.resolve("lab.tar.gz");
+        Files.writeString(existing, "mine");
+        usage(CliTest.run("backup", "--out", existing.toString(), INV), existing + " exists; nothing was written");
+        assertEquals("mine", Files.readString(existing));
+        assertEquals(2, CliTest.run("backup", "--keep", "0", INV).code());
+    }
+
+    @Test void restoreChecksTheArchiveOnThisMachineFirst(@TempDir Path dir) throws Exception {
+        usage(CliTest.run("restore", dir.resolve("none.tar.gz").toString(), INV), "no backup archive at " + dir.resolve("none.tar.gz"));
+        Path a = dir.resolve("lab.tar.gz");
+        try (InputStream in = getClass().getResourceAsStream("/backup/complete.tar.gz")) {
+            Files.write(a, in.readAllBytes());
+        }
+        Files.setPosixFilePermissions(a, PosixFilePermissions.fromString("rw-------"));
+        Files.writeString(dir.resolve("lab.tar.gz.sha256"), BackupArchive.sha256Line("0".repeat(64), "lab.tar.gz"));
+        usage(CliTest.run("restore", a.toString(), INV), "does not match " + dir.resolve("lab.tar.gz.sha256"));
+        Files.writeString(dir.resolve("lab.tar.gz.sha256"), BackupArchive.sha256Line(BackupArchive.sha256(Files.readAllBytes(a)), "lab.tar.gz"));
+        Files.setPosixFilePermissions(a, PosixFilePermissions.fromString("rw-r--r--"));
+        usage(CliTest.run("restore", a.toString(), INV), "readable by others");
+    }
+}

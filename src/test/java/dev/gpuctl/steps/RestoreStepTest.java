@@ -1,0 +1,41 @@
+package dev.gpuctl.steps;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class RestoreStepTest {
+    @Test void everyNodeMustBeReady() {
+        assertEquals(Optional.empty(), RestoreStep.notReady("h0   Ready   control-plane   1h   v1.35.0\nh1   Ready   <none>   1h   v1.35.0\n", true));
+        assertEquals(Optional.of("not Ready: h1 NotReady"),
+            RestoreStep.notReady("h0   Ready   control-plane   1h   v1.35.0\nh1   NotReady   <none>   1h   v1.35.0\n", true));
+        assertEquals(Optional.of("no nodes yet"), RestoreStep.notReady("", true));
+        assertTrue(RestoreStep.notReady("The connection to the server 10.0.0.1:6443 was refused", false).orElseThrow()
+            .startsWith("kubectl get nodes failed: The connection"));
+    }
+
+    @Test void aHealthyClusterIsOnlyAnApiServerThatSaysOk() {
+        assertTrue(RestoreGuardStep.healthy("ok\n"));
+        assertFalse(RestoreGuardStep.healthy(""));
+        assertFalse(RestoreGuardStep.healthy("The connection to the server 10.0.0.1:6443 was refused - did you specify the right host or port?"));
+    }
+
+    @Test void theScriptChecksTheSumFirstMovesTheOldStateAsideAndRestoresIntoAFreshDataDir() {
+        String sha = "a".repeat(64);
+        String s = RestoreStep.script(sha, "unix:///var/run/cri-dockerd.sock");
+        int sum = s.indexOf("sha256sum -c");
+        int stop = s.indexOf("systemctl stop kubelet");
+        int status = s.indexOf("etcdutl snapshot status");
+        assertTrue(sum < status && status < s.indexOf("mv /etc/kubernetes/manifests"), "the snapshot is checked before anything stops: " + s);
+        int restore = s.indexOf("etcdutl snapshot restore");
+        assertTrue(sum > 0 && sum < stop && stop < restore, s);
+        assertTrue(s.contains("--data-dir /var/lib/etcd.gpuctl-new"), s);
+        assertTrue(s.contains("mv /var/lib/etcd \"$aside/var-lib-etcd\""), "the old data is moved aside, never deleted: " + s);
+        assertTrue(s.contains("trap 'rm -rf -- \"$d\" \"$b\"' EXIT"), "the work directory and the upload are removed however it ends");
+        assertTrue(s.contains("crictl --runtime-endpoint unix:///var/run/cri-dockerd.sock ps --name '^(etcd|kube-apiserver)$' -q"), s);
+        assertTrue(s.contains("echo " + sha + " >/etc/kubernetes/gpuctl/restored-from"), s);
+    }
+}
