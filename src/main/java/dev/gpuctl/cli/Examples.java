@@ -54,6 +54,12 @@ final class Examples {
             "gpuctl kubeconfig inventory.yaml > lab.conf    # as the master has it now",
             "gpuctl kubeconfig --merge inventory.yaml       # into ~/.kube/config",
             "gpuctl kubeconfig --merge --context lab --kubeconfig ~/lab.conf inv.yaml")),
+        Map.entry("gpuctl drain", List.of(
+            "gpuctl drain -i inventory.yaml worker-2           # waits for GPU jobs",
+            "gpuctl drain -i inventory.yaml --drain-timeout 2h worker-2",
+            "gpuctl drain -i inventory.yaml --force worker-2   # evicts them")),
+        Map.entry("gpuctl uncordon", List.of(
+            "gpuctl uncordon -i inventory.yaml worker-2")),
         Map.entry("gpuctl completion", List.of(
             "source <(gpuctl completion bash)                        # bash, this shell",
             "source <(gpuctl completion zsh)                         # zsh, this shell",

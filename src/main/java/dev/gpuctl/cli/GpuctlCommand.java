@@ -29,6 +29,8 @@ public final class GpuctlCommand implements Runnable {
         SUBCOMMANDS.put("gpus", GpusCommand.class);
         SUBCOMMANDS.put("job", JobCommand.class);
         SUBCOMMANDS.put("kubeconfig", KubeconfigCommand.class);
+        SUBCOMMANDS.put("drain", DrainCommand.class);
+        SUBCOMMANDS.put("uncordon", UncordonCommand.class);
         SUBCOMMANDS.put("completion", CompletionCommand.class);
     }
 

@@ -74,7 +74,7 @@ public final class Verifier {
 
     /** Every step's proof, on these hosts. */
     public Report verify(List<Node> nodes, int concurrency) {
-        return verify(Steps.phases(), nodes, concurrency);
+        return verify(Steps.verifyPhases(), nodes, concurrency);
     }
 
     public Report verify(List<Phase> phases, List<Node> nodes, int concurrency) {
