@@ -60,6 +60,13 @@ final class Examples {
             "gpuctl drain -i inventory.yaml --force worker-2   # evicts them")),
         Map.entry("gpuctl uncordon", List.of(
             "gpuctl uncordon -i inventory.yaml worker-2")),
+        Map.entry("gpuctl remove-node", List.of(
+            "gpuctl remove-node -i inventory.yaml worker-2",
+            "gpuctl remove-node -i inventory.yaml --force worker-2")),
+        Map.entry("gpuctl reset", List.of(
+            "gpuctl reset --dry-run inventory.yaml",
+            "gpuctl reset inventory.yaml           # asks for the cluster's name",
+            "gpuctl reset --yes inventory.yaml")),
         Map.entry("gpuctl completion", List.of(
             "source <(gpuctl completion bash)                        # bash, this shell",
             "source <(gpuctl completion zsh)                         # zsh, this shell",

@@ -12,11 +12,18 @@ import java.util.Optional;
 public final class CordonStep implements Step {
     private final List<String> nodes;
     private final boolean cordoned;
+    private final boolean missingOk;
 
     /** @param cordoned true: the nodes end unschedulable (cordon); false: schedulable (uncordon) */
     public CordonStep(List<String> nodes, boolean cordoned) {
+        this(nodes, cordoned, false);
+    }
+
+    /** @param missingOk a node the cluster does not have (any more) is right as it is (remove-node's re-run) */
+    public CordonStep(List<String> nodes, boolean cordoned, boolean missingOk) {
         this.nodes = List.copyOf(nodes);
         this.cordoned = cordoned;
+        this.missingOk = missingOk;
     }
 
     @Override public String id() { return cordoned ? "cordon" : "uncordon"; }
@@ -32,7 +39,8 @@ public final class CordonStep implements Step {
     }
 
     /** What is wrong with a node's answer to {@link #unschedulable}, for a node that should be {@code cordoned} or not. */
-    static Optional<String> problem(ExecResult r, String node, boolean cordoned) {
+    static Optional<String> problem(ExecResult r, String node, boolean cordoned, boolean missingOk) {
+        if (!r.ok() && missingOk && r.stderr().contains("(NotFound)")) return Optional.empty();
         if (!r.ok()) return Optional.of("kubectl failed (exit " + r.exit() + "): " + r.tail(2));
         boolean is = r.stdout().strip().equals("true");
         if (is == cordoned) return Optional.empty();
@@ -41,13 +49,14 @@ public final class CordonStep implements Step {
 
     @Override public List<Probe> check(HostContext ctx) {
         return nodes.stream().map(n -> Probe.of("node " + n + (cordoned ? " cordoned" : " schedulable"), unschedulable(n),
-            r -> problem(r, n, cordoned))).toList();
+            r -> problem(r, n, cordoned, missingOk))).toList();
     }
 
     @Override public List<Op> apply(HostContext ctx) {
         String test = cordoned ? "= true" : "!= true";
         return nodes.stream().map(n -> (Op) Op.Run.of((cordoned ? "cordon " : "uncordon ") + n,
                 Kube.kubectl((cordoned ? "cordon " : "uncordon ") + Sh.quote(n)))
-            .unless("test \"$(" + unschedulable(n) + ")\" " + test)).toList();
+            .unless((missingOk ? "! " + Kube.kubectl("get node " + Sh.quote(n) + " -o name") + " >/dev/null 2>&1 || " : "")
+                + "test \"$(" + unschedulable(n) + ")\" " + test)).toList();
     }
 }

@@ -27,6 +27,25 @@ public final class Drain {
         return new Phase("drain", "drain " + String.join(", ", nodes), steps, false);
     }
 
+    /**
+     * remove-node's phases: {@link #drain} (a node that is no longer registered has nothing to drain), the nodes
+     * deleted from the cluster, then each host reset ({@link ResetHostStep}).
+     */
+    public static List<Phase> removeNodes(List<String> nodes, Duration timeout, boolean force) {
+        List<Step> drain = force
+            ? List.of(new CordonStep(nodes, true, true), new EvictStep(nodes, timeout, true))
+            : List.of(new CordonStep(nodes, true, true), new GpuJobsStep(nodes, timeout), new EvictStep(nodes, timeout, false));
+        return List.of(new Phase("drain", "drain " + String.join(", ", nodes), drain, false),
+            new Phase("delete-node", "delete from the cluster", List.of(new DeleteNodeStep(nodes)), false),
+            new Phase("reset", "reset the hosts", List.of(new ResetHostStep(nodes)), false));
+    }
+
+    /** reset's phases: every worker reset (in parallel), then the master. */
+    public static List<Phase> resetCluster(List<String> workers, String master) {
+        return List.of(new Phase("reset-workers", "reset the workers", List.of(new ResetHostStep(workers)), false),
+            new Phase("reset-master", "reset the master", List.of(new ResetHostStep(List.of(master))), false));
+    }
+
     /** Make the nodes schedulable again. */
     public static Phase uncordon(List<String> nodes) {
         return new Phase("uncordon", "uncordon " + String.join(", ", nodes), List.of(new CordonStep(nodes, false)), false);
