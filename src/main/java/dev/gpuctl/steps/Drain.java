@@ -28,16 +28,17 @@ public final class Drain {
     }
 
     /**
-     * remove-node's phases: {@link #drain} (a node that is no longer registered has nothing to drain), the nodes
-     * deleted from the cluster, then each host reset ({@link ResetHostStep}).
+     * remove-node's phases, in kubeadm's documented order: {@link #drain} (a node that is no longer registered has
+     * nothing to drain), each host reset ({@link ResetHostStep}: its kubelet stopped), then the nodes deleted from the
+     * cluster (a kubelet still running would register its node again).
      */
     public static List<Phase> removeNodes(List<String> nodes, Duration timeout, boolean force) {
         List<Step> drain = force
             ? List.of(new CordonStep(nodes, true, true), new EvictStep(nodes, timeout, true))
             : List.of(new CordonStep(nodes, true, true), new GpuJobsStep(nodes, timeout), new EvictStep(nodes, timeout, false));
         return List.of(new Phase("drain", "drain " + String.join(", ", nodes), drain, false),
-            new Phase("delete-node", "delete from the cluster", List.of(new DeleteNodeStep(nodes)), false),
-            new Phase("reset", "reset the hosts", List.of(new ResetHostStep(nodes)), false));
+            new Phase("reset", "reset the hosts", List.of(new ResetHostStep(nodes)), false),
+            new Phase("delete-node", "delete from the cluster", List.of(new DeleteNodeStep(nodes)), false));
     }
 
     /** reset's phases: every worker reset (in parallel), then the master. */
