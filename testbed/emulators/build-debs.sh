@@ -63,6 +63,7 @@ B=$HERE/bin U=$HERE/units
 pkg gpuctl-emu-common 1.0.0 all "python3 (>= 3.11), python3-yaml, openssl, iproute2" "shared code of the gpuctl test bed emulators"
 inst "$HERE/lib/emu.py" /usr/lib/gpuctl-emu/emu.py 0644
 inst "$HERE/lib/etcdsnap.py" /usr/lib/gpuctl-emu/etcdsnap.py 0644
+inst "$HERE/lib/nodedrain.py" /usr/lib/gpuctl-emu/nodedrain.py 0644
 build
 
 for K8S_VERSION in $K8S_VERSIONS; do
@@ -73,6 +74,7 @@ for K8S_VERSION in $K8S_VERSIONS; do
   pkg kubelet "$V" amd64 "iproute2, mount, kubernetes-cni (>= 1.2.0), gpuctl-emu-common" "Node agent for Kubernetes clusters"
   inst "$B/kubelet" /usr/bin/kubelet
   inst "$B/kube-apiserver" /usr/lib/gpuctl-emu/kube-apiserver
+  inst "$HERE/lib/cnilinks.py" /usr/lib/gpuctl-emu/cnilinks.py 0644
   inst "$U/kubelet.service" /usr/lib/systemd/system/kubelet.service 0644
   inst "$U/gpuctl-emu-apiserver.service" /usr/lib/systemd/system/gpuctl-emu-apiserver.service 0644
   mkdir -p "$P/etc/kubernetes/manifests" "$P/var/lib/kubelet"

@@ -60,6 +60,19 @@ final class Examples {
         Map.entry("gpuctl restore", List.of(
             "gpuctl restore .gpuctl/backups/lab-20261204T061500Z.tar.gz inventory.yaml",
             "gpuctl restore --force lab.tar.gz inventory.yaml   # over a running cluster")),
+        Map.entry("gpuctl drain", List.of(
+            "gpuctl drain -i inventory.yaml worker-2           # waits for GPU jobs",
+            "gpuctl drain -i inventory.yaml --drain-timeout 2h worker-2",
+            "gpuctl drain -i inventory.yaml --force worker-2   # evicts them")),
+        Map.entry("gpuctl uncordon", List.of(
+            "gpuctl uncordon -i inventory.yaml worker-2")),
+        Map.entry("gpuctl remove-node", List.of(
+            "gpuctl remove-node -i inventory.yaml worker-2",
+            "gpuctl remove-node -i inventory.yaml --force worker-2")),
+        Map.entry("gpuctl reset", List.of(
+            "gpuctl reset --dry-run inventory.yaml",
+            "gpuctl reset inventory.yaml           # asks for the cluster's name",
+            "gpuctl reset --yes inventory.yaml")),
         Map.entry("gpuctl completion", List.of(
             "source <(gpuctl completion bash)                        # bash, this shell",
             "source <(gpuctl completion zsh)                         # zsh, this shell",

@@ -45,6 +45,10 @@ public enum ExitCode {
         Map.entry("gpuctl backup", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED)),
         Map.entry("gpuctl restore", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED)),
         Map.entry("gpuctl completion", List.of(OK, USAGE)),
+        Map.entry("gpuctl drain", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED)),
+        Map.entry("gpuctl uncordon", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED)),
+        Map.entry("gpuctl remove-node", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED)),
+        Map.entry("gpuctl reset", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED)),
         Map.entry("gpuctl job list", List.of(OK, STEP_FAILED, USAGE)),
         Map.entry("gpuctl job logs", List.of(OK, STEP_FAILED, USAGE)),
         Map.entry("gpuctl job delete", List.of(OK, STEP_FAILED, USAGE)));

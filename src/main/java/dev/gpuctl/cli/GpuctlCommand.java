@@ -31,6 +31,10 @@ public final class GpuctlCommand implements Runnable {
         SUBCOMMANDS.put("kubeconfig", KubeconfigCommand.class);
         SUBCOMMANDS.put("backup", BackupCommand.class);
         SUBCOMMANDS.put("restore", RestoreCommand.class);
+        SUBCOMMANDS.put("drain", DrainCommand.class);
+        SUBCOMMANDS.put("uncordon", UncordonCommand.class);
+        SUBCOMMANDS.put("remove-node", RemoveNodeCommand.class);
+        SUBCOMMANDS.put("reset", ResetCommand.class);
         SUBCOMMANDS.put("completion", CompletionCommand.class);
     }
 

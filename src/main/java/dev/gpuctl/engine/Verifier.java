@@ -74,7 +74,7 @@ public final class Verifier {
 
     /** Every step's proof, on these hosts. */
     public Report verify(List<Node> nodes, int concurrency) {
-        return verify(Steps.phases(), nodes, concurrency);
+        return verify(Steps.verifyPhases(), nodes, concurrency);
     }
 
     public Report verify(List<Phase> phases, List<Node> nodes, int concurrency) {
@@ -311,6 +311,7 @@ public final class Verifier {
     static String fix(Step step, String host, String inventory) {
         if (step instanceof PreflightStep) return PREFLIGHT_FIX;
         if (step instanceof dev.gpuctl.steps.GpuHealthStep) return "the fix named in the problem (gpuctl does not change a GPU's health)";
+        if (step instanceof dev.gpuctl.steps.SchedulingStep) return "gpuctl uncordon -i " + inventory + " NODE… once its maintenance is done";
         if (step.readsCluster()) return "gpuctl bootstrap " + inventory;
         return "gpuctl bootstrap --only " + step.id() + " --hosts " + host + " " + inventory;
     }

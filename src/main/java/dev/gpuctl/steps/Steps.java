@@ -20,6 +20,13 @@ public final class Steps {
             new Phase("nfs-clients", "NFS clients", List.of(new NfsClientStep()), false));
     }
 
+    /** What verify proves: every phase's proof, and that no node was left cordoned ({@link SchedulingStep}). */
+    public static List<Phase> verifyPhases() {
+        List<Phase> all = new java.util.ArrayList<>(phases());
+        all.add(new Phase("scheduling", "scheduling", List.of(new SchedulingStep()), false));
+        return List.copyOf(all);
+    }
+
     /** Step ids accepted by --only, in order. */
     public static List<String> ids() {
         return phases().stream().flatMap(p -> p.steps().stream()).map(Step::id).distinct().toList();

@@ -78,7 +78,7 @@ class CliHelpTest {
                     cl.getCommandSpec().qualifiedName() + " " + option.longestName() + ": " + description);
             }
         }
-        assertEquals(4, seen, "bootstrap --command-timeout and --wait-timeout, verify --wait-timeout, join-token --ttl");
+        assertEquals(6, seen, "bootstrap --command-timeout and --wait-timeout, verify --wait-timeout, join-token --ttl, drain and remove-node --drain-timeout");
     }
 
     @Test void zshGetsAZshScriptThatLoadsBashcompinitBeforePicoclisFunction() {

@@ -1,0 +1,49 @@
+package dev.gpuctl.cli;
+
+import dev.gpuctl.engine.Maintenance;
+import dev.gpuctl.inventory.Inventory;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+@Command(name = "remove-node",
+    description = {"Take workers out of the cluster for good (a repair, a loan to another team): drain them (GPU Jobs waited",
+        "for, evicted only with --force), delete the nodes, then kubeadm reset each host and remove what reset leaves",
+        "(/etc/cni/net.d, CNI interfaces, KUBE-/CNI iptables chains, join leftovers). The host preparation stays:",
+        "`gpuctl bootstrap` with the host back in the inventory joins it again. The master is refused (use reset)."})
+final class RemoveNodeCommand implements Callable<Integer> {
+    @Parameters(arity = "1..*", paramLabel = "HOST", description = "Workers of the inventory to remove.") List<String> hosts;
+    @Option(names = {"-i", "--inventory"}, paramLabel = "FILE",
+        description = "Inventory file (default: $GPUCTL_INVENTORY, or ./inventory.yaml).") Path inventory;
+    @Option(names = "--force", description = "Evict the GPU Jobs and bare pods too, without waiting for them.") boolean force;
+    @Option(names = "--drain-timeout", paramLabel = "DURATION", converter = Converters.DurationValue.class,
+        description = "How long to wait for the GPU Jobs, and kubectl drain for evictions, e.g. 30m or 2h (a bare number is seconds; default 10m).")
+    Duration drainTimeout = Maintenance.DEFAULT_DRAIN_TIMEOUT;
+    @Option(names = "--dry-run", description = "Connect and check; say what would change; change nothing.") boolean dryRun;
+    @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+    @Spec CommandSpec spec;
+    @ParentCommand GpuctlCommand parent;
+
+    @Override public Integer call() {
+        Path file = DrainCommand.inventoryFile(inventory, parent.env);
+        Inventory inv = Inventories.load(file, parent.env);
+        PhaseRuns.checkNodes(inv, hosts, "remove-node");
+        if (hosts.contains(inv.master().name())) {
+            throw new GpuctlException(ExitCode.USAGE, inv.master().name() + " is the master: remove-node takes workers only;"
+                + " `gpuctl reset` takes the whole cluster down. Nothing was changed.");
+        }
+        PhaseRuns.run(inv, file, r -> Maintenance.removeNodes(r, hosts, drainTimeout, force), dryRun, acceptNew,
+            Maintenance.commandTimeout(drainTimeout, Duration.ofMinutes(10)), spec.commandLine().getErr(), "remove-node",
+            "Fix the cause and run remove-node again: it resumes where it stopped (a node already deleted is not drained again).");
+        spec.commandLine().getOut().println(dryRun ? "dry run complete: nothing was changed"
+            : "removed: " + String.join(", ", hosts) + " (host preparation kept; take them out of the inventory, or bootstrap to join them again)");
+        return ExitCode.OK.code();
+    }
+}

@@ -1,0 +1,58 @@
+package dev.gpuctl.cli;
+
+import dev.gpuctl.engine.Maintenance;
+import dev.gpuctl.inventory.Inventory;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+@Command(name = "reset",
+    description = {"Take the whole cluster down: shows what it will do, asks (unless --yes), then kubeadm resets every",
+        "worker, then the master, and removes what reset leaves; this machine's .gpuctl/CLUSTER is archived, not deleted.",
+        "The host preparation stays. A second reset changes nothing."})
+final class ResetCommand implements Callable<Integer> {
+    @Mixin InventoryOption inventory;
+    @Option(names = "--yes", description = "Do not ask for confirmation.") boolean yes;
+    @Option(names = "--dry-run", description = "Connect and check; say what would change; change nothing.") boolean dryRun;
+    @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+    @Spec CommandSpec spec;
+    @ParentCommand GpuctlCommand parent;
+
+    @Override public Integer call() throws IOException {
+        Path file = inventory.resolve(parent.env);
+        Inventory inv = Inventories.load(file, parent.env);
+        var err = spec.commandLine().getErr();
+        err.print(Maintenance.resetPlan(inv));
+        err.flush();
+        if (!yes && !dryRun) {
+            err.print("Type the cluster's name (" + inv.cluster().name() + ") to reset it: ");
+            err.flush();
+            String answer = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+            if (answer == null || !answer.strip().equals(inv.cluster().name())) {
+                throw new GpuctlException(ExitCode.USAGE, "not confirmed" + (answer == null ? " (no input: pass --yes to reset without asking)" : "")
+                    + "; nothing was changed");
+            }
+        }
+        PhaseRuns.run(inv, file, r -> Maintenance.reset(r, inv), dryRun, acceptNew, Duration.ofMinutes(10), err, "reset",
+            "Fix the cause and run reset again: hosts already clean are left as they are.");
+        var out = spec.commandLine().getOut();
+        if (dryRun) {
+            out.println("dry run complete: nothing was changed");
+            return ExitCode.OK.code();
+        }
+        Optional<Path> archived = Maintenance.archiveClusterState(inv);
+        out.println("reset complete" + archived.map(p -> "; local state archived in " + p).orElse("; no local state to archive"));
+        return ExitCode.OK.code();
+    }
+}

@@ -1,0 +1,35 @@
+package dev.gpuctl.cli;
+
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.engine.Maintenance;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+@Command(name = "uncordon", description = "Put drained nodes back in service: new pods may be scheduled there again.")
+final class UncordonCommand implements Callable<Integer> {
+    @Parameters(arity = "1..*", paramLabel = "HOST", description = "Nodes of the inventory to uncordon.") List<String> hosts;
+    @Option(names = {"-i", "--inventory"}, paramLabel = "FILE",
+        description = "Inventory file (default: $GPUCTL_INVENTORY, or ./inventory.yaml).") Path inventory;
+    @Option(names = "--dry-run", description = "Connect and check; say what would change; change nothing.") boolean dryRun;
+    @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+    @Spec CommandSpec spec;
+    @ParentCommand GpuctlCommand parent;
+
+    @Override public Integer call() {
+        Path file = DrainCommand.inventoryFile(inventory, parent.env);
+        Inventory inv = Inventories.load(file, parent.env);
+        PhaseRuns.checkNodes(inv, hosts, "uncordon");
+        PhaseRuns.run(inv, file, r -> Maintenance.uncordon(r, hosts), dryRun, acceptNew, Duration.ofMinutes(2),
+            spec.commandLine().getErr(), "uncordon", "Fix the cause and run uncordon again.");
+        spec.commandLine().getOut().println(dryRun ? "dry run complete: nothing was changed" : "uncordoned: " + String.join(", ", hosts));
+        return ExitCode.OK.code();
+    }
+}

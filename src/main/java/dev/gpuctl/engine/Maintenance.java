@@ -1,0 +1,90 @@
+package dev.gpuctl.engine;
+
+import dev.gpuctl.hostconf.NodeCleanup;
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.Node;
+import dev.gpuctl.steps.Drain;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.util.Optional;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * The node lifecycle commands' phases, run by a {@link Runner}: a command names them here, never the steps. The
+ * runner's host selection must include the master (where kubectl runs).
+ */
+public final class Maintenance {
+    private Maintenance() {}
+
+    /** {@link Drain#DEFAULT_TIMEOUT}. */
+    public static final Duration DEFAULT_DRAIN_TIMEOUT = Drain.DEFAULT_TIMEOUT;
+
+    /** The command timeout a drain needs: {@link Drain#commandTimeout}. */
+    public static Duration commandTimeout(Duration drainTimeout, Duration atLeast) {
+        return Drain.commandTimeout(drainTimeout, atLeast);
+    }
+
+    /** Cordon, wait for the GPU jobs (unless force), kubectl drain: {@link Drain#drain}. */
+    public static Runner.Result drain(Runner runner, List<String> nodes, Duration timeout, boolean force) {
+        return runner.run(List.of(Drain.drain(nodes, timeout, force)));
+    }
+
+    /** Schedulable again: {@link Drain#uncordon}. */
+    public static Runner.Result uncordon(Runner runner, List<String> nodes) {
+        return runner.run(List.of(Drain.uncordon(nodes)));
+    }
+
+    /** Drain (the same GPU-aware drain), kubectl delete node, then reset each host: {@link Drain#removeNodes}. */
+    public static Runner.Result removeNodes(Runner runner, List<String> nodes, Duration timeout, boolean force) {
+        return runner.run(Drain.removeNodes(nodes, timeout, force));
+    }
+
+    /** Every worker reset, then the master: {@link Drain#resetCluster}. */
+    public static Runner.Result reset(Runner runner, Inventory inv) {
+        return runner.run(Drain.resetCluster(workers(inv), inv.master().name()));
+    }
+
+    private static List<String> workers(Inventory inv) {
+        return inv.nodes().stream().filter(n -> !n.isMaster()).map(Node::name).toList();
+    }
+
+    /** What reset will do, for people, before it asks: the order, each host's work, what stays. */
+    public static String resetPlan(Inventory inv) {
+        String socket = inv.cluster().runtime().criSocket();
+        String work = "kubeadm reset -f --cri-socket " + socket + "; remove " + NodeCleanup.CNI_CONF_DIR + ", the CNI interfaces ("
+            + String.join(", ", NodeCleanup.CNI_INTERFACES) + ", cali*), the KUBE-/CNI-/FLANNEL-/cali- iptables chains, gpuctl's join leftovers";
+        List<String> workers = workers(inv);
+        StringBuilder sb = new StringBuilder("reset of cluster " + inv.cluster().name() + ":\n");
+        int n = 1;
+        if (!workers.isEmpty()) sb.append("  ").append(n++).append(". workers ").append(String.join(", ", workers)).append(", in parallel: ").append(work).append('\n');
+        sb.append("  ").append(n++).append(". master ").append(inv.master().name()).append(": the same; the cluster's etcd data, certificates and"
+            + " every workload in it are gone\n");
+        sb.append("  ").append(n).append(". this machine: ").append(inv.stateDir().resolve(inv.cluster().name()))
+            .append(" (kubeconfig, cached join command) moved to ").append(inv.stateDir().resolve("archive")).append("/\n");
+        sb.append("kept: each host's preparation (time sync, swap off, kernel modules and sysctls, container runtime, Kubernetes packages),"
+            + " NFS exports and mounts, container images, the inventory, the ssh user's ~/.kube/config\n");
+        return sb.toString();
+    }
+
+    /**
+     * Moves this cluster's local state ({@code .gpuctl/CLUSTER}) to {@code .gpuctl/archive/CLUSTER-reset-TIME}: kept, not
+     * deleted, and out of the way of a new cluster of the same name. Empty when there is none (a second reset).
+     */
+    public static Optional<Path> archiveClusterState(Inventory inv) throws IOException {
+        Path own = inv.stateDir().resolve(inv.cluster().name());
+        if (!Files.exists(own, LinkOption.NOFOLLOW_LINKS)) return Optional.empty();
+        Path archive = inv.stateDir().resolve("archive");
+        StateDir.ensurePrivateDir(archive);
+        String stamp = LocalDateTime.now().format(StateDir.RUN_TIME);
+        for (int i = 1; ; i++) {
+            Path to = archive.resolve(inv.cluster().name() + "-reset-" + stamp + (i > 1 ? "-" + i : ""));
+            if (Files.exists(to, LinkOption.NOFOLLOW_LINKS)) continue;
+            Files.move(own, to);
+            return Optional.of(to);
+        }
+    }
+}

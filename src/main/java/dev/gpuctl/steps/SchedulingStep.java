@@ -1,0 +1,34 @@
+package dev.gpuctl.steps;
+
+import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.hostconf.NodeDrain;
+import dev.gpuctl.inventory.Node;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * verify's report of nodes left cordoned (by a drain, or by hand): pods are not scheduled there until they are
+ * uncordoned. Only verify asks it ({@link Steps#verifyPhases}): bootstrap neither cordons nor uncordons, so a node in
+ * maintenance stays in maintenance through a re-run of bootstrap.
+ */
+public final class SchedulingStep implements Step {
+    @Override public String id() { return "scheduling"; }
+    @Override public String title() { return "no node left cordoned"; }
+    @Override public boolean readsCluster() { return true; }
+    @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }
+
+    /** Each node's name and spec.unschedulable, tab-separated, one a line. */
+    static final String NODES = Kube.kubectl("get nodes -o 'jsonpath={range .items[*]}{.metadata.name}{\"\\t\"}{.spec.unschedulable}{\"\\n\"}{end}'");
+
+    @Override public List<Probe> check(HostContext ctx) {
+        List<String> names = ctx.inventory().nodes().stream().map(Node::name).toList();
+        return List.of(Probe.of("no node of the inventory cordoned", NODES, r -> {
+            if (!r.ok()) return Optional.of("kubectl failed (exit " + r.exit() + "): " + r.tail(2));
+            List<String> cordoned = NodeDrain.cordoned(r.stdout()).stream().filter(names::contains).toList();
+            return cordoned.isEmpty() ? Optional.empty() : Optional.of(NodeDrain.cordonedProblem(cordoned));
+        }));
+    }
+
+    /** Nothing to apply: only verify runs this step. */
+    @Override public List<Op> apply(HostContext ctx) { return List.of(); }
+}
