@@ -20,6 +20,20 @@ public final class Steps {
             new Phase("nfs-clients", "NFS clients", List.of(new NfsClientStep()), false));
     }
 
+    /**
+     * What {@code gpuctl verify} asks: the bootstrap's phases, then the certificates (read-only checks that bootstrap
+     * does not run: {@code gpuctl certs renew} is what renews).
+     */
+    public static List<Phase> verifyPhases() {
+        List<Phase> all = new java.util.ArrayList<>(phases());
+        all.add(certificates());
+        return List.copyOf(all);
+    }
+
+    public static Phase certificates() {
+        return new Phase("certificates", "certificates", List.of(new CertificatesStep()), false);
+    }
+
     /** Step ids accepted by --only, in order. */
     public static List<String> ids() {
         return phases().stream().flatMap(p -> p.steps().stream()).map(Step::id).distinct().toList();
