@@ -104,6 +104,11 @@ public final class Verifier {
         return verify(Steps.verifyPhases(), nodes, concurrency);
     }
 
+    /** Only the certificate checks ({@code gpuctl certs check}, and after {@code gpuctl certs renew}). */
+    public Report verifyCertificates(List<Node> nodes, int concurrency) {
+        return verify(List.of(Steps.certificates()), nodes, concurrency);
+    }
+
     public Report verify(List<Phase> phases, List<Node> nodes, int concurrency) {
         waitUntil = System.nanoTime() + maxWait.toNanos();
         definiteOn.clear();

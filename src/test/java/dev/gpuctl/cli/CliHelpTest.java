@@ -78,7 +78,7 @@ class CliHelpTest {
                     cl.getCommandSpec().qualifiedName() + " " + option.longestName() + ": " + description);
             }
         }
-        assertEquals(4, seen, "bootstrap --command-timeout and --wait-timeout, verify --wait-timeout, join-token --ttl");
+        assertEquals(5, seen, "bootstrap --command-timeout and --wait-timeout, verify --wait-timeout, join-token --ttl, certs renew --command-timeout");
     }
 
     @Test void zshGetsAZshScriptThatLoadsBashcompinitBeforePicoclisFunction() {
