@@ -112,6 +112,9 @@ final class CertsCommand implements Runnable {
                 return ExitCode.OK.code();
             }
             spec.commandLine().getOut().println("certificates renewed; every certificate checked again:");
+            // kubeadm does not revoke: a copy merged earlier keeps working until its old certificate's date, then stops
+            err.println("gpuctl: a kubeconfig merged with `gpuctl kubeconfig --merge` still holds the old client certificate:"
+                + " run `gpuctl kubeconfig --merge " + inventory.resolve(certs.parent.env) + "` again");
             return check(inv, ssh, spec);
         }
     }
