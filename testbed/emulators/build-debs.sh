@@ -64,6 +64,8 @@ pkg gpuctl-emu-common 1.0.0 all "python3 (>= 3.11), python3-yaml, openssl, iprou
 inst "$HERE/lib/emu.py" /usr/lib/gpuctl-emu/emu.py 0644
 inst "$HERE/lib/etcdsnap.py" /usr/lib/gpuctl-emu/etcdsnap.py 0644
 inst "$HERE/lib/nodedrain.py" /usr/lib/gpuctl-emu/nodedrain.py 0644
+inst "$HERE/lib/kubeadm_certs.py" /usr/lib/gpuctl-emu/kubeadm_certs.py 0644
+inst "$HERE/lib/static_pods.py" /usr/lib/gpuctl-emu/static_pods.py 0644
 build
 
 for K8S_VERSION in $K8S_VERSIONS; do

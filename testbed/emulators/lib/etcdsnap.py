@@ -195,15 +195,11 @@ def etcdutl(argv):
 
 # ---------------------------------------------------------------- crictl ps / exec
 def containers():
-    """The control plane's static pods' containers, running while the emulated API server's unit runs: the kubelet
-    starts it for the manifests and stops it once they are gone (a container outlives its manifest until then)."""
-    if not emu.unit_active("gpuctl-emu-apiserver.service"):
-        return []
-    out = []
-    for c in STATIC_PODS:
-        cid = hashlib.sha256(("%s/%s" % (emu.hostname(), c)).encode()).hexdigest()
-        out.append({"id": cid, "name": c, "pod": "%s-%s" % (c, emu.hostname()), "state": "CONTAINER_RUNNING"})
-    return out
+    """The control plane's static pods' containers, as `crictl ps` lists them (static_pods.py: running while the kubelet
+    runs them for their manifests; the API server's while its unit runs)."""
+    import static_pods
+    return [{"id": cid, "name": name, "pod": "%s-%s" % (name, emu.hostname()), "state": "CONTAINER_RUNNING"}
+            for cid, name, _state, _created in static_pods.containers()]
 
 
 def crictl(cmd, args):

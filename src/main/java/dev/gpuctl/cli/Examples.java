@@ -32,6 +32,14 @@ final class Examples {
             "gpuctl verify inventory.yaml",
             "gpuctl verify --hosts worker-1 --wait-timeout 5m inventory.yaml",
             "gpuctl verify --json inventory.yaml > verify.json")),
+        Map.entry("gpuctl certs", List.of(
+            "gpuctl certs check inventory.yaml",
+            "gpuctl certs renew inventory.yaml")),
+        Map.entry("gpuctl certs check", List.of(
+            "gpuctl certs check inventory.yaml")),
+        Map.entry("gpuctl certs renew", List.of(
+            "gpuctl certs renew --dry-run inventory.yaml",
+            "gpuctl certs renew inventory.yaml")),
         Map.entry("gpuctl gpus", List.of(
             "gpuctl gpus inventory.yaml",
             "gpuctl gpus --json inventory.yaml")),

@@ -17,6 +17,7 @@ public enum ExitCode {
     PREFLIGHT_REFUSED(3, "preflight refused: e.g. the CIDR check failed, another run holds the lock, or the lock's place on"
         + " the master is unsafe; nothing was changed"),
     VERIFY_FAILED(4, "verify found a problem"),
+    VERIFY_WARNED(5, "verify found no problem but warned: a certificate expires within 30 days (`gpuctl certs renew`)"),
     INTERRUPTED(130, "interrupted (Ctrl-C); a re-run resumes");
 
     private final int code;
@@ -36,7 +37,9 @@ public enum ExitCode {
         Map.entry("gpuctl plan", List.of(OK, USAGE, PREFLIGHT_REFUSED)),
         Map.entry("gpuctl bootstrap", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED)),
         Map.entry("gpuctl join-token", List.of(OK, STEP_FAILED, USAGE)),
-        Map.entry("gpuctl verify", List.of(OK, STEP_FAILED, USAGE, VERIFY_FAILED)),
+        Map.entry("gpuctl verify", List.of(OK, STEP_FAILED, USAGE, VERIFY_FAILED, VERIFY_WARNED)),
+        Map.entry("gpuctl certs check", List.of(OK, STEP_FAILED, USAGE, VERIFY_FAILED, VERIFY_WARNED)),
+        Map.entry("gpuctl certs renew", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, VERIFY_FAILED, VERIFY_WARNED, INTERRUPTED)),
         Map.entry("gpuctl gpus", List.of(OK, STEP_FAILED, USAGE)),
         Map.entry("gpuctl job", List.of(OK, STEP_FAILED, USAGE)),
         Map.entry("gpuctl job render", List.of(OK, USAGE)),

@@ -64,6 +64,7 @@ final class VerifyCommand implements Callable<Integer> {
                 report.unreachable().stream().map(Verifier.HostReport::name).toList()));
             return ExitCode.STEP_FAILED.code();
         }
-        return report.ok() ? ExitCode.OK.code() : ExitCode.VERIFY_FAILED.code();
+        if (!report.ok()) return ExitCode.VERIFY_FAILED.code();
+        return report.warned() ? ExitCode.VERIFY_WARNED.code() : ExitCode.OK.code();
     }
 }

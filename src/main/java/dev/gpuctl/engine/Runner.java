@@ -108,6 +108,15 @@ public final class Runner {
         return run(Steps.only(only));
     }
 
+    /**
+     * {@code gpuctl certs renew}: preflight, then the renewal on the master ({@link dev.gpuctl.steps.CertsRenewStep});
+     * the run's hosts should be the master alone.
+     */
+    public Result renewCertificates() {
+        return run(List.of(Steps.phases().get(0), new Phase("certs-renew", "control-plane certificates renewed",
+            List.of(new dev.gpuctl.steps.CertsRenewStep()), false)));
+    }
+
     public Result run(List<Phase> phases) {
         Map<String, Map<String, Outcome>> outcomes = new ConcurrentHashMap<>();
         List<StepFailure> failures = Collections.synchronizedList(new ArrayList<>());

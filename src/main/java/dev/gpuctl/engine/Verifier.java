@@ -5,6 +5,7 @@ import dev.gpuctl.inventory.Node;
 import dev.gpuctl.inventory.Role;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
+import dev.gpuctl.steps.CertificatesStep;
 import dev.gpuctl.steps.Facts;
 import dev.gpuctl.steps.HostContext;
 import dev.gpuctl.steps.Phase;
@@ -15,6 +16,7 @@ import dev.gpuctl.steps.PreflightStep;
 import java.io.PrintWriter;
 import java.io.Writer;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.IdentityHashMap;
@@ -38,15 +40,40 @@ import java.util.function.Function;
  * master's cluster checks compare against them.
  */
 public final class Verifier {
-    /** One check's answer. fix is the command that makes it right. */
-    public record Check(String step, String check, boolean ok, String problem, String fix) {}
+    /**
+     * One check's answer. fix is the command that makes it right. warning: set on a check that passed but names
+     * something that soon will not (a certificate with under 30 days left); empty otherwise.
+     */
+    public record Check(String step, String check, boolean ok, String problem, String fix, String warning) {
+        public Check(String step, String check, boolean ok, String problem, String fix) {
+            this(step, check, ok, problem, fix, "");
+        }
 
-    public record HostReport(String name, String address, boolean reachable, String error, List<Check> checks) {
+        public boolean warned() { return ok && !warning.isEmpty(); }
+    }
+
+    /**
+     * One certificate's expiry as verify read it (JSON: {@code certificates}).
+     *
+     * @param kind     control-plane | ca | kubelet | kubeconfig
+     * @param expires  ISO-8601 UTC, empty when kubeadm reported it missing
+     * @param standing ok | expiring (under 30 days left) | expired | missing
+     */
+    public record CertificateDate(String name, String kind, String expires, long daysLeft, String standing) {}
+
+    public record HostReport(String name, String address, boolean reachable, String error, List<Check> checks,
+                             List<CertificateDate> certificates) {
+        public HostReport(String name, String address, boolean reachable, String error, List<Check> checks) {
+            this(name, address, reachable, error, checks, List.of());
+        }
+
         public boolean ok() { return reachable && checks.stream().allMatch(Check::ok); }
     }
 
     public record Report(List<HostReport> hosts) {
         public boolean ok() { return hosts.stream().allMatch(HostReport::ok); }
+        /** Every check passed, and at least one of them warned. */
+        public boolean warned() { return hosts.stream().flatMap(h -> h.checks().stream()).anyMatch(Check::warned); }
         public List<HostReport> unreachable() { return hosts.stream().filter(h -> !h.reachable()).toList(); }
     }
 
@@ -75,6 +102,11 @@ public final class Verifier {
     /** Every step's proof, on these hosts. */
     public Report verify(List<Node> nodes, int concurrency) {
         return verify(Steps.verifyPhases(), nodes, concurrency);
+    }
+
+    /** Only the certificate checks ({@code gpuctl certs check}, and after {@code gpuctl certs renew}). */
+    public Report verifyCertificates(List<Node> nodes, int concurrency) {
+        return verify(List.of(Steps.certificates()), nodes, concurrency);
     }
 
     public Report verify(List<Phase> phases, List<Node> nodes, int concurrency) {
@@ -111,7 +143,7 @@ public final class Verifier {
         List<HostReport> hosts = new ArrayList<>();
         for (Node n : nodes) {
             hosts.add(new HostReport(n.name(), n.address(), !unreachable.containsKey(n.name()),
-                unreachable.getOrDefault(n.name(), ""), checks.getOrDefault(n.name(), List.of())));
+                unreachable.getOrDefault(n.name(), ""), checks.getOrDefault(n.name(), List.of()), certificateDates(facts, n.name())));
         }
         return new Report(hosts);
     }
@@ -310,6 +342,7 @@ public final class Verifier {
     /** The command that makes a failed check right: a cluster check's fix is the whole ordered run ({@link Step#readsCluster}). */
     static String fix(Step step, String host, String inventory) {
         if (step instanceof PreflightStep) return PREFLIGHT_FIX;
+        if (step instanceof CertificatesStep) return CertificatesStep.fix(inventory);
         if (step instanceof dev.gpuctl.steps.GpuHealthStep) return "the fix named in the problem (gpuctl does not change a GPU's health)";
         if (step instanceof dev.gpuctl.steps.SchedulingStep) return "gpuctl uncordon -i " + inventory + " NODE… once its maintenance is done";
         if (step.readsCluster()) return "gpuctl bootstrap " + inventory;
@@ -320,6 +353,17 @@ public final class Verifier {
 
     private Check check(Probe p, Optional<String> problem, Facts facts, Step step, Node node) {
         String fix = fix(step, node.name(), inv.file().toString());
-        return new Check(step.id(), p.what(), problem.isEmpty(), facts.mask(problem.orElse("")), problem.isEmpty() ? "" : fix);
+        String warning = problem.isEmpty() && step instanceof CertificatesStep certs ? certs.warning(p, facts, node.name()) : "";
+        return new Check(step.id(), p.what(), problem.isEmpty(), facts.mask(problem.orElse("")),
+            problem.isEmpty() && warning.isEmpty() ? "" : fix, warning);
+    }
+
+    /** The certificate dates the certificate checks learned on a host (none where they did not run). */
+    static List<CertificateDate> certificateDates(Facts facts, String host) {
+        Instant now = Instant.now();
+        return CertificatesStep.certificates(facts, host).stream().map(c -> new CertificateDate(c.name(),
+            c.kind().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
+            c.notAfter() == null ? "" : c.notAfter().toString(), c.daysLeft(now),
+            c.standing(now).name().toLowerCase(java.util.Locale.ROOT))).toList();
     }
 }

@@ -18,6 +18,7 @@ public final class VerifyText {
         String fmt = "%-" + hostW + "s  %-" + stepW + "s  %-" + checkW + "s  %s%n";
         StringBuilder sb = new StringBuilder(String.format(fmt, "HOST", "STEP", "CHECK", "RESULT"));
         int failed = 0;
+        int warned = 0;
         int total = 0;
         for (var h : report.hosts()) {
             if (!h.reachable()) {
@@ -28,7 +29,12 @@ public final class VerifyText {
             for (var c : h.checks()) {
                 total++;
                 String check = c.check().length() > 72 ? c.check().substring(0, 69) + "..." : c.check();
-                sb.append(String.format(fmt, h.name(), c.step(), check, c.ok() ? "ok" : "FAIL"));
+                sb.append(String.format(fmt, h.name(), c.step(), check, c.warned() ? "WARN" : c.ok() ? "ok" : "FAIL"));
+                if (c.warned()) {
+                    warned++;
+                    sb.append("      soon:  ").append(c.warning().replace("\n", "\n             ")).append('\n');
+                    sb.append("      fix:   ").append(c.fix()).append('\n');
+                }
                 if (!c.ok()) {
                     failed++;
                     sb.append("      wrong: ").append(c.problem().replace("\n", "\n             ")).append('\n');
@@ -37,6 +43,7 @@ public final class VerifyText {
             }
         }
         sb.append('\n').append(total - failed).append(" of ").append(total).append(total == 1 ? " check passed" : " checks passed");
+        if (warned > 0) sb.append(", ").append(warned).append(warned == 1 ? " with a warning" : " with warnings");
         if (!report.unreachable().isEmpty()) {
             sb.append("; unreachable: ").append(String.join(", ", report.unreachable().stream().map(Verifier.HostReport::name).toList()));
         }

@@ -67,6 +67,28 @@ public final class Kubeconfig {
         return names;
     }
 
+    /**
+     * The base64 {@code client-certificate-data} of the current context's user (or of the only user when no context
+     * is current); empty when that user has none (a token, a certificate file).
+     */
+    public static Optional<String> currentClientCertificateData(String text) {
+        Map<String, Object> doc = read(text, "the kubeconfig file");
+        List<Object> users = list(doc, "users", "the kubeconfig file");
+        String user = null;
+        Object current = doc.get("current-context");
+        for (Object e : list(doc, "contexts", "the kubeconfig file")) {
+            if (e instanceof Map<?, ?> m && current != null && current.toString().equals(String.valueOf(m.get("name")))
+                && m.get("context") instanceof Map<?, ?> c && c.get("user") != null) user = c.get("user").toString();
+        }
+        for (Object e : users) {
+            if (e instanceof Map<?, ?> m && (user == null ? users.size() == 1 : user.equals(String.valueOf(m.get("name"))))
+                && m.get("user") instanceof Map<?, ?> u && u.get("client-certificate-data") != null) {
+                return Optional.of(u.get("client-certificate-data").toString());
+            }
+        }
+        return Optional.empty();
+    }
+
     @SuppressWarnings("unchecked")
     private static Map<String, Object> read(String text, String what) {
         LoaderOptions lo = new LoaderOptions();

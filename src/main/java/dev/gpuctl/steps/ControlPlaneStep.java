@@ -69,7 +69,6 @@ public final class ControlPlaneStep implements Step {
     }
 
     @Override public List<Op> apply(HostContext ctx) {
-        String user = Sh.quote(ctx.node().ssh().user());
         return List.of(
             new Op.Capture("kubeadm's version", "kubeadm version -o short",
                 out -> Map.of("kubeadm.version", out.strip()), false),
@@ -77,14 +76,25 @@ public final class ControlPlaneStep implements Step {
             Op.WriteFile.of("kubeadm configuration", CONFIG, config(ctx), "0600"),
             Op.Run.of("kubeadm init", "kubeadm init --config " + CONFIG + " --skip-token-print")
                 .unless("test -f " + Kube.ADMIN_CONF),
-            Op.Run.of("admin.conf for the ssh user",
+            userKubeconfigOp(ctx),
+            fetchKubeconfigOp(ctx));
+    }
+
+    /** admin.conf installed as the ssh user's ~/.kube/config (the user's own first kept as config.gpuctl-orig). */
+    static Op.Run userKubeconfigOp(HostContext ctx) {
+        String user = Sh.quote(ctx.node().ssh().user());
+        return Op.Run.of("admin.conf for the ssh user",
                     "pw=$(getent passwd " + user + ") || exit 1; h=$(printf '%s\\n' \"$pw\" | cut -d: -f6); "
                         + "[ -n \"$h\" ] || exit 1; d=\"$h/.kube\" && install -d -m 0700 -o " + user + " \"$d\" "
                         + "&& { [ ! -e \"$d/config\" ] || [ -e \"$d/config.gpuctl-orig\" ] || [ -L \"$d/config.gpuctl-orig\" ] "
                         + "|| cp -p -- \"$d/config\" \"$d/config.gpuctl-orig\"; } "
                         + "&& install -m 0600 -o " + user + " " + Kube.ADMIN_CONF + " \"$d/config.gpuctl-tmp\" "
                         + "&& mv -fT -- \"$d/config.gpuctl-tmp\" \"$d/config\"")
-                .unless("cmp -s " + Kube.ADMIN_CONF + " \"" + userKubeconfig(ctx) + "\""),
-            new Op.Fetch("admin.conf to this machine", Kube.ADMIN_CONF, localKubeconfig(ctx)));
+                .unless("cmp -s " + Kube.ADMIN_CONF + " \"" + userKubeconfig(ctx) + "\"");
+    }
+
+    /** admin.conf copied to this machine's .gpuctl/CLUSTER/admin.conf. */
+    static Op fetchKubeconfigOp(HostContext ctx) {
+        return new Op.Fetch("admin.conf to this machine", Kube.ADMIN_CONF, localKubeconfig(ctx));
     }
 }

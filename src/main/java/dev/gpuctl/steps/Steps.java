@@ -20,11 +20,19 @@ public final class Steps {
             new Phase("nfs-clients", "NFS clients", List.of(new NfsClientStep()), false));
     }
 
-    /** What verify proves: every phase's proof, and that no node was left cordoned ({@link SchedulingStep}). */
+    /**
+     * What {@code gpuctl verify} asks: the bootstrap's phases, then that no node was left cordoned ({@link SchedulingStep}),
+     * then the certificates (read-only checks that bootstrap does not run: {@code gpuctl certs renew} is what renews).
+     */
     public static List<Phase> verifyPhases() {
         List<Phase> all = new java.util.ArrayList<>(phases());
         all.add(new Phase("scheduling", "scheduling", List.of(new SchedulingStep()), false));
+        all.add(certificates());
         return List.copyOf(all);
+    }
+
+    public static Phase certificates() {
+        return new Phase("certificates", "certificates", List.of(new CertificatesStep()), false);
     }
 
     /** Step ids accepted by --only, in order. */

@@ -78,7 +78,8 @@ class CliHelpTest {
                     cl.getCommandSpec().qualifiedName() + " " + option.longestName() + ": " + description);
             }
         }
-        assertEquals(6, seen, "bootstrap --command-timeout and --wait-timeout, verify --wait-timeout, join-token --ttl, drain and remove-node --drain-timeout");
+        assertEquals(7, seen, "bootstrap --command-timeout and --wait-timeout, verify --wait-timeout, join-token --ttl, drain and"
+            + " remove-node --drain-timeout, certs renew --command-timeout");
     }
 
     @Test void zshGetsAZshScriptThatLoadsBashcompinitBeforePicoclisFunction() {

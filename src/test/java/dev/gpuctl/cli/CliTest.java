@@ -216,6 +216,7 @@ class CliTest {
             | 2 | usage or input error, nothing was changed: a bad option or value, an inventory or job spec problem (FILE:LINE:COLUMN), an unusable identity file, an unsafe .gpuctl directory (a link, another user's), or no cluster yet (no kubeconfig on the master, no cached join command) |
             | 3 | preflight refused: e.g. the CIDR check failed, another run holds the lock, or the lock's place on the master is unsafe; nothing was changed |
             | 4 | verify found a problem |
+            | 5 | verify found no problem but warned: a certificate expires within 30 days (`gpuctl certs renew`) |
             | 130 | interrupted (Ctrl-C); a re-run resumes |
             """;
         assertEquals(table, ExitCode.markdownTable());

@@ -18,4 +18,17 @@ class VerifyTextTest {
         String two = VerifyText.render(report(2));
         assertTrue(two.contains("\n2 of 2 checks passed"), two);
     }
+
+    @Test void aWarningIsMarkedWarnWithWhatExpiresAndTheFixAndStillCountsAsPassed() {
+        Verifier.Check soon = new Verifier.Check("certs", "control-plane certificates and CAs not expired", true, "",
+            "gpuctl certs renew inv.yaml", "apiserver (control-plane certificate) expires 2026-12-14 06:01 UTC, in 10 days");
+        Verifier.Report report = new Verifier.Report(List.of(new Verifier.HostReport("h1", "10.0.0.1", true, "",
+            List.of(soon, new Verifier.Check("swap", "no swap", true, "", "")))));
+        String text = VerifyText.render(report);
+        assertTrue(text.contains("WARN\n      soon:  apiserver (control-plane certificate) expires 2026-12-14 06:01 UTC, in 10 days\n"
+            + "      fix:   gpuctl certs renew inv.yaml\n"), text);
+        assertTrue(text.contains("\n2 of 2 checks passed, 1 with a warning"), text);
+        assertTrue(report.ok() && report.warned());
+        assertTrue(!VerifyTextTest.report(2).warned());
+    }
 }

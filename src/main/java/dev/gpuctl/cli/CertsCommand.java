@@ -1,0 +1,121 @@
+package dev.gpuctl.cli;
+
+import dev.gpuctl.engine.MasterLock;
+import dev.gpuctl.engine.Runner;
+import dev.gpuctl.engine.StepFailure;
+import dev.gpuctl.engine.Verifier;
+import dev.gpuctl.engine.VerifyText;
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.remote.Remotes;
+import dev.gpuctl.remote.SshOptions;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+@Command(name = "certs",
+    description = "The cluster's certificates: check their expiry, renew the control plane's.",
+    subcommands = {CertsCommand.Check.class, CertsCommand.Renew.class})
+final class CertsCommand implements Runnable {
+    @Spec CommandSpec spec;
+    @ParentCommand GpuctlCommand parent;
+
+    @Override public void run() {
+        spec.commandLine().usage(spec.commandLine().getErr());
+        throw new GpuctlException(ExitCode.USAGE, "certs needs a subcommand: check or renew (see above)");
+    }
+
+    /** verify's certificate checks alone, on every host; exit as verify's. */
+    static int check(Inventory inv, SshOptions ssh, CommandSpec spec) {
+        Verifier.Report report = new Verifier(inv, n -> Remotes.open(n, ssh), Duration.ofMinutes(2), spec.commandLine().getErr(), Duration.ZERO)
+            .verifyCertificates(inv.nodes(), 16);
+        PrintWriter out = spec.commandLine().getOut();
+        out.print(VerifyText.render(report));
+        out.flush();
+        if (!report.unreachable().isEmpty()) return ExitCode.STEP_FAILED.code();
+        if (!report.ok()) return ExitCode.VERIFY_FAILED.code();
+        return report.warned() ? ExitCode.VERIFY_WARNED.code() : ExitCode.OK.code();
+    }
+
+    @Command(name = "check",
+        description = {"Every certificate's expiry: the control plane's and the CAs (kubeadm certs check-expiration on the master),",
+            "this machine's kubeconfig, every kubelet's client certificate and its rotation. Read-only; the same checks as",
+            "verify's 'certs' lines: under 30 days left warns (exit 5), expired fails (exit 4)."})
+    static final class Check implements Callable<Integer> {
+        @Mixin InventoryOption inventory;
+        @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+        @Spec CommandSpec spec;
+        @ParentCommand CertsCommand certs;
+
+        @Override public Integer call() {
+            Inventory inv = Inventories.load(inventory.resolve(certs.parent.env), certs.parent.env);
+            SshOptions ssh = SshOptions.defaults(acceptNew);
+            Inventories.checkIdentityFiles(inventory.resolve(certs.parent.env), inv.nodes(), ssh);
+            return check(inv, ssh, spec);
+        }
+    }
+
+    @Command(name = "renew",
+        description = {"Renew the control plane's certificates: kubeadm certs renew all on the master, its static pods",
+            "(etcd, kube-apiserver, kube-controller-manager, kube-scheduler) restarted one at a time and each waited for,",
+            "the new admin.conf to the master's ~/.kube/config and to .gpuctl/; then every certificate checked again.",
+            "Takes the bootstrap lock. Running it again is safe. CAs (ten years) are not renewed."})
+    static final class Renew implements Callable<Integer> {
+        @Mixin InventoryOption inventory;
+        @Option(names = "--dry-run", description = "Connect and check; show what would run; change nothing.") boolean dryRun;
+        @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+        @Option(names = "--command-timeout", defaultValue = "10m", paramLabel = "DURATION", converter = Converters.DurationValue.class,
+            description = "Longest one command may run, e.g. 90s, 10m (a bare number is seconds; default ${DEFAULT-VALUE}).") Duration commandTimeout;
+        @Spec CommandSpec spec;
+        @ParentCommand CertsCommand certs;
+
+        @Override public Integer call() {
+            Inventory inv = Inventories.load(inventory.resolve(certs.parent.env), certs.parent.env);
+            PrintWriter err = spec.commandLine().getErr();
+            SshOptions ssh = SshOptions.defaults(acceptNew);
+            Inventories.checkIdentityFiles(inventory.resolve(certs.parent.env), inv.nodes(), ssh);
+            Runner runner = new Runner(inv, node -> Remotes.open(node, ssh), err,
+                new Runner.Options(dryRun, 1, Set.of(inv.master().name()), commandTimeout));
+            runner.lockingMaster(MasterLock.holder(System.getProperty("user.name"), BootstrapCommand.localHostName(),
+                ProcessHandle.current().pid(), Instant.now()));
+            Runner.Result result;
+            try (Interrupts ignored = Interrupts.during(new Interrupts.Stoppable() {
+                    @Override public void requestStop() { runner.requestStop(); }
+                    @Override public void abort() { runner.abort(); }
+                }, Duration.ofSeconds(BootstrapCommand.INTERRUPT_GRACE_SECONDS), err)) {
+                result = runner.renewCertificates();
+            }
+            if (result.wasInterrupted()) {
+                throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted at " + String.join(", ", result.interrupted())
+                    + ". A static pod's manifest moved aside is put back by the next run: run gpuctl certs renew again.\nLogs: " + result.logDir());
+            }
+            if (result.preflightRefused()) {
+                throw new GpuctlException(ExitCode.PREFLIGHT_REFUSED, "preflight refused; nothing was changed:\n"
+                    + String.join("\n", result.preflightProblems()) + "\nLogs: " + result.logDir());
+            }
+            if (!result.failures().isEmpty()) {
+                StringBuilder sb = new StringBuilder("certs renew stopped after a failure:\n");
+                for (StepFailure f : result.failures()) sb.append(f.describe());
+                sb.append("Fix the cause and run gpuctl certs renew again: renewing twice is safe.");
+                throw new GpuctlException(ExitCode.STEP_FAILED, sb.toString());
+            }
+            if (dryRun) {
+                spec.commandLine().getOut().println("dry run complete: nothing was changed");
+                return ExitCode.OK.code();
+            }
+            spec.commandLine().getOut().println("certificates renewed; every certificate checked again:");
+            // kubeadm does not revoke: a copy merged earlier keeps working until its old certificate's date, then stops
+            err.println("gpuctl: a kubeconfig merged with `gpuctl kubeconfig --merge` still holds the old client certificate:"
+                + " run `gpuctl kubeconfig --merge " + inventory.resolve(certs.parent.env) + "` again");
+            return check(inv, ssh, spec);
+        }
+    }
+}

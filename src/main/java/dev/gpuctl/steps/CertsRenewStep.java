@@ -1,0 +1,106 @@
+package dev.gpuctl.steps;
+
+import dev.gpuctl.hostconf.Certificates;
+import dev.gpuctl.hostconf.Certificates.Cert;
+import dev.gpuctl.hostconf.Certificates.Kind;
+import dev.gpuctl.hostconf.Certificates.Standing;
+import dev.gpuctl.hostconf.HostConfException;
+import dev.gpuctl.hostconf.Kube;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * {@code gpuctl certs renew} on the master: {@code kubeadm certs renew all}; then the control-plane static pods
+ * restarted one at a time the way kubeadm documents it (the manifest moved out of /etc/kubernetes/manifests, the
+ * kubelet stops the pod, the manifest moved back, the kubelet starts it again), each waited for; then the new
+ * admin.conf to the ssh user's ~/.kube/config and to this machine's .gpuctl/. Asked for, so it always renews:
+ * renewing again is safe (kubeadm keeps each key, subject and SANs and signs for one more year).
+ */
+public final class CertsRenewStep implements Step {
+    /** The static pods, restarted in this order: etcd first (the API server needs it), the API server next. */
+    public static final List<String> STATIC_PODS = List.of("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler");
+    static final String MANIFESTS = "/etc/kubernetes/manifests";
+    /** Where a manifest waits while its pod stops: beside the manifest directory, never read by the kubelet. */
+    static final String ASIDE = "/etc/kubernetes/gpuctl-restart";
+    /** How long the kubelet may take to stop or start a static pod (it looks at the directory every 20 s). */
+    static final int POD_WAIT_S = 120;
+
+    private final Clock clock;
+
+    public CertsRenewStep() { this(Clock.systemUTC()); }
+
+    public CertsRenewStep(Clock clock) { this.clock = clock; }
+
+    @Override public String id() { return "certs-renew"; }
+    @Override public String title() { return "control-plane certificates renewed, static pods restarted, kubeconfigs refreshed"; }
+    @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }
+    @Override public boolean readsCluster() { return true; }
+
+    /** Renewal is what the command is for: the check says so, so that apply runs (and a dry run shows it). */
+    @Override public List<Probe> check(HostContext ctx) {
+        return List.of(Probe.of("renewal asked for (gpuctl certs renew always renews)",
+            "test -f " + Kube.ADMIN_CONF + " && echo initialised || echo none",
+            r -> r.stdout().contains("initialised") ? Optional.of("renewing as asked")
+                : Optional.of("no control plane here yet (" + Kube.ADMIN_CONF + " is missing): run gpuctl bootstrap first")));
+    }
+
+    @Override public List<Op> apply(HostContext ctx) {
+        List<Op> ops = new ArrayList<>();
+        ops.add(Op.Run.of("kubeadm certs renew all", "test -f " + Kube.ADMIN_CONF + " && kubeadm certs renew all"));
+        String endpoint = ctx.cluster().runtime().criSocket();
+        for (String pod : STATIC_PODS) ops.add(Op.Run.of("restart the " + pod + " static pod", restart(pod, endpoint)));
+        ops.add(ControlPlaneStep.userKubeconfigOp(ctx));
+        ops.add(ControlPlaneStep.fetchKubeconfigOp(ctx));
+        return ops;
+    }
+
+    /**
+     * One static pod restarted: its manifest moved aside, the pod waited out, the manifest moved back, the pod waited
+     * for (the API server until it answers /readyz). A run cut off in between finds the manifest aside and puts it
+     * back first. A pod with no manifest (no local etcd: an external one) is skipped.
+     */
+    static String restart(String pod, String endpoint) {
+        String m = MANIFESTS + "/" + pod + ".yaml";
+        String aside = ASIDE + "/" + pod + ".yaml";
+        String running = "crictl --runtime-endpoint " + endpoint + " ps --name '^" + pod + "$' --state running -q 2>/dev/null | grep -q .";
+        String ready = pod.equals("kube-apiserver")
+            ? running + " && [ \"$(" + Kube.kubectl("get --raw=/readyz 2>/dev/null") + ")\" = ok ]" : running;
+        return "install -d -m 0700 " + ASIDE + "; "
+            + "if [ ! -f " + m + " ] && [ -f " + aside + " ]; then mv -f " + aside + " " + m + "; fi; "
+            + "if [ ! -f " + m + " ]; then echo '" + pod + ": no manifest in " + MANIFESTS + ": not restarted'; exit 0; fi; "
+            + "mv -f " + m + " " + aside + "; i=0; "
+            + "while " + running + "; do i=$((i+1)); if [ $i -ge " + POD_WAIT_S + " ]; then mv -f " + aside + " " + m + "; "
+            + "echo '" + pod + ": still running " + POD_WAIT_S + " s after its manifest left " + MANIFESTS + " (is the kubelet running?)' >&2; exit 1; fi; sleep 1; done; "
+            + "mv -f " + aside + " " + m + "; i=0; "
+            + "until " + ready + "; do i=$((i+1)); if [ $i -ge " + POD_WAIT_S + " ]; then "
+            + "echo '" + pod + ": not running and ready " + POD_WAIT_S + " s after its manifest returned (crictl ps -a --name " + pod
+            + "; journalctl -u kubelet)' >&2; exit 1; fi; sleep 1; done; echo '" + pod + ": restarted'";
+    }
+
+    /** After the renewal: the API server answers, no control-plane certificate is within 30 days, the copies are fresh. */
+    @Override public List<Probe> verify(HostContext ctx) {
+        List<Probe> probes = new ArrayList<>();
+        probes.add(Probe.equals("API server answers (kubectl get --raw /readyz)", Kube.kubectl("get --raw=/readyz 2>&1"), "ok"));
+        probes.add(Probe.of("every control-plane certificate has more than 30 days left (kubeadm certs check-expiration)",
+            "kubeadm certs check-expiration 2>&1", r -> r.ok() ? notRenewed(r.stdout(), clock.instant())
+                : Optional.of("kubeadm certs check-expiration: exit " + r.exit() + ": " + Probe.oneLine(r.stdout()))));
+        probes.addAll(new ControlPlaneStep().check(ctx).subList(1, 3));
+        return probes;
+    }
+
+    /** Control-plane certificates (not CAs: renew leaves them) still expired, missing or within 30 days. */
+    static Optional<String> notRenewed(String out, Instant now) {
+        List<Cert> certs;
+        try {
+            certs = Certificates.parseCheckExpiration(out);
+        } catch (HostConfException e) {
+            return Optional.of(e.getMessage());
+        }
+        List<String> bad = certs.stream().filter(c -> c.kind() == Kind.CONTROL_PLANE && !c.externallyManaged())
+            .filter(c -> c.standing(now) != Standing.OK).map(c -> c.describe(now)).toList();
+        return bad.isEmpty() ? Optional.empty() : Optional.of(String.join("\n", bad));
+    }
+}
