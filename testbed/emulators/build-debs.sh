@@ -1,12 +1,12 @@
 #!/bin/bash
 # Builds the test bed's emulator packages under their real names: build-debs.sh OUTDIR
-# K8S_VERSIONS (default "1.35.0 1.35.1") picks the kubeadm/kubelet/kubectl patch versions built.
+# K8S_VERSIONS (default "1.34.2 1.35.0 1.35.1": two minors, so that upgrades have somewhere to go) picks the kubeadm/kubelet/kubectl patch versions built.
 set -euo pipefail
 OUT=${1:?usage: build-debs.sh OUTDIR}
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-K8S_VERSIONS=${K8S_VERSIONS:-"1.35.0 1.35.1"}
+K8S_VERSIONS=${K8S_VERSIONS:-"1.34.2 1.35.0 1.35.1"}
 DOCKER_VERSION=28.5.1
 CONTAINERD_VERSION=1.7.28
 CTK_VERSION=1.18.0
@@ -62,6 +62,7 @@ B=$HERE/bin U=$HERE/units
 
 pkg gpuctl-emu-common 1.0.0 all "python3 (>= 3.11), python3-yaml, openssl, iproute2" "shared code of the gpuctl test bed emulators"
 inst "$HERE/lib/emu.py" /usr/lib/gpuctl-emu/emu.py 0644
+inst "$HERE/lib/kubeupgrade.py" /usr/lib/gpuctl-emu/kubeupgrade.py 0644
 build
 
 for K8S_VERSION in $K8S_VERSIONS; do
