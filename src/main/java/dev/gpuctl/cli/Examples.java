@@ -32,6 +32,10 @@ final class Examples {
             "gpuctl verify inventory.yaml",
             "gpuctl verify --hosts worker-1 --wait-timeout 5m inventory.yaml",
             "gpuctl verify --json inventory.yaml > verify.json")),
+        Map.entry("gpuctl upgrade", List.of(
+            "gpuctl upgrade --dry-run inventory.yaml   # target, batches, commands",
+            "gpuctl upgrade inventory.yaml             # one worker at a time",
+            "gpuctl upgrade --to 1.35.1 --drain-timeout 30m inventory.yaml")),
         Map.entry("gpuctl gpus", List.of(
             "gpuctl gpus inventory.yaml",
             "gpuctl gpus --json inventory.yaml")),

@@ -37,6 +37,7 @@ public enum ExitCode {
         Map.entry("gpuctl bootstrap", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED)),
         Map.entry("gpuctl join-token", List.of(OK, STEP_FAILED, USAGE)),
         Map.entry("gpuctl verify", List.of(OK, STEP_FAILED, USAGE, VERIFY_FAILED)),
+        Map.entry("gpuctl upgrade", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED)),
         Map.entry("gpuctl gpus", List.of(OK, STEP_FAILED, USAGE)),
         Map.entry("gpuctl job", List.of(OK, STEP_FAILED, USAGE)),
         Map.entry("gpuctl job render", List.of(OK, USAGE)),

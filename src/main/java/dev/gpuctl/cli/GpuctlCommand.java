@@ -26,6 +26,7 @@ public final class GpuctlCommand implements Runnable {
         SUBCOMMANDS.put("bootstrap", BootstrapCommand.class);
         SUBCOMMANDS.put("join-token", JoinTokenCommand.class);
         SUBCOMMANDS.put("verify", VerifyCommand.class);
+        SUBCOMMANDS.put("upgrade", UpgradeCommand.class);
         SUBCOMMANDS.put("gpus", GpusCommand.class);
         SUBCOMMANDS.put("job", JobCommand.class);
         SUBCOMMANDS.put("kubeconfig", KubeconfigCommand.class);

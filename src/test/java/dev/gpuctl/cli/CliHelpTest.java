@@ -78,7 +78,8 @@ class CliHelpTest {
                     cl.getCommandSpec().qualifiedName() + " " + option.longestName() + ": " + description);
             }
         }
-        assertEquals(4, seen, "bootstrap --command-timeout and --wait-timeout, verify --wait-timeout, join-token --ttl");
+        assertEquals(6, seen, "bootstrap --command-timeout and --wait-timeout, verify --wait-timeout, join-token --ttl,"
+            + " upgrade --drain-timeout and --command-timeout");
     }
 
     @Test void zshGetsAZshScriptThatLoadsBashcompinitBeforePicoclisFunction() {
