@@ -63,6 +63,7 @@ B=$HERE/bin U=$HERE/units
 pkg gpuctl-emu-common 1.0.0 all "python3 (>= 3.11), python3-yaml, openssl, iproute2" "shared code of the gpuctl test bed emulators"
 inst "$HERE/lib/emu.py" /usr/lib/gpuctl-emu/emu.py 0644
 inst "$HERE/lib/kubeupgrade.py" /usr/lib/gpuctl-emu/kubeupgrade.py 0644
+inst "$HERE/lib/nodedrain.py" /usr/lib/gpuctl-emu/nodedrain.py 0644
 build
 
 for K8S_VERSION in $K8S_VERSIONS; do

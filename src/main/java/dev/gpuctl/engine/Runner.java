@@ -172,6 +172,18 @@ public final class Runner {
         return new StepRunner(run.remote(node), log, facts, options.commandTimeout(), options.maxWait());
     }
 
+    /** A step runner whose waits the step may announce on the progress stream ({@link Step#whileWaiting}). */
+    private StepRunner stepRunner(Node node, HostLog log, Step step) {
+        return new StepRunner(run.remote(node), log, facts, options.commandTimeout(), options.maxWait(), (problem, deadline) -> {
+            String line = step.whileWaiting(problem, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+            if (line == null) return;
+            synchronized (progress) {
+                progress.printf("%-12s %-10s %s%n", node.name(), step.id(), line);
+                progress.flush();
+            }
+        });
+    }
+
     /**
      * One host's steps of one phase, in order, each to its result; the host stops at its first failed or
      * interrupted step. Every step's check is asked in one round trip first, and an answer is used while nothing on
@@ -243,7 +255,7 @@ public final class Runner {
         Node node = ctx.node();
         String failedWhat = phase.readOnly() ? "preflight check" : "verify after apply";
         try {
-            StepRunner sr = stepRunner(node, log);
+            StepRunner sr = stepRunner(node, log, step);
             List<String> problems = known;
             if (problems == null) {
                 log.line("-- step " + step.id() + ": check");

@@ -15,6 +15,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 
@@ -28,13 +29,23 @@ final class StepRunner {
     private final Facts facts;
     private final Duration timeout;
     private final Duration maxWait;
+    private final BiConsumer<String, Long> announce;
 
     StepRunner(Remote remote, HostLog log, Facts facts, Duration timeout, Duration maxWait) {
+        this(remote, log, facts, timeout, maxWait, (problem, deadline) -> {});
+    }
+
+    /**
+     * @param announce told when a wait for a wrong probe starts: its problem (masked) and until when it is waited for (a
+     *                 {@link System#nanoTime()} instant); a step that waits long says so on the progress stream
+     */
+    StepRunner(Remote remote, HostLog log, Facts facts, Duration timeout, Duration maxWait, BiConsumer<String, Long> announce) {
         this.remote = remote;
         this.log = log;
         this.facts = facts;
         this.timeout = timeout;
         this.maxWait = maxWait;
+        this.announce = announce;
     }
 
     /** Thrown when a command of an apply fails; carries what the failure report shows. */
@@ -68,10 +79,17 @@ final class StepRunner {
     /** Asks every probe; returns what is wrong, one entry per failed probe ("what: problem"). With wait, a wrong
      *  probe that declares a wait is asked again every 2 s for up to its wait (capped by maxWait). */
     List<String> probe(List<Probe> probes, boolean wait) {
-        List<Optional<String>> answers = askAll(probes, p -> {
-            if (!wait || p.waitUpTo().isZero()) return null;
-            Duration limit = maxWait != null && maxWait.compareTo(p.waitUpTo()) < 0 ? maxWait : p.waitUpTo();
-            return System.nanoTime() + limit.toNanos();
+        List<Optional<String>> answers = askWith(probes, new Patience() {
+            @Override public Long deadline(Probe p) {
+                if (!wait || p.waitUpTo().isZero()) return null;
+                Duration limit = maxWait != null && maxWait.compareTo(p.waitUpTo()) < 0 ? maxWait : p.waitUpTo();
+                return System.nanoTime() + limit.toNanos();
+            }
+
+            @Override public void waiting(Probe p, String problem, long deadline) {
+                log.line("waiting up to " + Math.max(1, (deadline - System.nanoTime()) / 1_000_000_000L) + " s: " + facts.mask(problem));
+                announce.accept(facts.mask(problem), deadline);
+            }
         });
         return described(probes, answers);
     }

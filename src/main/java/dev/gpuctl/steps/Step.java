@@ -34,6 +34,12 @@ public interface Step {
      */
     default boolean readsCluster() { return false; }
 
+    /**
+     * The progress line shown when a verify starts waiting for a wrong probe of this step (a drain waiting for a GPU
+     * Job, say), given its problem and how long it will wait; null (the default): the wait is only logged.
+     */
+    default String whileWaiting(String problem, java.time.Duration upTo) { return null; }
+
     /** Ops run once on the master before this step applies on any host (e.g. create a join token). */
     default List<Op> prepareOnMaster(HostContext masterCtx) { return List.of(); }
 }

@@ -2,6 +2,7 @@ package dev.gpuctl.workload;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.gpuctl.hostconf.GpuRequests;
 import dev.gpuctl.hostconf.NvidiaSmi;
 import java.io.IOException;
 import java.time.Duration;
@@ -26,7 +27,7 @@ import java.util.Set;
  * A pod that asks for GPUs and is bound to no node is waiting; its reason is the scheduler's message.
  */
 public final class GpuUsage {
-    public static final String RESOURCE = "nvidia.com/gpu";
+    public static final String RESOURCE = GpuRequests.RESOURCE;
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private GpuUsage() {}
@@ -170,26 +171,14 @@ public final class GpuUsage {
             p.path("spec").path("nodeName").asText(""), started, reason);
     }
 
-    /** nvidia.com/gpu a pod spec asks for: the containers' sum, at least the largest init container's. */
+    /** nvidia.com/gpu a pod spec asks for: {@link GpuRequests#podGpus}. */
     static int podGpus(JsonNode spec) {
-        int sum = 0;
-        for (JsonNode c : spec.path("containers")) sum += containerGpus(c);
-        int init = 0;
-        for (JsonNode c : spec.path("initContainers")) init = Math.max(init, containerGpus(c));
-        return Math.max(sum, init);
+        return GpuRequests.podGpus(spec);
     }
 
-    private static int containerGpus(JsonNode c) {
-        JsonNode r = c.path("resources");
-        JsonNode limit = r.path("limits").path(RESOURCE);
-        return quantity(limit.isMissingNode() ? r.path("requests").path(RESOURCE) : limit);
-    }
-
-    /** A whole-number quantity as Kubernetes writes it ("2" or 2); anything else counts as 0. */
+    /** A whole-number quantity as Kubernetes writes it: {@link GpuRequests#quantity}. */
     static int quantity(JsonNode q) {
-        if (q.isIntegralNumber()) return q.asInt();
-        String s = q.asText("").strip();
-        return s.matches("[0-9]{1,9}") ? Integer.parseInt(s) : 0;
+        return GpuRequests.quantity(q);
     }
 
     /** An RFC 3339 time as the API server writes it; empty when absent or unreadable. */

@@ -1,0 +1,53 @@
+package dev.gpuctl.steps;
+
+import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.remote.ExecResult;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Nodes marked unschedulable ({@code kubectl cordon}), or schedulable again ({@code kubectl uncordon}): run on the
+ * master, for the nodes it was made for. A drain's first step, an uncordon's only one.
+ */
+public final class CordonStep implements Step {
+    private final List<String> nodes;
+    private final boolean cordoned;
+
+    /** @param cordoned true: the nodes end unschedulable (cordon); false: schedulable (uncordon) */
+    public CordonStep(List<String> nodes, boolean cordoned) {
+        this.nodes = List.copyOf(nodes);
+        this.cordoned = cordoned;
+    }
+
+    @Override public String id() { return cordoned ? "cordon" : "uncordon"; }
+    @Override public String title() {
+        return (cordoned ? "cordon (no new pods): " : "uncordon (schedulable again): ") + String.join(", ", nodes);
+    }
+    @Override public boolean readsCluster() { return true; }
+    @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster() && !nodes.isEmpty(); }
+
+    /** spec.unschedulable of a node: "true" when cordoned, empty when not. */
+    static String unschedulable(String node) {
+        return Kube.kubectl("get node " + Sh.quote(node) + " -o 'jsonpath={.spec.unschedulable}'");
+    }
+
+    /** What is wrong with a node's answer to {@link #unschedulable}, for a node that should be {@code cordoned} or not. */
+    static Optional<String> problem(ExecResult r, String node, boolean cordoned) {
+        if (!r.ok()) return Optional.of("kubectl failed (exit " + r.exit() + "): " + r.tail(2));
+        boolean is = r.stdout().strip().equals("true");
+        if (is == cordoned) return Optional.empty();
+        return Optional.of(node + (cordoned ? " is schedulable" : " is cordoned (SchedulingDisabled)"));
+    }
+
+    @Override public List<Probe> check(HostContext ctx) {
+        return nodes.stream().map(n -> Probe.of("node " + n + (cordoned ? " cordoned" : " schedulable"), unschedulable(n),
+            r -> problem(r, n, cordoned))).toList();
+    }
+
+    @Override public List<Op> apply(HostContext ctx) {
+        String test = cordoned ? "= true" : "!= true";
+        return nodes.stream().map(n -> (Op) Op.Run.of((cordoned ? "cordon " : "uncordon ") + n,
+                Kube.kubectl((cordoned ? "cordon " : "uncordon ") + Sh.quote(n)))
+            .unless("test \"$(" + unschedulable(n) + ")\" " + test)).toList();
+    }
+}
