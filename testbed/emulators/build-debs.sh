@@ -64,6 +64,7 @@ pkg gpuctl-emu-common 1.0.0 all "python3 (>= 3.11), python3-yaml, openssl, iprou
 inst "$HERE/lib/emu.py" /usr/lib/gpuctl-emu/emu.py 0644
 inst "$HERE/lib/kubeupgrade.py" /usr/lib/gpuctl-emu/kubeupgrade.py 0644
 inst "$HERE/lib/nodedrain.py" /usr/lib/gpuctl-emu/nodedrain.py 0644
+inst "$HERE/lib/etcdsnap.py" /usr/lib/gpuctl-emu/etcdsnap.py 0644
 build
 
 for K8S_VERSION in $K8S_VERSIONS; do
@@ -90,6 +91,9 @@ done
 K8S_VERSION=1.35.0
 pkg cri-tools 1.35.0-1.1 amd64 "gpuctl-emu-common" "Command-line utility for interacting with a container runtime"
 inst "$B/crictl" /usr/bin/crictl; build
+
+pkg etcd-client 3.6.6-1 amd64 "gpuctl-emu-common" "etcd client (etcdctl) and offline utility (etcdutl)"
+inst "$HERE/lib/etcdsnap.py" /usr/bin/etcdctl; inst "$HERE/lib/etcdsnap.py" /usr/bin/etcdutl; build
 
 pkg kubernetes-cni 1.7.1-1.1 amd64 "" "Binaries required to provision kubernetes container networking"
 for p in bandwidth bridge dhcp dummy firewall host-device host-local ipvlan loopback macvlan portmap ptp sbr static tap tuning vlan vrf; do

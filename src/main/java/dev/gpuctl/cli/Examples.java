@@ -58,6 +58,9 @@ final class Examples {
             "gpuctl kubeconfig inventory.yaml > lab.conf    # as the master has it now",
             "gpuctl kubeconfig --merge inventory.yaml       # into ~/.kube/config",
             "gpuctl kubeconfig --merge --context lab --kubeconfig ~/lab.conf inv.yaml")),
+        Map.entry("gpuctl backup", List.of(
+            "gpuctl backup inventory.yaml             # to .gpuctl/backups/, 5 kept",
+            "gpuctl backup --out /safe/lab.tar.gz --keep 10 inventory.yaml")),
         Map.entry("gpuctl completion", List.of(
             "source <(gpuctl completion bash)                        # bash, this shell",
             "source <(gpuctl completion zsh)                         # zsh, this shell",

@@ -43,6 +43,7 @@ public enum ExitCode {
         Map.entry("gpuctl job render", List.of(OK, USAGE)),
         Map.entry("gpuctl job submit", List.of(OK, STEP_FAILED, USAGE)),
         Map.entry("gpuctl kubeconfig", List.of(OK, STEP_FAILED, USAGE)),
+        Map.entry("gpuctl backup", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED)),
         Map.entry("gpuctl completion", List.of(OK, USAGE)),
         Map.entry("gpuctl job list", List.of(OK, STEP_FAILED, USAGE)),
         Map.entry("gpuctl job logs", List.of(OK, STEP_FAILED, USAGE)),

@@ -30,6 +30,7 @@ public final class GpuctlCommand implements Runnable {
         SUBCOMMANDS.put("gpus", GpusCommand.class);
         SUBCOMMANDS.put("job", JobCommand.class);
         SUBCOMMANDS.put("kubeconfig", KubeconfigCommand.class);
+        SUBCOMMANDS.put("backup", BackupCommand.class);
         SUBCOMMANDS.put("completion", CompletionCommand.class);
     }
 

@@ -373,14 +373,15 @@ final class StepRunner {
             return true;
         }
         if (op instanceof Op.Fetch f) {
-            byte[] content = remote.download(f.remotePath());
+            String from = facts.substitute(f.remotePath()); // a path made in this step (mktemp -d) is a fact
+            byte[] content = remote.download(from);
             try {
                 if (Files.exists(f.localPath()) && java.util.Arrays.equals(Files.readAllBytes(f.localPath()), content)) return false;
                 StateDir.writePrivate(f.localPath(), content);
             } catch (IOException ex) {
                 throw new OpFailed(f.what(), "write " + f.localPath(), new ExecResult(-1, "", ex.toString()));
             }
-            log.line("fetched " + f.remotePath() + " to " + f.localPath());
+            log.line("fetched " + from + " to " + f.localPath());
             return true;
         }
         if (op instanceof Op.Capture c) {

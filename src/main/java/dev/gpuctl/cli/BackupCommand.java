@@ -1,0 +1,107 @@
+package dev.gpuctl.cli;
+
+import dev.gpuctl.engine.Backups;
+import dev.gpuctl.engine.MasterLock;
+import dev.gpuctl.engine.Runner;
+import dev.gpuctl.engine.StepFailure;
+import dev.gpuctl.hostconf.BackupArchive;
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.remote.Remotes;
+import dev.gpuctl.remote.SshOptions;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+@Command(name = "backup",
+    description = {"Back the control plane up to this machine: an etcd snapshot (etcdctl snapshot save), /etc/kubernetes/pki,"
+        + " the kubeconfigs, the static pod manifests and the kubeadm and kubelet configuration, in one gzip'd tar (0600) with"
+        + " a sha256 file beside it; its content is listed.",
+        "The archive holds the cluster's private keys: keep it like a password. Backups in .gpuctl/backups/ are rotated:"
+            + " the newest --keep stay."})
+final class BackupCommand implements Callable<Integer> {
+    @Mixin InventoryOption inventory;
+    @Option(names = "--out", paramLabel = "FILE",
+        description = "Write the archive here (default: .gpuctl/backups/CLUSTER-YYYYMMDDTHHMMSSZ.tar.gz beside the inventory); its"
+            + " directory is made 0700.") Path out;
+    @Option(names = "--keep", defaultValue = "5", paramLabel = "N", converter = Converters.PositiveInt.class,
+        description = "Backups of this cluster kept in .gpuctl/backups/, newest first (default ${DEFAULT-VALUE}).") int keep;
+    @Option(names = "--dry-run", description = "Connect and say what would be done; take no snapshot.") boolean dryRun;
+    @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
+    @Spec CommandSpec spec;
+    /** Longest one command may run: the snapshot of a large etcd, the archive's transfer. */
+    static final Duration COMMAND_TIMEOUT = Duration.ofMinutes(10);
+    @ParentCommand GpuctlCommand parent;
+
+    @Override public Integer call() {
+        Path invFile = inventory.resolve(parent.env);
+        Inventory inv = Inventories.load(invFile, parent.env);
+        Path archive = out != null ? out.toAbsolutePath().normalize() : Backups.newArchive(inv, Instant.now());
+        if (!BackupArchive.safeName(archive.getFileName().toString())) {
+            throw new GpuctlException(ExitCode.USAGE, "--out " + out + ": the file name must be letters, digits, '.', '_' and '-'"
+                + " (not ending in .sha256)");
+        }
+        if (Files.exists(archive, LinkOption.NOFOLLOW_LINKS)) {
+            throw new GpuctlException(ExitCode.USAGE, archive + " exists; nothing was written (name another file with --out)");
+        }
+        PrintWriter err = spec.commandLine().getErr();
+        SshOptions ssh = new SshOptions(Duration.ofSeconds(10), Duration.ofSeconds(15), acceptNew, null);
+        Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
+        Runner runner = new Runner(inv, node -> Remotes.open(node, ssh), err,
+            new Runner.Options(dryRun, 1, Set.of(inv.master().name()), COMMAND_TIMEOUT));
+        runner.lockingMaster(MasterLock.holder(System.getProperty("user.name"), BootstrapCommand.localHostName(),
+            ProcessHandle.current().pid(), Instant.now()));
+        Runner.Result result;
+        try (Interrupts ignored = Interrupts.during(new Interrupts.Stoppable() {
+                @Override public void requestStop() { runner.requestStop(); }
+                @Override public void abort() { runner.abort(); }
+            }, Duration.ofSeconds(BootstrapCommand.INTERRUPT_GRACE_SECONDS), err)) {
+            result = runner.run(Backups.phases(archive));
+        }
+        if (result.wasInterrupted()) {
+            throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted: " + String.join("; ", result.interrupted())
+                + "\nNo archive was kept; the master's work directory is removed by the next backup. Logs: " + result.logDir());
+        }
+        if (result.preflightRefused()) {
+            throw new GpuctlException(ExitCode.PREFLIGHT_REFUSED, "backup refused; nothing was changed:\n"
+                + String.join("\n", result.preflightProblems()) + "\nLogs: " + result.logDir());
+        }
+        if (!result.failures().isEmpty()) {
+            StringBuilder sb = new StringBuilder("backup failed; no archive was kept:\n");
+            for (StepFailure f : result.failures()) sb.append(f.describe());
+            sb.append("Check the control plane (gpuctl verify ").append(invFile).append("), then run backup again.");
+            throw new GpuctlException(ExitCode.STEP_FAILED, sb.toString());
+        }
+        PrintWriter o = spec.commandLine().getOut();
+        if (dryRun) {
+            o.println("dry run: would write " + archive + " (and " + archive.getFileName() + ".sha256); nothing was changed");
+            o.flush();
+            return ExitCode.OK.code();
+        }
+        Backups.Done done;
+        try {
+            done = Backups.finish(inv, archive, keep);
+        } catch (Backups.Bad e) {
+            throw new GpuctlException(ExitCode.STEP_FAILED, "the backup does not check out: " + e.getMessage());
+        }
+        o.println("backup: " + done.archive());
+        o.println("sha256: " + done.sha256() + "  (" + done.sumFile() + ")");
+        o.println("content:");
+        o.print(done.listing().indent(2));
+        o.flush();
+        for (Path r : done.removed()) err.println("removed old backup " + r + " (keeping the newest " + keep + ")");
+        err.flush();
+        return ExitCode.OK.code();
+    }
+}

@@ -1,0 +1,83 @@
+package dev.gpuctl.engine;
+
+import dev.gpuctl.hostconf.BackupArchive;
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.steps.BackupStep;
+import dev.gpuctl.steps.Phase;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * The control plane's backups on this machine: where they go ({@code .gpuctl/backups/}), the phase that takes one on the
+ * master ({@link BackupStep}), and what a finished one is (checked, listed) after the rotation keeps the newest N.
+ * {@code gpuctl backup} and {@code gpuctl upgrade} (before its first change) use the same calls.
+ */
+public final class Backups {
+    private Backups() {}
+
+    public static final int DEFAULT_KEEP = 5;
+
+    /** A finished backup: the archive, its sha256, its members (names, sizes, modes; no content), the archives rotated out. */
+    public record Done(Path archive, Path sumFile, String sha256, List<BackupArchive.Entry> entries, List<Path> removed) {
+        public String listing() { return BackupArchive.listing(entries); }
+    }
+
+    /** Thrown by {@link #finish} when the archive is missing or does not check out; the message says what is wrong. */
+    public static final class Bad extends RuntimeException {
+        public Bad(String message) { super(message); }
+    }
+
+    /** The directory backups are kept and rotated in: .gpuctl/backups/ beside the inventory. */
+    public static Path dir(Inventory inv) {
+        return inv.stateDir().resolve("backups");
+    }
+
+    /** A new archive's default path: .gpuctl/backups/CLUSTER-YYYYMMDDTHHMMSSZ.tar.gz. */
+    public static Path newArchive(Inventory inv, Instant now) {
+        return dir(inv).resolve(BackupArchive.fileName(inv.cluster().name(), now));
+    }
+
+    /** The phases that take the backup on the master into {@code archive} (0600, NAME.sha256 beside it). */
+    public static List<Phase> phases(Path archive) {
+        return List.of(BackupStep.phase(archive));
+    }
+
+    /**
+     * After the phases ran: checks the archive (0600, sha256 matches, the snapshot, CA keys and admin.conf in it), then
+     * removes this cluster's archives in .gpuctl/backups/ beyond the newest {@code keep} (with their .sha256 files).
+     */
+    public static Done finish(Inventory inv, Path archive, int keep) {
+        BackupStep.Inspected in = BackupStep.inspect(archive);
+        if (in.problem().isPresent()) throw new Bad(in.problem().get());
+        List<Path> removed = rotate(dir(inv), inv.cluster().name(), keep);
+        return new Done(archive, BackupStep.sumFile(archive), in.sha256(), in.entries(), removed);
+    }
+
+    /** Removes a cluster's archives (and their .sha256) in dir beyond the newest keep; returns the archives removed. */
+    public static List<Path> rotate(Path dir, String cluster, int keep) {
+        if (!Files.isDirectory(dir)) return List.of();
+        List<String> names;
+        try (Stream<Path> s = Files.list(dir)) {
+            names = s.map(p -> p.getFileName().toString()).toList();
+        } catch (IOException e) {
+            throw new Bad("cannot list " + dir + ": " + e.getMessage());
+        }
+        List<Path> removed = new ArrayList<>();
+        for (String n : BackupArchive.toRemove(names, cluster, keep)) {
+            Path a = dir.resolve(n);
+            try {
+                Files.deleteIfExists(a);
+                Files.deleteIfExists(BackupStep.sumFile(a));
+            } catch (IOException e) {
+                throw new Bad("cannot remove the old backup " + a + ": " + e.getMessage());
+            }
+            removed.add(a);
+        }
+        return List.copyOf(removed);
+    }
+}

@@ -1,0 +1,252 @@
+#!/usr/bin/python3
+# etcd snapshot tools of the test bed: `etcdctl snapshot save`, `etcdutl snapshot restore|status`, and the
+# container runtime's view of the control plane's static pods (`crictl ps`, `crictl exec`), over the emulated API
+# server's store. The store ("etcd's data directory") is /var/lib/etcd/gpuctl-emu/state.json; a snapshot file is
+# that store's bytes followed by their sha256 digest (32 bytes), as a real snapshot is a bbolt file with its sha256
+# appended, which `snapshot restore` checks unless --skip-hash-check.
+# Output follows etcd v3.6: zap JSON log lines on stderr, "Snapshot saved at PATH" on stdout, "Error: ..." and exit 1.
+import hashlib, json, os, re, subprocess, sys, time
+sys.path.insert(0, "/usr/lib/gpuctl-emu")
+import emu
+
+ETCD_VERSION = "3.6.6"
+DATA_DIR = "/var/lib/etcd"
+STORE = "gpuctl-emu/state.json"
+# what the etcd static pod mounts from the host (kubeadm's etcd.yaml: etcd-data and etcd-certs hostPath volumes)
+ETCD_POD_MOUNTS = ("/var/lib/etcd", "/etc/kubernetes/pki/etcd")
+STATIC_PODS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
+
+
+def zlog(level, caller, msg, **kv):
+    rec = {"level": level, "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + ".000000Z", "caller": caller, "msg": msg}
+    rec.update(kv)
+    print(json.dumps(rec), file=sys.stderr)
+
+
+def fail(msg):
+    print("Error: " + msg, file=sys.stderr)
+    return 1
+
+
+def flags(argv, with_value):
+    """--k=v, --k v (for the flags that take a value) and bare --k; the rest are positional."""
+    f, pos, i = {}, [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a.startswith("--"):
+            k, eq, v = a[2:].partition("=")
+            if not eq and k in with_value:
+                if i + 1 >= len(argv):
+                    raise ValueError("flag needs an argument: --" + k)
+                v = argv[i + 1]; i += 1
+            f[k] = v if (eq or k in with_value) else "true"
+        else:
+            pos.append(a)
+        i += 1
+    return f, pos
+
+
+# ---------------------------------------------------------------- etcdctl
+def etcdctl(argv, visible=None):
+    """`etcdctl [--endpoints E] [--cacert F --cert F --key F] snapshot save PATH`. visible: the host paths the
+    caller can see (inside the etcd container: only its mounts), None for the host itself."""
+    try:
+        f, pos = flags(argv, {"endpoints", "cacert", "cert", "key", "dial-timeout", "command-timeout", "write-out", "w"})
+    except ValueError as e:
+        return fail(str(e))
+    if pos[:1] == ["version"] or f.get("version"):
+        print("etcdctl version: %s\nAPI version: 3.6" % ETCD_VERSION)
+        return 0
+    if pos[:2] != ["snapshot", "save"]:
+        return fail("the test bed's etcdctl emulates only `snapshot save` and `version`")
+    if len(pos) != 3:
+        return fail("snapshot save expects one argument")
+    path = pos[2]
+    ep = (f.get("endpoints") or os.environ.get("ETCDCTL_ENDPOINTS") or "127.0.0.1:2379").split(",")[0]
+    for k in ("cacert", "cert", "key"):
+        v = f.get(k) or os.environ.get("ETCDCTL_" + k.upper())
+        if v and not can_see(v, visible):
+            return fail("open %s: no such file or directory" % v)
+        f[k] = v
+    m = re.match(r"^(?:(https?)://)?([^:/]+):(\d+)$", ep)
+    if not m:
+        return fail('invalid endpoint "%s"' % ep)
+    scheme, host, port = m.groups()
+    if not emu.port_in_use(int(port), "127.0.0.1" if host in ("localhost", "127.0.0.1") else host):
+        zlog("warn", "clientv3/retry_interceptor.go:62", "retrying of unary invoker failed", target="etcd-endpoints://0x0/" + ep,
+             attempt=0, error="rpc error: code = DeadlineExceeded desc = latest balancer error: last connection error: connection "
+                               "error: desc = \"transport: Error while dialing: dial tcp %s:%s: connect: connection refused\"" % (host, port))
+        return fail("context deadline exceeded")
+    if scheme == "https" or f.get("cacert"):
+        ca = emu.read("/etc/kubernetes/pki/etcd/ca.crt")
+        if not (f.get("cacert") and f.get("cert") and f.get("key")) or ca is None:
+            return fail("context deadline exceeded")
+        if emu.read(f["cacert"]) != ca or not signed_by(f["cert"], f["cacert"]):
+            zlog("warn", "clientv3/retry_interceptor.go:62", "retrying of unary invoker failed", target="etcd-endpoints://0x0/" + ep,
+                 attempt=0, error="rpc error: code = Unavailable desc = connection error: desc = \"transport: authentication handshake "
+                                  "failed: tls: failed to verify certificate: x509: certificate signed by unknown authority\"")
+            return fail("context deadline exceeded")
+    elif emu.read("/etc/kubernetes/pki/etcd/ca.crt") is not None:
+        zlog("warn", "clientv3/retry_interceptor.go:62", "retrying of unary invoker failed", target="etcd-endpoints://0x0/" + ep,
+             attempt=0, error="rpc error: code = Unavailable desc = error reading from server: EOF")
+        return fail("context deadline exceeded")
+    if not can_see(path, visible) or not os.path.isdir(os.path.dirname(emu.R(os.path.abspath(path))) or "/"):
+        return fail("could not open %s.part (open %s.part: no such file or directory)" % (path, path))
+    store = emu.read(DATA_DIR + "/" + STORE)
+    if store is None:
+        return fail("etcdserver: no data")
+    data = store.encode()
+    blob = data + hashlib.sha256(data).digest()
+    part = path + ".part"
+    zlog("info", "snapshot/v3_snapshot.go:65", "created temporary db file", path=part)
+    zlog("info", "v3/maintenance.go:212", "opened snapshot stream; downloading")
+    zlog("info", "snapshot/v3_snapshot.go:73", "fetching snapshot", endpoint=ep)
+    p = emu.R(os.path.abspath(part))
+    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(blob)
+    os.chmod(p, 0o600)
+    os.replace(p, emu.R(os.path.abspath(path)))
+    zlog("info", "v3/maintenance.go:220", "completed snapshot read; closing")
+    zlog("info", "snapshot/v3_snapshot.go:88", "fetched snapshot", endpoint=ep, size="%d B" % len(blob), took="now")
+    zlog("info", "snapshot/v3_snapshot.go:97", "saved", path=path)
+    print("Snapshot saved at " + path)
+    return 0
+
+
+def can_see(path, visible):
+    if visible is None:
+        return True
+    ap = os.path.abspath(path)
+    return any(ap == m or ap.startswith(m + "/") for m in visible)
+
+
+def signed_by(cert, ca):
+    r = subprocess.run(["openssl", "verify", "-CAfile", emu.R(ca), emu.R(cert)], capture_output=True, text=True)
+    return r.returncode == 0
+
+
+# ---------------------------------------------------------------- etcdutl
+def read_snapshot(path, skip_hash):
+    try:
+        with open(emu.R(path), "rb") as f:
+            blob = f.read()
+    except OSError:
+        raise ValueError("open %s: no such file or directory" % path)
+    if len(blob) < 33:
+        raise ValueError("snapshot file integrity check failed. 32 bytes of hash expected, file is %d bytes" % len(blob))
+    data, digest = blob[:-32], blob[-32:]
+    if hashlib.sha256(data).digest() != digest:
+        if not skip_hash:
+            raise ValueError("expected sha256 [%s], got [%s]" % (digest.hex(), hashlib.sha256(data).hexdigest()))
+        data = blob
+    try:
+        return json.loads(data.decode())
+    except ValueError:
+        raise ValueError("invalid database: %s is not an etcd snapshot" % path)
+
+
+def etcdutl(argv):
+    try:
+        f, pos = flags(argv, {"data-dir", "name", "initial-cluster", "initial-cluster-token", "initial-advertise-peer-urls",
+                              "wal-dir", "write-out", "w", "bump-revision"})
+    except ValueError as e:
+        return fail(str(e))
+    if pos[:1] == ["version"] or f.get("version"):
+        print("etcdutl version: %s\nAPI version: 3.6" % ETCD_VERSION)
+        return 0
+    if pos[:1] != ["snapshot"] or len(pos) != 3 or pos[1] not in ("restore", "status"):
+        return fail("the test bed's etcdutl emulates only `snapshot restore FILE`, `snapshot status FILE` and `version`")
+    path = pos[2]
+    try:
+        st = read_snapshot(path, f.get("skip-hash-check") == "true")
+    except ValueError as e:
+        return fail(str(e))
+    if pos[1] == "status":
+        blob = open(emu.R(path), "rb").read()
+        h = int.from_bytes(hashlib.sha256(blob).digest()[:4], "big")
+        rev, keys, size = int(st.get("rv", 1)), len(st.get("objects", {})), len(blob)
+        if (f.get("write-out") or f.get("w")) == "json":
+            print(json.dumps({"hash": h, "revision": rev, "totalKey": keys, "totalSize": size, "version": "3.6.0"}))
+        else:
+            print("+----------+----------+------------+------------+---------+\n"
+                  "|   HASH   | REVISION | TOTAL KEYS | TOTAL SIZE | VERSION |\n"
+                  "+----------+----------+------------+------------+---------+\n"
+                  "| %08x | %8d | %10d | %7d kB | %7s |\n"
+                  "+----------+----------+------------+------------+---------+" % (h, rev, keys, size // 1024, "3.6.0"))
+        return 0
+    name = f.get("name", "default")
+    dd = f.get("data-dir") or name + ".etcd"
+    if os.path.exists(emu.R(dd)):
+        return fail('data-dir "%s" exists' % dd)
+    zlog("info", "snapshot/v3_snapshot.go:265", "restoring snapshot", path=path, **{"wal-dir": dd + "/member/wal", "data-dir": dd,
+                                                                                   "snap-dir": dd + "/member/snap"})
+    os.makedirs(emu.R(dd), mode=0o700)
+    os.chmod(emu.R(dd), 0o700)
+    st["heartbeats"] = st.get("heartbeats", {})
+    emu.write(dd + "/member/snap/db", json.dumps(st, sort_keys=True), 0o600)
+    emu.write(dd + "/" + STORE, json.dumps(st, indent=2, sort_keys=True) + "\n", 0o600)
+    for d in (dd + "/member", dd + "/member/snap", dd + "/gpuctl-emu"):
+        os.chmod(emu.R(d), 0o700)
+    zlog("info", "snapshot/v3_snapshot.go:293", "restored snapshot", path=path, **{"wal-dir": dd + "/member/wal", "data-dir": dd,
+                                                                                  "snap-dir": dd + "/member/snap"})
+    return 0
+
+
+# ---------------------------------------------------------------- crictl ps / exec
+def containers():
+    """The control plane's static pods run while the kubelet runs them (the emulated API server's unit)."""
+    if not emu.unit_active("gpuctl-emu-apiserver.service"):
+        return []
+    out = []
+    for c in STATIC_PODS:
+        if emu.exists("/etc/kubernetes/manifests/%s.yaml" % c):
+            cid = hashlib.sha256(("%s/%s" % (emu.hostname(), c)).encode()).hexdigest()
+            out.append({"id": cid, "name": c, "pod": "%s-%s" % (c, emu.hostname()), "state": "CONTAINER_RUNNING"})
+    return out
+
+
+def crictl(cmd, args):
+    if cmd == "ps":
+        try:
+            f, pos = flags(args, {"name", "state", "label", "pod", "output", "o"})
+        except ValueError as e:
+            print("FATA[0000] " + str(e), file=sys.stderr); return 1
+        quiet = "-q" in args or f.get("quiet") == "true"
+        cs = [c for c in containers() if not f.get("name") or re.search(f["name"], c["name"])]
+        if f.get("state") and f["state"].lower() not in ("running", "container_running"):
+            cs = []
+        if quiet:
+            for c in cs:
+                print(c["id"])
+        else:
+            print("%-16s%-16s%-16s%-20s%-10s%-24s%-16s%s" % ("CONTAINER", "IMAGE", "CREATED", "STATE", "NAME", "ATTEMPT", "POD ID", "POD"))
+            for c in cs:
+                print("%-16s%-16s%-16s%-20s%-10s%-24s%-16s%s" % (c["id"][:13], c["id"][13:26], "About an hour ago", "Running",
+                                                                c["name"], "0", c["id"][26:39], c["pod"]))
+        return 0
+    # exec [-i] [-t] [-s] CONTAINER COMMAND [ARG...]
+    rest = [a for a in args]
+    while rest and rest[0] in ("-i", "-t", "-it", "-s", "--interactive", "--tty", "--sync"):
+        rest.pop(0)
+    if len(rest) < 2:
+        print('FATA[0000] ID cannot be empty', file=sys.stderr); return 1
+    cid, argv = rest[0], rest[1:]
+    match = [c for c in containers() if c["id"].startswith(cid)]
+    if not match:
+        print('FATA[0000] execing command in container: rpc error: code = NotFound desc = an error occurred when try to find '
+              'container "%s": not found' % cid, file=sys.stderr); return 1
+    if match[0]["name"] != "etcd":
+        print('FATA[0000] execing command in container: only the etcd container is emulated', file=sys.stderr); return 1
+    if os.path.basename(argv[0]) == "etcdctl":
+        return etcdctl(argv[1:], visible=ETCD_POD_MOUNTS)
+    if os.path.basename(argv[0]) == "etcdutl":
+        return etcdutl(argv[1:])
+    print('FATA[0000] execing command in container: exec failed: unable to start container process: exec: "%s": executable file '
+          'not found in $PATH' % argv[0], file=sys.stderr)
+    return 126
+
+
+if __name__ == "__main__":
+    tool = os.path.basename(sys.argv[0])
+    sys.exit(etcdutl(sys.argv[1:]) if tool == "etcdutl" else etcdctl(sys.argv[1:]))
