@@ -1,5 +1,6 @@
 package dev.gpuctl.cli;
 
+import dev.gpuctl.engine.Backups;
 import dev.gpuctl.engine.MasterLock;
 import dev.gpuctl.engine.PlanText;
 import dev.gpuctl.engine.Runner;
@@ -84,18 +85,22 @@ final class UpgradeCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         SshOptions ssh = new SshOptions(Duration.ofSeconds(10), Duration.ofSeconds(15), acceptNew, null);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes(), ssh);
-        Runner runner = new Runner(inv, node -> Remotes.open(node, ssh), err,
-            new Runner.Options(false, 16, new LinkedHashSet<>(), commandTimeout));
-        runner.lockingMaster(MasterLock.holder(System.getProperty("user.name"), BootstrapCommand.localHostName(),
-            ProcessHandle.current().pid(), Instant.now()));
+        Duration timeout = Upgrades.commandTimeout(o, commandTimeout);
+        String holder = MasterLock.holder(System.getProperty("user.name"), BootstrapCommand.localHostName(),
+            ProcessHandle.current().pid(), Instant.now());
         err.println("upgrade to " + o.target() + ", workers " + o.batchSize() + " at a time");
-        Runner.Result result;
+        Upgrades.Run run = new Upgrades.Run(() -> new Runner(inv, node -> Remotes.open(node, ssh), err,
+                new Runner.Options(false, 16, new LinkedHashSet<>(), timeout)).lockingMaster(holder),
+            inv, o, Backups.newArchive(inv, Instant.now()), err);
+        Upgrades.Outcome done;
         try (Interrupts ignored = Interrupts.during(new Interrupts.Stoppable() {
-                @Override public void requestStop() { runner.requestStop(); }
-                @Override public void abort() { runner.abort(); }
+                @Override public void requestStop() { run.requestStop(); }
+                @Override public void abort() { run.abort(); }
             }, Duration.ofSeconds(BootstrapCommand.INTERRUPT_GRACE_SECONDS), err)) {
-            result = Upgrades.run(runner, inv, o);
+            done = run.run();
         }
+        done.backup().ifPresent(b -> err.println("control-plane backup: " + b.archive() + " (sha256 " + b.sha256() + ")"));
+        Runner.Result result = done.result();
         if (result.wasInterrupted()) {
             StringBuilder sb = new StringBuilder("interrupted; where each host stopped:\n");
             result.interrupted().forEach(w -> sb.append("  ").append(w).append('\n'));
@@ -114,7 +119,11 @@ final class UpgradeCommand implements Callable<Integer> {
             sb.append("Fix the cause and run upgrade again: nodes already at ").append(o.target()).append(" are skipped.");
             throw new GpuctlException(ExitCode.STEP_FAILED, sb.toString());
         }
-        boolean changed = result.outcomes().values().stream().anyMatch(m -> m.containsValue(Runner.Outcome.CHANGED));
+        if (!done.left().isEmpty()) {
+            throw new GpuctlException(ExitCode.STEP_FAILED, "upgrade left nodes where GPU jobs still run (every other node is at "
+                + o.target() + "):\n  " + String.join("\n  ", done.left()));
+        }
+        boolean changed = done.changed();
         out.println(changed ? "upgrade complete: every node at " + o.target() : "nothing to upgrade: every node is at " + o.target());
         return ExitCode.OK.code();
     }

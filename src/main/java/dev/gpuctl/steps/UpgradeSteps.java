@@ -51,29 +51,80 @@ public final class UpgradeSteps {
         return out;
     }
 
-    /** The upgrade's phases: preflight, the master, then each batch of workers (in inventory order). */
-    public static List<Phase> phases(Inventory inv, Options o) {
-        String master = inv.master().name();
+    /**
+     * The master's part: preflight (read-only, every host), the control-plane backup into {@code backup} (skipped once
+     * the control plane is at the target), kubeadm and the control plane, then the master's own node: drained (GPU-job
+     * aware, {@link Drain}), kubelet and kubectl, back and uncordoned. {@code backup} null: no backup phase (a plan).
+     */
+    public static List<Phase> masterPhases(Inventory inv, Options o, java.nio.file.Path backup) {
+        Node m = inv.master();
+        String master = m.name();
         List<Phase> phases = new ArrayList<>();
         phases.add(new Phase("preflight", "upgrade preflight: every host, read-only", List.of(new Preflight(o.target())), true));
+        if (backup != null) {
+            Phase b = BackupStep.phase(backup);
+            phases.add(new Phase(b.id(), b.title() + " (before the first change)", b.steps().stream()
+                .map(s -> (Step) new SkipAtTarget(s, controlPlaneAt(o.target()), "the control plane is at " + o.target())).toList(), false));
+        }
         phases.add(new Phase("control-plane", "control plane to " + o.target() + " (on " + master + ")",
             List.of(new KubeadmPackage(o.target(), Set.of(master)), new ControlPlane(o.target())), false));
-        Node m = inv.master();
-        phases.add(new Phase("master-node", "node " + master + ": drained, kubelet and kubectl to " + o.target() + ", back",
-            List.of(new DrainNode(m, o), new KubeletPackages(o.target(), Set.of(master)), new NodeBack(m, o.target())), false));
-        List<String> workers = inv.nodes().stream().filter(n -> !n.isMaster()).map(Node::name).toList();
-        int b = 1;
-        List<List<String>> batches = UpgradePolicy.batches(workers, o.batchSize());
-        for (List<String> batch : batches) {
-            String which = "batch " + b++ + "/" + batches.size() + " (" + String.join(", ", batch) + ")";
-            List<Node> nodes = batch.stream().map(n -> inv.node(n).orElseThrow()).toList();
-            phases.add(new Phase("drain", which + ": cordoned and drained", nodes.stream().map(n -> (Step) new DrainNode(n, o)).toList(), false));
-            phases.add(new Phase("workers", which + ": kubeadm, kubeadm upgrade node, kubelet and kubectl to " + o.target(),
-                List.of(new KubeadmPackage(o.target(), Set.copyOf(batch)), new KubeletPackages(o.target(), Set.copyOf(batch))), false));
-            phases.add(new Phase("back", which + ": Ready with every GPU, uncordoned",
-                nodes.stream().map(n -> (Step) new NodeBack(n, o.target())).toList(), false));
-        }
+        phases.add(drain(List.of(master), o));
+        phases.add(new Phase("master-node", "node " + master + ": kubelet and kubectl to " + o.target() + ", back",
+            List.of(new KubeletPackages(o.target(), Set.of(master)), new NodeBack(m, o.target())), false));
         return phases;
+    }
+
+    /** The workers in batches of {@link Options#batchSize}, in inventory order. */
+    public static List<List<String>> batches(Inventory inv, Options o) {
+        return UpgradePolicy.batches(inv.nodes().stream().filter(n -> !n.isMaster()).map(Node::name).toList(), o.batchSize());
+    }
+
+    /**
+     * One batch of workers: drained from the master (GPU-job aware, skipped when every node of the batch is at the
+     * target), kubeadm, kubeadm upgrade node, kubelet and kubectl on the workers, then back (Ready, GPUs, uncordoned).
+     */
+    public static List<Phase> batchPhases(Inventory inv, Options o, List<String> batch, String label) {
+        List<Node> nodes = batch.stream().map(n -> inv.node(n).orElseThrow()).toList();
+        Phase d = drain(batch, o);
+        return List.of(new Phase(d.id(), label + ": " + d.title(), d.steps(), false),
+            new Phase("workers", label + ": kubeadm, kubeadm upgrade node, kubelet and kubectl to " + o.target(),
+                List.of(new KubeadmPackage(o.target(), Set.copyOf(batch)), new KubeletPackages(o.target(), Set.copyOf(batch))), false),
+            new Phase("back", label + ": Ready with every GPU, uncordoned", nodes.stream().map(n -> (Step) new NodeBack(n, o.target())).toList(), false));
+    }
+
+    /** Every phase of the upgrade, for the plan: the master's, then each batch's. */
+    public static List<Phase> phases(Inventory inv, Options o) {
+        List<Phase> phases = new ArrayList<>(masterPhases(inv, o, null));
+        List<List<String>> batches = batches(inv, o);
+        for (int i = 0; i < batches.size(); i++) phases.addAll(batchPhases(inv, o, batches.get(i), label(i, batches)));
+        return phases;
+    }
+
+    public static String label(int i, List<List<String>> batches) {
+        return "batch " + (i + 1) + "/" + batches.size() + " (" + String.join(", ", batches.get(i)) + ")";
+    }
+
+    /** {@link Drain#drain} of these nodes, each of its steps skipped when every one of the nodes is at the target already. */
+    static Phase drain(List<String> nodes, Options o) {
+        Phase d = Drain.drain(nodes, o.drainTimeout(), o.force());
+        String cond = nodesAt(nodes, o.target());
+        return new Phase(d.id(), d.title(), d.steps().stream()
+            .map(s -> (Step) new SkipAtTarget(s, cond, String.join(", ", nodes) + " at " + o.target())).toList(), d.readOnly());
+    }
+
+    /** Exit 0 on the master when every one of these nodes' kubelets reports the target to the API server. */
+    static String nodesAt(List<String> nodes, KubeVersion t) {
+        StringBuilder sb = new StringBuilder("v=$(" + Kube.kubectl("get nodes " + Sh.words(nodes)
+            + " -o 'jsonpath={range .items[*]}{.status.nodeInfo.kubeletVersion}{\"\\n\"}{end}'") + ") && [ -n \"$v\" ]");
+        sb.append(" && [ \"$(echo \"$v\" | grep -cE '").append(versionRegex(t)).append("')\" = ").append(nodes.size()).append(" ]");
+        return sb.toString();
+    }
+
+    /** Exit 0 on the master when kube-apiserver's manifest names the target. */
+    static String controlPlaneAt(KubeVersion t) {
+        return "sed -n 's/^[[:space:]]*image:[[:space:]]*//p' " + PreflightStep.APISERVER_MANIFEST + " | grep -q 'kube-apiserver:'"
+            + " && sed -n 's/^[[:space:]]*image:[[:space:]]*.*kube-apiserver://p' " + PreflightStep.APISERVER_MANIFEST
+            + " | grep -qE '^" + versionRegex(t).replace("$", "") + (t.hasPatch() ? "($|@)" : "") + "'";
     }
 
     // ------------------------------------------------------------------ shell pieces
@@ -122,12 +173,6 @@ public final class UpgradeSteps {
     static Op.Run hold() {
         return Op.Run.of("hold kubelet, kubeadm, kubectl", "apt-mark hold " + String.join(" ", KubePackagesStep.PACKAGES) + " >/dev/null")
             .unless("test \"$(apt-mark showhold | grep -cxE '" + String.join("|", KubePackagesStep.PACKAGES) + "')\" = " + KubePackagesStep.PACKAGES.size());
-    }
-
-    /** The drain of one node, run on the master: DaemonSet pods stay, emptyDir data goes, bounded by the timeout. */
-    static Op.Run drain(Node n, Options o) {
-        return Op.Run.of("drain " + n.name(), Kube.kubectl("drain " + Sh.quote(n.name()) + " --ignore-daemonsets --delete-emptydir-data"
-            + (o.force() ? " --force" : "") + " --timeout=" + o.drainTimeout().toSeconds() + "s"));
     }
 
     // ------------------------------------------------------------------ steps
@@ -255,45 +300,6 @@ public final class UpgradeSteps {
         }
     }
 
-    /** One node cordoned and drained, from the master, unless its kubelet is already at the target. */
-    static final class DrainNode implements Step {
-        private final Node node;
-        private final Options o;
-
-        DrainNode(Node node, Options o) { this.node = node; this.o = o; }
-
-        @Override public String id() { return "drain-" + node.name(); }
-        @Override public String title() { return "cordon and drain " + node.name() + " (from the master)"; }
-        @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }
-
-        @Override public List<Probe> check(HostContext ctx) {
-            return List.of(nodeProbe(node.name() + "'s kubelet at " + o.target() + " (nothing to drain for)",
-                s -> s.kubelet().filter(o.target()::metBy).isPresent() ? Optional.empty()
-                    : Optional.of(node.name() + "'s kubelet is " + s.kubelet().map(Object::toString).orElse("(unknown)"))));
-        }
-
-        @Override public List<Op> apply(HostContext ctx) {
-            return List.of(Op.Run.of("cordon " + node.name(), Kube.kubectl("cordon " + Sh.quote(node.name()))), drain(node, o));
-        }
-
-        @Override public List<Probe> verify(HostContext ctx) {
-            return List.of(nodeProbe(node.name() + " cordoned (spec.unschedulable)",
-                s -> s.unschedulable() ? Optional.empty() : Optional.of(node.name() + " is schedulable")));
-        }
-
-        private Probe nodeProbe(String what, java.util.function.Function<NodeState, Optional<String>> judge) {
-            return UpgradeSteps.nodeProbe(node.name(), what, judge);
-        }
-    }
-
-    static Probe nodeProbe(String name, String what, java.util.function.Function<NodeState, Optional<String>> judge) {
-        return Probe.of(what, Kube.kubectl("get nodes " + NODES.outputFlag()), r -> {
-            if (!r.ok()) return Optional.of("kubectl failed: " + r.tail(2));
-            NodeState s = nodeStates(r.stdout()).get(name);
-            return s == null ? Optional.of(name + " is not a node of the cluster") : judge.apply(s);
-        });
-    }
-
     /**
      * kubelet and kubectl at the target on a node (on a worker, first {@code kubeadm upgrade node}: its kubelet
      * configuration from the cluster's), held, kubelet restarted.
@@ -309,11 +315,20 @@ public final class UpgradeSteps {
         @Override public boolean runsOn(HostContext ctx) { return hosts.contains(ctx.node().name()); }
 
         @Override public List<Probe> check(HostContext ctx) {
-            return List.of(
+            List<Probe> probes = new ArrayList<>();
+            if (ctx.gpu()) {
+                // what NodeBack waits for: the node's allocatable nvidia.com/gpu equal to this count again
+                probes.add(Probe.of("nvidia-smi answers (its GPU count is what the node must offer again)",
+                        "nvidia-smi --query-gpu=" + dev.gpuctl.hostconf.NvidiaSmi.QUERY_FIELDS + " --format=csv,noheader,nounits 2>&1",
+                        r -> r.ok() ? Optional.empty() : Optional.of("nvidia-smi failed (exit " + r.exit() + "): " + r.tail(2)))
+                    .learning(r -> PreflightStep.gpuFacts(ctx, r)));
+            }
+            probes.addAll(List.of(
                 Probe.succeeds("kubelet at " + target + " (kubelet --version)", kubeletAt(target)),
                 Probe.succeeds("kubectl at " + target + " (kubectl version --client)",
                     "kubectl version --client 2>/dev/null | awk '/^Client Version/ {print $3}' | grep -qE '" + versionRegex(target) + "'"),
-                Probe.equals("kubelet running", "systemctl is-active kubelet 2>&1 || true", "active"));
+                Probe.equals("kubelet running", "systemctl is-active kubelet 2>&1 || true", "active")));
+            return probes;
         }
 
         @Override public List<Op> apply(HostContext ctx) {
@@ -330,7 +345,7 @@ public final class UpgradeSteps {
         }
 
         @Override public List<Probe> verify(HostContext ctx) {
-            List<Probe> probes = new ArrayList<>(check(ctx).subList(0, 2));
+            List<Probe> probes = new ArrayList<>(check(ctx).stream().filter(p -> !p.what().equals("kubelet running")).toList());
             probes.add(Probe.equals("kubelet running", "systemctl is-active kubelet 2>&1 || true", "active").waitingUpTo(Duration.ofMinutes(1)));
             return probes;
         }
