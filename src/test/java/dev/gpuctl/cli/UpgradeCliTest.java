@@ -33,6 +33,15 @@ class UpgradeCliTest {
         assertTrue(out.endsWith("dry run: nothing was changed\n"), out);
     }
 
+    @Test void planUpgradeIsTheDryRunWithTheInventorysVersion() {
+        CliTest.Run plan = CliTest.run("plan", "--upgrade", CliTest.EXAMPLE.toString());
+        CliTest.Run dry = CliTest.run("upgrade", "--dry-run", CliTest.EXAMPLE.toString());
+        assertEquals(0, plan.code(), plan::toString);
+        assertTrue(plan.out().startsWith("Upgrade to 1.35: the control plane on master, then its node, then the workers 1 at a time:"
+            + " [worker-1], then [worker-2], then [worker-3]."), plan::toString);
+        assertEquals(dry.out(), plan.out() + "dry run: nothing was changed\n");
+    }
+
     @Test void badFlagsAreUsageErrors() {
         CliTest.Run to = CliTest.run("upgrade", "--dry-run", "--to", "next", CliTest.EXAMPLE.toString());
         assertEquals(2, to.code(), to::toString);
