@@ -112,12 +112,14 @@ public final class UpgradeSteps {
             .map(s -> (Step) new SkipAtTarget(s, cond, String.join(", ", nodes) + " at " + o.target())).toList(), d.readOnly());
     }
 
-    /** Exit 0 on the master when every one of these nodes' kubelets reports the target to the API server. */
+    /**
+     * Exit 0 on the master when every one of these nodes' kubelets reports the target to the API server. (All nodes are
+     * listed and picked by name: {@code kubectl get nodes NAME} of one name answers the object, not a list.)
+     */
     static String nodesAt(List<String> nodes, KubeVersion t) {
-        StringBuilder sb = new StringBuilder("v=$(" + Kube.kubectl("get nodes " + Sh.words(nodes)
-            + " -o 'jsonpath={range .items[*]}{.status.nodeInfo.kubeletVersion}{\"\\n\"}{end}'") + ") && [ -n \"$v\" ]");
-        sb.append(" && [ \"$(echo \"$v\" | grep -cE '").append(versionRegex(t)).append("')\" = ").append(nodes.size()).append(" ]");
-        return sb.toString();
+        return Kube.kubectl("get nodes -o 'jsonpath={range .items[*]}{.metadata.name} {.status.nodeInfo.kubeletVersion}{\"\\n\"}{end}'")
+            + " | awk -v want=" + Sh.quote(String.join(" ", nodes)) + " 'BEGIN { n = split(want, a, \" \"); for (i = 1; i <= n; i++) w[a[i]] = 1 }"
+            + " ($1 in w) && $2 ~ /^" + versionRegex(t) + "/ { c++ } END { exit !(c == n) }'";
     }
 
     /** Exit 0 on the master when kube-apiserver's manifest names the target. */

@@ -43,4 +43,10 @@ class UpgradeStepsTest {
         assertTrue(patch.contains("apt-cache madison kubelet | awk '$3 ~ /^1\\.35\\.1-/ {print $3; exit}'"), patch);
         assertTrue(patch.endsWith("kubelet=\"$kubelet_v\" kubectl=\"$kubectl_v\""), patch);
     }
+
+    @Test void nodesAtListsEveryNodeAndPicksByName() {
+        String c = UpgradeSteps.nodesAt(java.util.List.of("w1"), v("1.35"));
+        assertTrue(c.startsWith("kubectl --kubeconfig=/etc/kubernetes/admin.conf get nodes -o 'jsonpath="), "not get nodes NAME: one name answers an object\n" + c);
+        assertTrue(c.contains("awk -v want=w1 ") && c.contains("$2 ~ /^v1\\.35\\./"), c);
+    }
 }
