@@ -115,7 +115,23 @@ class UpgradeE2E {
         assertTrue(bed.ok(w2, "ls /etc/kubernetes/tmp/").contains("kubeadm-kubelet-config"), "kubeadm upgrade node backed the kubelet config up");
     }
 
-    @Test @Order(4) void forceEvictsTheJobAndFinishesThenARerunChangesNothing() {
+    /** A run that fails on a worker mid-batch (its package source broken after the drain) is resumed by running it again. */
+    @Test @Order(4) void aFailedRunStopsOnTheWorkerAndTheRerunResumesIt() {
+        bed.ok(w1, "echo 'deb [trusted=yes] file:/srv/no-such-repo ./' > /etc/apt/sources.list.d/broken.list");
+        Gpuctl.Run failed;
+        try {
+            failed = Gpuctl.run("upgrade", "--force", "--drain-timeout", "30s", at135.toString());
+        } finally {
+            bed.ok(w1, "rm -f /etc/apt/sources.list.d/broken.list");
+        }
+        assertEquals(1, failed.code(), failed::toString);
+        assertTrue(failed.err().contains(w1) && failed.err().contains("kubeadm") && failed.err().contains("apt-get"), failed::toString);
+        assertTrue(failed.err().contains("run upgrade again"), failed::toString);
+        List<String> nodes = kubeletVersions().lines().map(String::strip).toList();
+        assertTrue(nodes.contains(w1 + "=v1.34.2 true 1"), "w1 drained (cordoned) and not upgraded\n" + nodes);
+    }
+
+    @Test @Order(5) void forceEvictsTheJobAndFinishesThenARerunChangesNothing() {
         Gpuctl.Run r = Gpuctl.run("upgrade", "--force", "--drain-timeout", "30s", at135.toString());
         assertEquals(0, r.code(), r::toString);
         assertTrue(r.out().contains("upgrade complete: every node at 1.35"), r::toString);
