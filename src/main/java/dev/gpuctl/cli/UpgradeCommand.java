@@ -98,6 +98,9 @@ final class UpgradeCommand implements Callable<Integer> {
                 @Override public void abort() { run.abort(); }
             }, Duration.ofSeconds(BootstrapCommand.INTERRUPT_GRACE_SECONDS), err)) {
             done = run.run();
+        } catch (Backups.Bad e) {
+            throw new GpuctlException(ExitCode.STEP_FAILED, "the control-plane backup does not check out, so nothing was upgraded: "
+                + e.getMessage());
         }
         done.backup().ifPresent(b -> err.println("control-plane backup: " + b.archive() + " (sha256 " + b.sha256() + ")"));
         Runner.Result result = done.result();

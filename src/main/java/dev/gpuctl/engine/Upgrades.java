@@ -13,8 +13,8 @@ import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
- * {@code gpuctl upgrade} on the one engine: the master's phases in one run (preflight first: a refusal changes
- * nothing), then each batch of workers in a run of its own, so that a batch whose drain gives up on a running GPU job
+ * {@code gpuctl upgrade} on the one engine: preflight and the control-plane backup in one run (a refusal changes
+ * nothing; the backup is checked before anything changes), the master's phases in the next, then each batch of workers in a run of its own, so that a batch whose drain gives up on a running GPU job
  * is uncordoned and left, and the next batch goes on. Ctrl-C stops the run in progress and starts no other.
  */
 public final class Upgrades {
@@ -22,7 +22,7 @@ public final class Upgrades {
 
     /** The upgrade's phases and each host's commands, offline (upgrade --dry-run, plan --upgrade). */
     public static Plan plan(Inventory inv, UpgradePolicy.Options o) {
-        return Plan.of(inv, UpgradeSteps.phases(inv, o));
+        return Plan.of(inv, UpgradeSteps.phases(inv, o, Backups.newArchive(inv, java.time.Instant.now())));
     }
 
     /** The runners' command timeout: at least {@code yours}, and long enough for a drain bounded by --drain-timeout. */
@@ -81,9 +81,13 @@ public final class Upgrades {
 
         public Outcome run() {
             List<String> left = new ArrayList<>();
-            Runner.Result res = run(UpgradeSteps.masterPhases(inv, o, backup));
+            Runner.Result res = run(UpgradeSteps.preparePhases(inv, o, backup));
             boolean changed = changed(res);
+            // the backup is checked before the first change: a bad one stops the upgrade here
             Optional<Backups.Done> done = Files.exists(backup) ? Optional.of(Backups.finish(inv, backup, Backups.DEFAULT_KEEP)) : Optional.empty();
+            if (!res.ok() || stopping) return new Outcome(res, left, changed, done);
+            res = run(UpgradeSteps.masterPhases(inv, o));
+            changed |= changed(res);
             if (!res.ok()) return new Outcome(res, left, changed, done);
             List<List<String>> batches = UpgradeSteps.batches(inv, o);
             for (int i = 0; i < batches.size() && !stopping; i++) {

@@ -52,20 +52,26 @@ public final class UpgradeSteps {
     }
 
     /**
-     * The master's part: preflight (read-only, every host), the control-plane backup into {@code backup} (skipped once
-     * the control plane is at the target), kubeadm and the control plane, then the master's own node: drained (GPU-job
-     * aware, {@link Drain}), kubelet and kubectl, back and uncordoned. {@code backup} null: no backup phase (a plan).
+     * Before any change: preflight (read-only, every host), then the control-plane backup into {@code backup} on the
+     * master (skipped once the control plane is at the target); the backup is checked before {@link #masterPhases}.
      */
-    public static List<Phase> masterPhases(Inventory inv, Options o, java.nio.file.Path backup) {
+    public static List<Phase> preparePhases(Inventory inv, Options o, java.nio.file.Path backup) {
+        List<Phase> phases = new ArrayList<>();
+        phases.add(new Phase("preflight", "upgrade preflight: every host, read-only", List.of(new Preflight(o.target())), true));
+        Phase b = BackupStep.phase(backup);
+        phases.add(new Phase(b.id(), b.title() + " (before the first change)", b.steps().stream()
+            .map(s -> (Step) new SkipAtTarget(s, controlPlaneAt(o.target()), "the control plane is at " + o.target())).toList(), false));
+        return phases;
+    }
+
+    /**
+     * The master's part: kubeadm and the control plane, then the master's own node: drained (GPU-job aware,
+     * {@link Drain}), kubelet and kubectl, back and uncordoned.
+     */
+    public static List<Phase> masterPhases(Inventory inv, Options o) {
         Node m = inv.master();
         String master = m.name();
         List<Phase> phases = new ArrayList<>();
-        phases.add(new Phase("preflight", "upgrade preflight: every host, read-only", List.of(new Preflight(o.target())), true));
-        if (backup != null) {
-            Phase b = BackupStep.phase(backup);
-            phases.add(new Phase(b.id(), b.title() + " (before the first change)", b.steps().stream()
-                .map(s -> (Step) new SkipAtTarget(s, controlPlaneAt(o.target()), "the control plane is at " + o.target())).toList(), false));
-        }
         phases.add(new Phase("control-plane", "control plane to " + o.target() + " (on " + master + ")",
             List.of(new KubeadmPackage(o.target(), Set.of(master)), new ControlPlane(o.target())), false));
         phases.add(drain(List.of(master), o));
@@ -92,9 +98,10 @@ public final class UpgradeSteps {
             new Phase("back", label + ": Ready with every GPU, uncordoned", nodes.stream().map(n -> (Step) new NodeBack(n, o.target())).toList(), false));
     }
 
-    /** Every phase of the upgrade, for the plan: the master's, then each batch's. */
-    public static List<Phase> phases(Inventory inv, Options o) {
-        List<Phase> phases = new ArrayList<>(masterPhases(inv, o, null));
+    /** Every phase of the upgrade, for the plan: preflight and backup, the master's, then each batch's. */
+    public static List<Phase> phases(Inventory inv, Options o, java.nio.file.Path backup) {
+        List<Phase> phases = new ArrayList<>(preparePhases(inv, o, backup));
+        phases.addAll(masterPhases(inv, o));
         List<List<String>> batches = batches(inv, o);
         for (int i = 0; i < batches.size(); i++) phases.addAll(batchPhases(inv, o, batches.get(i), label(i, batches)));
         return phases;
