@@ -1,12 +1,12 @@
 #!/bin/bash
 # Builds the test bed's emulator packages under their real names: build-debs.sh OUTDIR
-# K8S_VERSIONS (default "1.35.0 1.35.1") picks the kubeadm/kubelet/kubectl patch versions built.
+# K8S_VERSIONS (default "1.34.2 1.35.0 1.35.1": two minors, so that upgrades have somewhere to go) picks the kubeadm/kubelet/kubectl patch versions built.
 set -euo pipefail
 OUT=${1:?usage: build-debs.sh OUTDIR}
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-K8S_VERSIONS=${K8S_VERSIONS:-"1.35.0 1.35.1"}
+K8S_VERSIONS=${K8S_VERSIONS:-"1.34.2 1.35.0 1.35.1"}
 DOCKER_VERSION=28.5.1
 CONTAINERD_VERSION=1.7.28
 CTK_VERSION=1.18.0
@@ -66,6 +66,7 @@ inst "$HERE/lib/etcdsnap.py" /usr/lib/gpuctl-emu/etcdsnap.py 0644
 inst "$HERE/lib/nodedrain.py" /usr/lib/gpuctl-emu/nodedrain.py 0644
 inst "$HERE/lib/kubeadm_certs.py" /usr/lib/gpuctl-emu/kubeadm_certs.py 0644
 inst "$HERE/lib/static_pods.py" /usr/lib/gpuctl-emu/static_pods.py 0644
+inst "$HERE/lib/kubeupgrade.py" /usr/lib/gpuctl-emu/kubeupgrade.py 0644
 build
 
 for K8S_VERSION in $K8S_VERSIONS; do

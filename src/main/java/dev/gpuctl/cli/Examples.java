@@ -40,6 +40,10 @@ final class Examples {
         Map.entry("gpuctl certs renew", List.of(
             "gpuctl certs renew --dry-run inventory.yaml",
             "gpuctl certs renew inventory.yaml")),
+        Map.entry("gpuctl upgrade", List.of(
+            "gpuctl upgrade --dry-run inventory.yaml   # target, batches, commands",
+            "gpuctl upgrade inventory.yaml             # one worker at a time",
+            "gpuctl upgrade --to 1.35.1 --drain-timeout 30m inventory.yaml")),
         Map.entry("gpuctl gpus", List.of(
             "gpuctl gpus inventory.yaml",
             "gpuctl gpus --json inventory.yaml")),

@@ -40,6 +40,7 @@ public enum ExitCode {
         Map.entry("gpuctl verify", List.of(OK, STEP_FAILED, USAGE, VERIFY_FAILED, VERIFY_WARNED)),
         Map.entry("gpuctl certs check", List.of(OK, STEP_FAILED, USAGE, VERIFY_FAILED, VERIFY_WARNED)),
         Map.entry("gpuctl certs renew", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, VERIFY_FAILED, VERIFY_WARNED, INTERRUPTED)),
+        Map.entry("gpuctl upgrade", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED)),
         Map.entry("gpuctl gpus", List.of(OK, STEP_FAILED, USAGE)),
         Map.entry("gpuctl job", List.of(OK, STEP_FAILED, USAGE)),
         Map.entry("gpuctl job render", List.of(OK, USAGE)),

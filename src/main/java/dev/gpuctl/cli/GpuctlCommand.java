@@ -27,6 +27,7 @@ public final class GpuctlCommand implements Runnable {
         SUBCOMMANDS.put("join-token", JoinTokenCommand.class);
         SUBCOMMANDS.put("verify", VerifyCommand.class);
         SUBCOMMANDS.put("certs", CertsCommand.class);
+        SUBCOMMANDS.put("upgrade", UpgradeCommand.class);
         SUBCOMMANDS.put("gpus", GpusCommand.class);
         SUBCOMMANDS.put("job", JobCommand.class);
         SUBCOMMANDS.put("kubeconfig", KubeconfigCommand.class);

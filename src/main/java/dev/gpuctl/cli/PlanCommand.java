@@ -36,11 +36,17 @@ final class PlanCommand implements java.util.concurrent.Callable<Integer> {
         + "(preflight always): ${COMPLETION-CANDIDATES}", completionCandidates = BootstrapCommand.StepIds.class)
     List<String> only = List.of();
     @Option(names = "--hosts", split = ",", paramLabel = "NAME", description = "Only these hosts.") List<String> hosts = List.of();
+    @Option(names = "--upgrade", description = "Print what `gpuctl upgrade` would do instead (as upgrade --dry-run with its defaults).") boolean upgrade;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
     @Override public Integer call() throws Exception {
         Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
+        if (upgrade) {
+            spec.commandLine().getOut().print(UpgradeCommand.dryRunText(inv, UpgradeCommand.options(inv, null, "1", java.time.Duration.ofMinutes(10), false)));
+            spec.commandLine().getOut().flush();
+            return ExitCode.OK.code();
+        }
         Selection.checkSteps(only);
         Selection.checkHosts(inv, hosts);
         Plan plan = PlanFilter.hosts(Plan.of(inv, new LinkedHashSet<>(only)), new LinkedHashSet<>(hosts));

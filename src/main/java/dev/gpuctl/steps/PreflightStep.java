@@ -145,10 +145,9 @@ public final class PreflightStep implements Step {
             return Optional.of(what + " " + v + ", newer than the inventory's " + wantMinor + ": a downgrade is refused; set"
                 + " cluster.kubernetesVersion: \"" + haveMinor + "\" in the inventory");
         }
-        return Optional.of(what + " " + v + "; the inventory asks for " + wantMinor + ": bootstrap never changes a running"
-            + " cluster's version (it would move kubelets ahead of the API server). Upgrade with kubeadm, one minor at a"
-            + " time, the control plane first (on the master: kubeadm upgrade plan, then kubeadm upgrade apply; on each other"
-            + " node: kubeadm upgrade node), then run bootstrap; or set cluster.kubernetesVersion: \"" + haveMinor + "\"");
+        return Optional.of(what + " " + v + "; the inventory asks for " + wantMinor + ": run `gpuctl upgrade` (bootstrap never"
+            + " changes a running cluster's version: it would move kubelets ahead of the API server); or set"
+            + " cluster.kubernetesVersion: \"" + haveMinor + "\"");
     }
 
     /**

@@ -78,8 +78,8 @@ class CliHelpTest {
                     cl.getCommandSpec().qualifiedName() + " " + option.longestName() + ": " + description);
             }
         }
-        assertEquals(7, seen, "bootstrap --command-timeout and --wait-timeout, verify --wait-timeout, join-token --ttl, drain and"
-            + " remove-node --drain-timeout, certs renew --command-timeout");
+        assertEquals(9, seen, "bootstrap --command-timeout and --wait-timeout, verify --wait-timeout, join-token --ttl, drain and"
+            + " remove-node --drain-timeout, certs renew --command-timeout, upgrade --drain-timeout and --command-timeout");
     }
 
     @Test void zshGetsAZshScriptThatLoadsBashcompinitBeforePicoclisFunction() {

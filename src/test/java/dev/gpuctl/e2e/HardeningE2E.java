@@ -224,7 +224,7 @@ class HardeningE2E {
             Map<String, String> before = bed.fingerprints(FINGERPRINT + "; dpkg-query -W kubelet kubeadm kubectl; apt-mark showhold");
             Gpuctl.Run r = Gpuctl.run("bootstrap", inventory.toString());
             assertEquals(3, r.code(), r::toString);
-            assertTrue(r.err().contains("the cluster runs v1.34.2; the inventory asks for 1.35: bootstrap never changes a running cluster's version"),
+            assertTrue(r.err().contains("the cluster runs v1.34.2; the inventory asks for 1.35: run `gpuctl upgrade`"),
                 r::toString);
             assertEquals(before, bed.fingerprints(FINGERPRINT + "; dpkg-query -W kubelet kubeadm kubectl; apt-mark showhold"),
                 "a refused run changed a host");

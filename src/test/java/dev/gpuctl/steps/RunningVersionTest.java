@@ -22,8 +22,8 @@ class RunningVersionTest {
         assertEquals(Optional.empty(), PreflightStep.versionProblem("1.35", Optional.of("v1.35.1"), "the cluster runs"));
         assertEquals(Optional.empty(), PreflightStep.versionProblem("1.35", Optional.empty(), "the cluster runs"));
         String up = PreflightStep.versionProblem("1.35", Optional.of("v1.34.2"), "the cluster runs").orElseThrow();
-        assertTrue(up.startsWith("the cluster runs v1.34.2; the inventory asks for 1.35: bootstrap never changes a running cluster's version"), up);
-        assertTrue(up.contains("kubeadm upgrade apply") && up.endsWith("or set cluster.kubernetesVersion: \"1.34\""), up);
+        assertTrue(up.startsWith("the cluster runs v1.34.2; the inventory asks for 1.35: run `gpuctl upgrade`"), up);
+        assertTrue(up.contains("bootstrap never changes a running cluster's version") && up.endsWith("or set cluster.kubernetesVersion: \"1.34\""), up);
         String down = PreflightStep.versionProblem("1.34", Optional.of("v1.35.0"), "the kubelet here is").orElseThrow();
         assertEquals("the kubelet here is v1.35.0, newer than the inventory's 1.34: a downgrade is refused; set"
             + " cluster.kubernetesVersion: \"1.35\" in the inventory", down);

@@ -1,0 +1,133 @@
+package dev.gpuctl.cli;
+
+import dev.gpuctl.engine.Backups;
+import dev.gpuctl.engine.MasterLock;
+import dev.gpuctl.engine.PlanText;
+import dev.gpuctl.engine.Runner;
+import dev.gpuctl.engine.StepFailure;
+import dev.gpuctl.hostconf.KubeVersion;
+import dev.gpuctl.hostconf.Secrets;
+import dev.gpuctl.hostconf.UpgradePolicy;
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.Node;
+import dev.gpuctl.remote.Remotes;
+import dev.gpuctl.remote.SshOptions;
+import dev.gpuctl.engine.Upgrades;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+@Command(name = "upgrade",
+    description = {"Upgrade the cluster's Kubernetes to the inventory's version (or --to), one minor or a patch at a time:"
+        + " preflight on every host, the control plane on the master (kubeadm upgrade apply), then its node, then the workers"
+        + " in batches (drain, kubeadm upgrade node, kubelet and kubectl, wait Ready with every GPU, uncordon).",
+        "Run it again after a failure or Ctrl-C: nodes already at the target are skipped. Shares bootstrap's lock."})
+final class UpgradeCommand implements Callable<Integer> {
+    @Mixin InventoryOption inventory;
+    @Option(names = "--to", paramLabel = "VERSION", description = "Target version: a minor (1.35: the newest patch the package"
+        + " source has) or a patch (1.35.1); default: the inventory's cluster.kubernetesVersion.") String to;
+    @Option(names = "--max-unavailable", defaultValue = "1", paramLabel = "N|P%", description = "Workers upgraded at once: a number,"
+        + " or a percentage of the workers (default ${DEFAULT-VALUE}).") String maxUnavailable;
+    @Option(names = "--drain-timeout", defaultValue = "10m", paramLabel = "DURATION", converter = Converters.DurationValue.class,
+        description = "Longest a node's drain may take, e.g. 90s, 30m (a bare number is seconds; default ${DEFAULT-VALUE}).") Duration drainTimeout;
+    @Option(names = "--force", description = "Evict what a drain would wait for (running GPU jobs, unmanaged pods).") boolean force;
+    @Option(names = "--dry-run", description = "Print the target, the order, the batches and each host's commands; connect to nothing.") boolean dryRun;
+    @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time. A changed key is always refused.") boolean acceptNew;
+    @Option(names = "--command-timeout", defaultValue = "10m", paramLabel = "DURATION", converter = Converters.DurationValue.class,
+        description = "Longest one command may run, e.g. 90s, 10m (a bare number is seconds; default ${DEFAULT-VALUE}).") Duration commandTimeout;
+    @Spec CommandSpec spec;
+    @ParentCommand GpuctlCommand parent;
+
+    /** The upgrade's options from the inventory and the flags; a wrong flag is a usage error. */
+    static UpgradePolicy.Options options(Inventory inv, String to, String maxUnavailable, Duration drainTimeout, boolean force) {
+        KubeVersion target = UpgradePolicy.target(inv.cluster().kubernetesVersion(), to).orElseThrow(() ->
+            new GpuctlException(ExitCode.USAGE, "--to '" + to + "' is no Kubernetes version: give a minor (1.35) or a patch (1.35.1)"));
+        int workers = (int) inv.nodes().stream().filter(n -> !n.isMaster()).count();
+        int batch;
+        try {
+            batch = UpgradePolicy.batchSize(maxUnavailable, Math.max(1, workers));
+        } catch (IllegalArgumentException e) {
+            throw new GpuctlException(ExitCode.USAGE, "--max-unavailable: " + e.getMessage());
+        }
+        return new UpgradePolicy.Options(target, batch, drainTimeout, force);
+    }
+
+    /** What --dry-run and plan --upgrade print: the target, the batches, then every phase's commands per host. */
+    static String dryRunText(Inventory inv, UpgradePolicy.Options o) {
+        List<String> workers = inv.nodes().stream().filter(n -> !n.isMaster()).map(Node::name).toList();
+        StringBuilder sb = new StringBuilder("Upgrade to ").append(o.target()).append(": the control plane on ").append(inv.master().name())
+            .append(", then its node, then the workers ").append(o.batchSize()).append(" at a time:");
+        List<List<String>> batches = UpgradePolicy.batches(workers, o.batchSize());
+        for (int i = 0; i < batches.size(); i++) sb.append(i == 0 ? " " : ", then ").append(batches.get(i));
+        sb.append(".\nNodes already at ").append(o.target()).append(" are skipped. Drains wait up to ").append(o.drainTimeout().toSeconds())
+            .append(" s").append(o.force() ? " and evict what still runs (--force)" : "").append(".\n\n");
+        return sb.append(Secrets.redact(PlanText.render(Upgrades.plan(inv, o), inv))).toString();
+    }
+
+    @Override public Integer call() {
+        Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
+        UpgradePolicy.Options o = options(inv, to, maxUnavailable, drainTimeout, force);
+        PrintWriter out = spec.commandLine().getOut();
+        if (dryRun) {
+            out.print(dryRunText(inv, o));
+            out.println("dry run: nothing was changed");
+            return ExitCode.OK.code();
+        }
+        PrintWriter err = spec.commandLine().getErr();
+        SshOptions ssh = new SshOptions(Duration.ofSeconds(10), Duration.ofSeconds(15), acceptNew, null);
+        Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes(), ssh);
+        Duration timeout = Upgrades.commandTimeout(o, commandTimeout);
+        String holder = MasterLock.holder(System.getProperty("user.name"), BootstrapCommand.localHostName(),
+            ProcessHandle.current().pid(), Instant.now());
+        err.println("upgrade to " + o.target() + ", workers " + o.batchSize() + " at a time");
+        Upgrades.Run run = new Upgrades.Run(() -> new Runner(inv, node -> Remotes.open(node, ssh), err,
+                new Runner.Options(false, 16, new LinkedHashSet<>(), timeout)).lockingMaster(holder),
+            inv, o, Backups.newArchive(inv, Instant.now()), err);
+        Upgrades.Outcome done;
+        try (Interrupts ignored = Interrupts.during(new Interrupts.Stoppable() {
+                @Override public void requestStop() { run.requestStop(); }
+                @Override public void abort() { run.abort(); }
+            }, Duration.ofSeconds(BootstrapCommand.INTERRUPT_GRACE_SECONDS), err)) {
+            done = run.run();
+        } catch (Backups.Bad e) {
+            throw new GpuctlException(ExitCode.STEP_FAILED, "the control-plane backup does not check out, so nothing was upgraded: "
+                + e.getMessage());
+        }
+        done.backup().ifPresent(b -> err.println("control-plane backup: " + b.archive() + " (sha256 " + b.sha256() + ")"));
+        Runner.Result result = done.result();
+        if (result.wasInterrupted()) {
+            StringBuilder sb = new StringBuilder("interrupted; where each host stopped:\n");
+            result.interrupted().forEach(w -> sb.append("  ").append(w).append('\n'));
+            for (StepFailure f : result.failures()) sb.append(f.describe());
+            sb.append("Run the same command again to resume: nodes already at ").append(o.target()).append(" are skipped.\nLogs: ")
+                .append(result.logDir());
+            throw new GpuctlException(ExitCode.INTERRUPTED, sb.toString());
+        }
+        if (result.preflightRefused()) {
+            throw new GpuctlException(ExitCode.PREFLIGHT_REFUSED, "upgrade refused; nothing was changed on any host:\n"
+                + String.join("\n", result.preflightProblems()) + "\nLogs: " + result.logDir());
+        }
+        if (!result.failures().isEmpty()) {
+            StringBuilder sb = new StringBuilder("upgrade stopped after a failure:\n");
+            for (StepFailure f : result.failures()) sb.append(f.describe());
+            sb.append("Fix the cause and run upgrade again: nodes already at ").append(o.target()).append(" are skipped.");
+            throw new GpuctlException(ExitCode.STEP_FAILED, sb.toString());
+        }
+        if (!done.left().isEmpty()) {
+            throw new GpuctlException(ExitCode.STEP_FAILED, "upgrade left nodes where GPU jobs still run (every other node is at "
+                + o.target() + "):\n  " + String.join("\n  ", done.left()));
+        }
+        boolean changed = done.changed();
+        out.println(changed ? "upgrade complete: every node at " + o.target() : "nothing to upgrade: every node is at " + o.target());
+        return ExitCode.OK.code();
+    }
+}

@@ -1,0 +1,408 @@
+package dev.gpuctl.steps;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.hostconf.KubeFields;
+import dev.gpuctl.hostconf.KubeVersion;
+import dev.gpuctl.hostconf.UpgradePolicy;
+import dev.gpuctl.hostconf.UpgradePolicy.Options;
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.Node;
+import dev.gpuctl.inventory.PackageSource;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * {@code gpuctl upgrade} as phases on the one engine (DESIGN.md "Day 2"): a read-only preflight on every host (every
+ * version read, the skew rules checked, every node Ready); the master (kubeadm to the target, {@code kubeadm upgrade
+ * plan}, {@code kubeadm upgrade apply}, then its own node drained, kubelet and kubectl to the target, restarted, Ready,
+ * uncordoned); then the workers in batches (drained from the master, kubeadm, {@code kubeadm upgrade node}, kubelet and
+ * kubectl on the worker, then waited for from the master until Ready with every GPU allocatable, and uncordoned).
+ * Every step's check is "this node is already at the target", so a re-run skips what is done and resumes the rest.
+ */
+public final class UpgradeSteps {
+    private UpgradeSteps() {}
+
+    /** What the master's preflight reads of every node (kubectl jsonpath, one line a node). */
+    static final KubeFields.Query NODES = new KubeFields.Query(List.of("metadata.name", "spec.unschedulable",
+        "status.nodeInfo.kubeletVersion", "status.conditions", "status.allocatable"));
+
+    /** One node as the API server has it. */
+    public record NodeState(String name, Optional<KubeVersion> kubelet, boolean ready, boolean unschedulable, String gpus) {}
+
+    /** The nodes in kubectl's answer to {@link #NODES}, by name. */
+    public static Map<String, NodeState> nodeStates(String output) {
+        Map<String, NodeState> out = new LinkedHashMap<>();
+        for (JsonNode n : NODES.list(output).path("items")) {
+            String name = n.path("metadata").path("name").asText();
+            boolean ready = false;
+            for (JsonNode c : n.path("status").path("conditions")) {
+                if (c.path("type").asText().equals("Ready")) ready = c.path("status").asText().equals("True");
+            }
+            out.put(name, new NodeState(name, KubeVersion.parse(n.path("status").path("nodeInfo").path("kubeletVersion").asText("")),
+                ready, n.path("spec").path("unschedulable").asText("false").equals("true"),
+                n.path("status").path("allocatable").path("nvidia.com/gpu").asText("0")));
+        }
+        return out;
+    }
+
+    /**
+     * Before any change: preflight (read-only, every host), then the control-plane backup into {@code backup} on the
+     * master (skipped once the control plane is at the target); the backup is checked before {@link #masterPhases}.
+     */
+    public static List<Phase> preparePhases(Inventory inv, Options o, java.nio.file.Path backup) {
+        List<Phase> phases = new ArrayList<>();
+        phases.add(new Phase("preflight", "upgrade preflight: every host, read-only", List.of(new Preflight(o.target())), true));
+        Phase b = BackupStep.phase(backup);
+        phases.add(new Phase(b.id(), b.title() + " (before the first change)", b.steps().stream()
+            .map(s -> (Step) new SkipAtTarget(s, controlPlaneAt(o.target()), "the control plane is at " + o.target())).toList(), false));
+        return phases;
+    }
+
+    /**
+     * The master's part: kubeadm and the control plane, then the master's own node: drained (GPU-job aware,
+     * {@link Drain}), kubelet and kubectl, back and uncordoned.
+     */
+    public static List<Phase> masterPhases(Inventory inv, Options o) {
+        Node m = inv.master();
+        String master = m.name();
+        List<Phase> phases = new ArrayList<>();
+        phases.add(new Phase("control-plane", "control plane to " + o.target() + " (on " + master + ")",
+            List.of(new KubeadmPackage(o.target(), Set.of(master)), new ControlPlane(o.target())), false));
+        phases.add(drain(List.of(master), o));
+        phases.add(new Phase("master-node", "node " + master + ": kubelet and kubectl to " + o.target() + ", back",
+            List.of(new KubeletPackages(o.target(), Set.of(master)), new NodeBack(m, o.target())), false));
+        return phases;
+    }
+
+    /** The workers in batches of {@link Options#batchSize}, in inventory order. */
+    public static List<List<String>> batches(Inventory inv, Options o) {
+        return UpgradePolicy.batches(inv.nodes().stream().filter(n -> !n.isMaster()).map(Node::name).toList(), o.batchSize());
+    }
+
+    /**
+     * One batch of workers: drained from the master (GPU-job aware, skipped when every node of the batch is at the
+     * target), kubeadm, kubeadm upgrade node, kubelet and kubectl on the workers, then back (Ready, GPUs, uncordoned).
+     */
+    public static List<Phase> batchPhases(Inventory inv, Options o, List<String> batch, String label) {
+        List<Node> nodes = batch.stream().map(n -> inv.node(n).orElseThrow()).toList();
+        Phase d = drain(batch, o);
+        return List.of(new Phase(d.id(), label + ": " + d.title(), d.steps(), false),
+            new Phase("workers", label + ": kubeadm, kubeadm upgrade node, kubelet and kubectl to " + o.target(),
+                List.of(new KubeadmPackage(o.target(), Set.copyOf(batch)), new KubeletPackages(o.target(), Set.copyOf(batch))), false),
+            new Phase("back", label + ": Ready with every GPU, uncordoned", nodes.stream().map(n -> (Step) new NodeBack(n, o.target())).toList(), false));
+    }
+
+    /** Every phase of the upgrade, for the plan: preflight and backup, the master's, then each batch's. */
+    public static List<Phase> phases(Inventory inv, Options o, java.nio.file.Path backup) {
+        List<Phase> phases = new ArrayList<>(preparePhases(inv, o, backup));
+        phases.addAll(masterPhases(inv, o));
+        List<List<String>> batches = batches(inv, o);
+        for (int i = 0; i < batches.size(); i++) phases.addAll(batchPhases(inv, o, batches.get(i), label(i, batches)));
+        return phases;
+    }
+
+    public static String label(int i, List<List<String>> batches) {
+        return "batch " + (i + 1) + "/" + batches.size() + " (" + String.join(", ", batches.get(i)) + ")";
+    }
+
+    /** {@link Drain#drain} of these nodes, each of its steps skipped when every one of the nodes is at the target already. */
+    static Phase drain(List<String> nodes, Options o) {
+        Phase d = Drain.drain(nodes, o.drainTimeout(), o.force());
+        String cond = nodesAt(nodes, o.target());
+        return new Phase(d.id(), d.title(), d.steps().stream()
+            .map(s -> (Step) new SkipAtTarget(s, cond, String.join(", ", nodes) + " at " + o.target())).toList(), d.readOnly());
+    }
+
+    /**
+     * Exit 0 on the master when every one of these nodes' kubelets reports the target to the API server. (All nodes are
+     * listed and picked by name: {@code kubectl get nodes NAME} of one name answers the object, not a list.)
+     */
+    static String nodesAt(List<String> nodes, KubeVersion t) {
+        return Kube.kubectl("get nodes -o 'jsonpath={range .items[*]}{.metadata.name} {.status.nodeInfo.kubeletVersion}{\"\\n\"}{end}'")
+            + " | awk -v want=" + Sh.quote(String.join(" ", nodes)) + " 'BEGIN { n = split(want, a, \" \"); for (i = 1; i <= n; i++) w[a[i]] = 1 }"
+            + " ($1 in w) && $2 ~ /^" + versionRegex(t) + "/ { c++ } END { exit !(c == n) }'";
+    }
+
+    /** Exit 0 on the master when kube-apiserver's manifest names the target. */
+    static String controlPlaneAt(KubeVersion t) {
+        return "sed -n 's/^[[:space:]]*image:[[:space:]]*//p' " + PreflightStep.APISERVER_MANIFEST + " | grep -q 'kube-apiserver:'"
+            + " && sed -n 's/^[[:space:]]*image:[[:space:]]*.*kube-apiserver://p' " + PreflightStep.APISERVER_MANIFEST
+            + " | grep -qE '^" + versionRegex(t).replace("$", "") + (t.hasPatch() ? "($|@)" : "") + "'";
+    }
+
+    // ------------------------------------------------------------------ shell pieces
+
+    /** An extended regex for a version string at the target: "v1\.35\." (a minor) or "v1\.35\.1$" (a patch). */
+    static String versionRegex(KubeVersion t) {
+        return "v" + t.major() + "\\." + t.minor() + "\\." + (t.hasPatch() ? t.patch() + "$" : "");
+    }
+
+    /** Exit 0 when this host's kubelet binary is at the target. */
+    static String kubeletAt(KubeVersion t) {
+        return "kubelet --version 2>/dev/null | awk '{print $2}' | grep -qE '" + versionRegex(t) + "'";
+    }
+
+    /**
+     * apt-get install of these packages at the target: the newest of its minor (the pin chooses it), or the patch named
+     * (its package version looked up with apt-cache madison). Held packages are changed on purpose.
+     */
+    static String install(List<String> packages, KubeVersion t) {
+        StringBuilder sb = new StringBuilder("export DEBIAN_FRONTEND=noninteractive; apt-get update -q || exit 1; ");
+        List<String> args = new ArrayList<>();
+        for (String p : packages) {
+            if (!t.hasPatch()) { args.add(p); continue; }
+            String var = p.replace("-", "_") + "_v";
+            sb.append(var).append("=$(apt-cache madison ").append(p).append(" | awk '$3 ~ /^").append(t.major()).append("\\.").append(t.minor())
+                .append("\\.").append(t.patch()).append("-/ {print $3; exit}'); [ -n \"$").append(var).append("\" ] || { echo '")
+                .append(p).append(' ').append(t).append(" is not in the package source (apt-cache madison ").append(p).append(")' >&2; exit 1; }; ");
+            args.add(p + "=\"$" + var + "\"");
+        }
+        return sb.append("apt-get install -y -q --no-install-recommends --allow-change-held-packages ").append(String.join(" ", args)).toString();
+    }
+
+    /** The package source (upstream: the new minor's repository and key) and the pin, moved to the target's minor. */
+    static List<Op> source(HostContext ctx, KubeVersion t) {
+        String minor = t.minorString();
+        List<Op> ops = new ArrayList<>();
+        if (ctx.cluster().packages() == PackageSource.UPSTREAM) {
+            ops.add(Upstream.prerequisites());
+            ops.add(Upstream.kubernetesKey(minor));
+            ops.add(Op.WriteFile.of("Kubernetes " + minor + " apt repository", KubePackagesStep.REPO_FILE, Upstream.kubernetesRepoLine(minor), "0644"));
+        }
+        ops.add(Op.WriteFile.of("pin the Kubernetes minor " + minor, KubePackagesStep.PIN_FILE, KubePackagesStep.pin(minor), "0644"));
+        return ops;
+    }
+
+    static Op.Run hold() {
+        return Op.Run.of("hold kubelet, kubeadm, kubectl", "apt-mark hold " + String.join(" ", KubePackagesStep.PACKAGES) + " >/dev/null")
+            .unless("test \"$(apt-mark showhold | grep -cxE '" + String.join("|", KubePackagesStep.PACKAGES) + "')\" = " + KubePackagesStep.PACKAGES.size());
+    }
+
+    // ------------------------------------------------------------------ steps
+
+    /** Every host: root, its kubelet's version, its GPUs; the master: every node's version and state, the skew rules. */
+    static final class Preflight implements Step {
+        private final KubeVersion target;
+
+        Preflight(KubeVersion target) { this.target = target; }
+
+        @Override public String id() { return "preflight"; }
+        @Override public String title() { return "upgrade preflight (read-only)"; }
+        @Override public boolean runsOn(HostContext ctx) { return true; }
+        @Override public List<Op> apply(HostContext ctx) { return List.of(); }
+
+        @Override public List<Probe> check(HostContext ctx) {
+            List<Probe> probes = new ArrayList<>();
+            probes.add(Probe.equals("commands run as root", "id -u", "0"));
+            probes.add(Probe.of("a joined node: kubelet installed and configured", "kubelet --version && test -s /etc/kubernetes/kubelet.conf",
+                r -> r.ok() ? Optional.empty() : Optional.of("no kubelet or no /etc/kubernetes/kubelet.conf: this host is not a node of a"
+                    + " cluster; bootstrap it first (gpuctl bootstrap)")));
+            if (ctx.gpu()) {
+                probes.add(Probe.of("nvidia-smi answers (its GPU count is what the node must offer again)",
+                        "nvidia-smi --query-gpu=" + dev.gpuctl.hostconf.NvidiaSmi.QUERY_FIELDS + " --format=csv,noheader,nounits 2>&1",
+                        r -> r.ok() ? Optional.empty() : Optional.of("nvidia-smi failed (exit " + r.exit() + "): " + r.tail(2)))
+                    .learning(r -> PreflightStep.gpuFacts(ctx, r)));
+            }
+            if (ctx.node().isMaster()) probes.add(cluster(ctx.inventory()));
+            return probes;
+        }
+
+        private Probe cluster(Inventory inv) {
+            String cmd = "f=" + PreflightStep.APISERVER_MANIFEST + "; test -s $f || { echo 'no '$f >&2; exit 3; };"
+                + " sed -n 's/^[[:space:]]*image:[[:space:]]*//p' $f; echo @@@; " + Kube.kubectl("get nodes " + NODES.outputFlag());
+            return Probe.of("the cluster's versions allow " + target + " (one minor at a time, no downgrade, kubelets never ahead) and"
+                    + " every node is Ready", cmd, r -> {
+                    if (!r.ok()) return Optional.of(r.exit() == 3 ? "no control plane here (" + PreflightStep.APISERVER_MANIFEST
+                        + " is missing): bootstrap the cluster first" : "kubectl failed: " + r.tail(2));
+                    String[] parts = r.stdout().split("(?m)^@@@\n", 2);
+                    return judge(inv, target, PreflightStep.imageVersion(parts[0]).flatMap(KubeVersion::parse),
+                        nodeStates(parts.length > 1 ? parts[1] : ""));
+                });
+        }
+    }
+
+    /** The master's preflight verdict: the skew rules over the API server and every kubelet, every inventory node Ready. */
+    public static Optional<String> judge(Inventory inv, KubeVersion target, Optional<KubeVersion> controlPlane, Map<String, NodeState> nodes) {
+        if (controlPlane.isEmpty()) return Optional.of("cannot read kube-apiserver's version from " + PreflightStep.APISERVER_MANIFEST);
+        List<String> problems = new ArrayList<>();
+        Map<String, KubeVersion> kubelets = new LinkedHashMap<>();
+        for (Node n : inv.nodes()) {
+            NodeState s = nodes.get(n.name());
+            if (s == null) { problems.add(n.name() + " is not a node of the cluster (kubectl get nodes): join it first (gpuctl bootstrap)"); continue; }
+            s.kubelet().ifPresent(k -> kubelets.put(n.name(), k));
+            if (!s.ready()) problems.add(n.name() + " is not Ready: an upgrade starts from a healthy cluster (gpuctl verify says why)");
+        }
+        problems.addAll(0, UpgradePolicy.refusals(controlPlane.get(), kubelets, target));
+        return problems.isEmpty() ? Optional.empty() : Optional.of(String.join("\n", problems));
+    }
+
+    /** kubeadm at the target on the master or on a batch's workers: the package source and pin moved, installed, held. */
+    static final class KubeadmPackage implements Step {
+        private final KubeVersion target;
+        private final Set<String> hosts;
+
+        KubeadmPackage(KubeVersion target, Set<String> hosts) { this.target = target; this.hosts = hosts; }
+
+        @Override public String id() { return "kubeadm"; }
+        @Override public String title() { return "kubeadm " + target + " (package source and pin moved, held)"; }
+        @Override public boolean runsOn(HostContext ctx) { return hosts.contains(ctx.node().name()); }
+
+        @Override public List<Probe> check(HostContext ctx) {
+            return List.of(Probe.of("kubeadm at " + target + " (kubeadm version -o short)", "kubeadm version -o short",
+                r -> KubeVersion.parse(r.stdout().strip()).filter(target::metBy).isPresent() ? Optional.empty()
+                    : Optional.of("kubeadm is " + r.stdout().strip() + ", the upgrade needs " + target)));
+        }
+
+        @Override public List<Op> apply(HostContext ctx) {
+            List<Op> ops = new ArrayList<>(source(ctx, target));
+            ops.add(Op.Run.of("install kubeadm " + target, install(List.of("kubeadm"), target)));
+            ops.add(hold());
+            return ops;
+        }
+    }
+
+    /** The control plane at the target: kubeadm upgrade plan, then kubeadm upgrade apply with kubeadm's own version. */
+    static final class ControlPlane implements Step {
+        private final KubeVersion target;
+
+        ControlPlane(KubeVersion target) { this.target = target; }
+
+        @Override public String id() { return "control-plane"; }
+        @Override public String title() { return "kubeadm upgrade plan, kubeadm upgrade apply " + target; }
+        @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }
+
+        @Override public List<Probe> check(HostContext ctx) {
+            return List.of(Probe.of("kube-apiserver's image at " + target + " (" + PreflightStep.APISERVER_MANIFEST + ")",
+                "sed -n 's/^[[:space:]]*image:[[:space:]]*//p' " + PreflightStep.APISERVER_MANIFEST,
+                r -> PreflightStep.imageVersion(r.stdout()).flatMap(KubeVersion::parse).filter(target::metBy).isPresent() ? Optional.empty()
+                    : Optional.of("kube-apiserver runs " + PreflightStep.imageVersion(r.stdout()).orElse("(unknown)") + ", not " + target)));
+        }
+
+        @Override public List<Op> apply(HostContext ctx) {
+            return List.of(
+                Op.Run.of("kubeadm upgrade plan", "kubeadm upgrade plan"),
+                Op.Run.of("kubeadm upgrade apply " + target + " --yes", "kubeadm upgrade apply \"$(kubeadm version -o short)\" --yes"));
+        }
+
+        @Override public List<Probe> verify(HostContext ctx) {
+            List<Probe> probes = new ArrayList<>(check(ctx));
+            probes.add(Probe.of("the API server answers at " + target + " (kubectl version)", Kube.kubectl("version -o json"),
+                r -> {
+                    var m = java.util.regex.Pattern.compile("\"serverVersion\"[^}]*?\"gitVersion\"\\s*:\\s*\"([^\"]+)\"").matcher(r.stdout());
+                    return m.find() && KubeVersion.parse(m.group(1)).filter(target::metBy).isPresent() ? Optional.empty()
+                        : Optional.of("the API server does not answer at " + target + ": " + r.tail(2));
+                }).waitingUpTo(Duration.ofMinutes(2)));
+            probes.add(Probe.of("kubeadm-config's kubernetesVersion at " + target,
+                Kube.kubectl("-n kube-system get configmap kubeadm-config -o jsonpath='{.data.ClusterConfiguration}'"),
+                r -> {
+                    var m = java.util.regex.Pattern.compile("(?m)^kubernetesVersion:\\s*\"?(v[0-9.]+)").matcher(r.stdout());
+                    return m.find() && KubeVersion.parse(m.group(1)).filter(target::metBy).isPresent() ? Optional.empty()
+                        : Optional.of("kubeadm-config does not say " + target);
+                }));
+            return probes;
+        }
+    }
+
+    /**
+     * kubelet and kubectl at the target on a node (on a worker, first {@code kubeadm upgrade node}: its kubelet
+     * configuration from the cluster's), held, kubelet restarted.
+     */
+    static final class KubeletPackages implements Step {
+        private final KubeVersion target;
+        private final Set<String> hosts;
+
+        KubeletPackages(KubeVersion target, Set<String> hosts) { this.target = target; this.hosts = hosts; }
+
+        @Override public String id() { return "kubelet"; }
+        @Override public String title() { return "kubelet and kubectl " + target + ", kubelet restarted"; }
+        @Override public boolean runsOn(HostContext ctx) { return hosts.contains(ctx.node().name()); }
+
+        @Override public List<Probe> check(HostContext ctx) {
+            List<Probe> probes = new ArrayList<>();
+            if (ctx.gpu()) {
+                // what NodeBack waits for: the node's allocatable nvidia.com/gpu equal to this count again
+                probes.add(Probe.of("nvidia-smi answers (its GPU count is what the node must offer again)",
+                        "nvidia-smi --query-gpu=" + dev.gpuctl.hostconf.NvidiaSmi.QUERY_FIELDS + " --format=csv,noheader,nounits 2>&1",
+                        r -> r.ok() ? Optional.empty() : Optional.of("nvidia-smi failed (exit " + r.exit() + "): " + r.tail(2)))
+                    .learning(r -> PreflightStep.gpuFacts(ctx, r)));
+            }
+            probes.addAll(List.of(
+                Probe.succeeds("kubelet at " + target + " (kubelet --version)", kubeletAt(target)),
+                Probe.succeeds("kubectl at " + target + " (kubectl version --client)",
+                    "kubectl version --client 2>/dev/null | awk '/^Client Version/ {print $3}' | grep -qE '" + versionRegex(target) + "'"),
+                Probe.equals("kubelet running", "systemctl is-active kubelet 2>&1 || true", "active")));
+            return probes;
+        }
+
+        @Override public List<Op> apply(HostContext ctx) {
+            List<Op> ops = new ArrayList<>();
+            if (!ctx.node().isMaster()) {
+                ops.add(Op.Run.of("kubeadm upgrade node", "kubeadm upgrade node").unless(kubeletAt(target)));
+            } else {
+                ops.addAll(source(ctx, target));
+            }
+            ops.add(Op.Run.of("install kubelet, kubectl " + target, install(List.of("kubelet", "kubectl"), target)));
+            ops.add(hold());
+            ops.add(Op.Run.of("restart kubelet", "systemctl daemon-reload && systemctl restart kubelet"));
+            return ops;
+        }
+
+        @Override public List<Probe> verify(HostContext ctx) {
+            List<Probe> probes = new ArrayList<>(check(ctx).stream().filter(p -> !p.what().equals("kubelet running")).toList());
+            probes.add(Probe.equals("kubelet running", "systemctl is-active kubelet 2>&1 || true", "active").waitingUpTo(Duration.ofMinutes(1)));
+            return probes;
+        }
+    }
+
+    /** One node back, seen from the master: its kubelet at the target, Ready, every GPU allocatable again, uncordoned. */
+    static final class NodeBack implements Step {
+        static final Duration WAIT = Duration.ofMinutes(5);
+        private final Node node;
+        private final KubeVersion target;
+
+        NodeBack(Node node, KubeVersion target) { this.node = node; this.target = target; }
+
+        @Override public String id() { return "back-" + node.name(); }
+        @Override public String title() { return node.name() + " Ready at " + target + (node.gpu() ? " with every GPU" : "") + ", uncordoned"; }
+        @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }
+
+        @Override public List<Probe> check(HostContext ctx) {
+            return List.of(Probe.of(title(), Kube.kubectl("get nodes " + NODES.outputFlag()), r -> Optional.empty())
+                .judgedWithFacts((r, facts) -> {
+                    if (!r.ok()) return Optional.of("kubectl failed: " + r.tail(2));
+                    NodeState s = nodeStates(r.stdout()).get(node.name());
+                    if (s == null) return Optional.of(node.name() + " is not a node of the cluster");
+                    return back(s, target, node.gpu() ? facts.get(GpuStep.gpuCountFact(node)) : Optional.empty());
+                }));
+        }
+
+        @Override public List<Op> apply(HostContext ctx) {
+            String n = Sh.quote(node.name());
+            String want = node.gpu() ? Facts.ref(GpuStep.gpuCountFact(node)) : "";
+            String jp = "'{.status.nodeInfo.kubeletVersion} {.status.conditions[?(@.type==\"Ready\")].status} {.status.allocatable.nvidia\\.com/gpu}'";
+            String wait = "end=$(( $(date +%s) + " + WAIT.toSeconds() + " )); while :; do s=$(" + Kube.kubectl("get node " + n + " -o jsonpath=" + jp)
+                + "); set -- $s; if echo \"$1\" | grep -qE '" + versionRegex(target) + "' && [ \"$2\" = True ]"
+                + (node.gpu() ? " && [ \"${3:-0}\" = \"" + want + "\" ]" : "") + "; then break; fi;"
+                + " if [ $(date +%s) -ge $end ]; then echo \"" + node.name() + " not back after " + WAIT.toMinutes() + " min: kubelet $1, Ready ${2:-?}"
+                + (node.gpu() ? ", nvidia.com/gpu ${3:-0} of " + want : "") + "\" >&2; exit 1; fi; sleep 2; done";
+            return List.of(Op.Run.of("wait until " + node.name() + " is Ready at " + target + (node.gpu() ? " with its GPUs allocatable" : ""), wait),
+                Op.Run.of("uncordon " + node.name(), Kube.kubectl("uncordon " + n)));
+        }
+    }
+
+    /** Why a node is not back yet: its kubelet's version, Ready, its GPUs (when it has them), cordoned. */
+    public static Optional<String> back(NodeState s, KubeVersion target, Optional<String> gpuCount) {
+        List<String> wrong = new ArrayList<>();
+        if (s.kubelet().filter(target::metBy).isEmpty()) wrong.add("kubelet " + s.kubelet().map(Object::toString).orElse("(unknown)"));
+        if (!s.ready()) wrong.add("not Ready");
+        gpuCount.filter(c -> !c.equals(s.gpus())).ifPresent(c -> wrong.add("allocatable nvidia.com/gpu " + s.gpus() + " of " + c));
+        if (s.unschedulable()) wrong.add("cordoned");
+        return wrong.isEmpty() ? Optional.empty() : Optional.of(s.name() + ": " + String.join(", ", wrong));
+    }
+}

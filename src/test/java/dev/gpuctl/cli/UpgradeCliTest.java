@@ -1,0 +1,55 @@
+package dev.gpuctl.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+/** upgrade --dry-run is offline and shows the target, the order, the batches and each host's commands; bad flags are exit 2. */
+class UpgradeCliTest {
+    @Test void dryRunShowsTheTargetTheOrderTheBatchesAndTheCommands() {
+        CliTest.Run r = CliTest.run("upgrade", "--dry-run", "--to", "1.35.1", "--max-unavailable", "2", "--drain-timeout", "90s",
+            CliTest.EXAMPLE.toString());
+        assertEquals(0, r.code(), r::toString);
+        String out = r.out();
+        assertTrue(out.startsWith("Upgrade to v1.35.1: the control plane on master, then its node, then the workers 2 at a time:"
+            + " [worker-1, worker-2], then [worker-3]."), out);
+        String[] order = {"== phase 0: upgrade preflight", "== phase 1: control-plane backup", "== phase 2: control plane to v1.35.1 (on master)",
+            "== phase 3: drain master", "== phase 4: node master: kubelet and kubectl to v1.35.1, back",
+            "== phase 5: batch 1/2 (worker-1, worker-2): drain worker-1, worker-2",
+            "== phase 6: batch 1/2 (worker-1, worker-2): kubeadm, kubeadm upgrade node", "== phase 7: batch 1/2 (worker-1, worker-2): Ready",
+            "== phase 8: batch 2/2 (worker-3): drain worker-3"};
+        int at = -1;
+        for (String o : order) {
+            int i = out.indexOf(o);
+            assertTrue(i > at, o + " after the phase before it\n" + out);
+            at = i;
+        }
+        assertTrue(out.contains("kubeadm upgrade apply \"$(kubeadm version -o short)\" --yes"), out);
+        assertTrue(out.contains("--ignore-daemonsets") && out.contains("--delete-emptydir-data"), "the drain's kubectl\n" + out);
+        assertTrue(out.contains("kubeadm upgrade node"), out);
+        assertTrue(out.contains("apt-cache madison kubeadm | awk '$3 ~ /^1\\.35\\.1-/"), "a patch target installs that patch\n" + out);
+        assertTrue(out.contains("Pin: version 1.35.*"), "the pin moves with the version\n" + out);
+        assertTrue(out.endsWith("dry run: nothing was changed\n"), out);
+    }
+
+    @Test void planUpgradeIsTheDryRunWithTheInventorysVersion() {
+        CliTest.Run plan = CliTest.run("plan", "--upgrade", CliTest.EXAMPLE.toString());
+        CliTest.Run dry = CliTest.run("upgrade", "--dry-run", CliTest.EXAMPLE.toString());
+        assertEquals(0, plan.code(), plan::toString);
+        assertTrue(plan.out().startsWith("Upgrade to 1.35: the control plane on master, then its node, then the workers 1 at a time:"
+            + " [worker-1], then [worker-2], then [worker-3]."), plan::toString);
+        String stamp = "\\d{8}T\\d{6}Z"; // the backup archive's name says when
+        assertEquals(dry.out().replaceAll(stamp, "T"), (plan.out() + "dry run: nothing was changed\n").replaceAll(stamp, "T"));
+        assertTrue(plan.out().contains("control-plane backup"), plan::toString);
+    }
+
+    @Test void badFlagsAreUsageErrors() {
+        CliTest.Run to = CliTest.run("upgrade", "--dry-run", "--to", "next", CliTest.EXAMPLE.toString());
+        assertEquals(2, to.code(), to::toString);
+        assertTrue(to.err().contains("--to 'next' is no Kubernetes version"), to::toString);
+        CliTest.Run mu = CliTest.run("upgrade", "--dry-run", "--max-unavailable", "0", CliTest.EXAMPLE.toString());
+        assertEquals(2, mu.code(), mu::toString);
+        assertTrue(mu.err().contains("--max-unavailable: '0' is no number of nodes"), mu::toString);
+    }
+}
