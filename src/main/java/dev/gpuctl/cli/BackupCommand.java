@@ -1,12 +1,9 @@
 package dev.gpuctl.cli;
 
 import dev.gpuctl.engine.Backups;
-import dev.gpuctl.engine.MasterLock;
 import dev.gpuctl.engine.Runner;
-import dev.gpuctl.engine.StepFailure;
 import dev.gpuctl.hostconf.BackupArchive;
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.remote.Remotes;
 import dev.gpuctl.remote.SshOptions;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -58,31 +55,12 @@ final class BackupCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         SshOptions ssh = new SshOptions(Duration.ofSeconds(10), Duration.ofSeconds(15), acceptNew, null);
         Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
-        Runner runner = new Runner(inv, node -> Remotes.open(node, ssh), err,
-            new Runner.Options(dryRun, 1, Set.of(inv.master().name()), COMMAND_TIMEOUT));
-        runner.lockingMaster(MasterLock.holder(System.getProperty("user.name"), BootstrapCommand.localHostName(),
-            ProcessHandle.current().pid(), Instant.now()));
-        Runner.Result result;
-        try (Interrupts ignored = Interrupts.during(new Interrupts.Stoppable() {
-                @Override public void requestStop() { runner.requestStop(); }
-                @Override public void abort() { runner.abort(); }
-            }, Duration.ofSeconds(BootstrapCommand.INTERRUPT_GRACE_SECONDS), err)) {
-            result = runner.run(Backups.phases(archive));
-        }
-        if (result.wasInterrupted()) {
-            throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted: " + String.join("; ", result.interrupted())
-                + "\nNo archive was kept; the master's work directory is removed by the next backup. Logs: " + result.logDir());
-        }
-        if (result.preflightRefused()) {
-            throw new GpuctlException(ExitCode.PREFLIGHT_REFUSED, "backup refused; nothing was changed:\n"
-                + String.join("\n", result.preflightProblems()) + "\nLogs: " + result.logDir());
-        }
-        if (!result.failures().isEmpty()) {
-            StringBuilder sb = new StringBuilder("backup failed; no archive was kept:\n");
-            for (StepFailure f : result.failures()) sb.append(f.describe());
-            sb.append("Check the control plane (gpuctl verify ").append(invFile).append("), then run backup again.");
-            throw new GpuctlException(ExitCode.STEP_FAILED, sb.toString());
-        }
+        Runner runner = PhaseRuns.lockedRunner(inv, ssh, err, new Runner.Options(dryRun, 1, Set.of(inv.master().name()), COMMAND_TIMEOUT));
+        PhaseRuns.judged(PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> runner.run(Backups.phases(archive))),
+            new PhaseRuns.Outcomes(r -> "interrupted: " + String.join("; ", r.interrupted())
+                    + "\nNo archive was kept; the master's work directory is removed by the next backup. Logs: " + r.logDir(),
+                "backup refused; nothing was changed:", "backup failed; no archive was kept:",
+                "Check the control plane (gpuctl verify " + invFile + "), then run backup again."));
         PrintWriter o = spec.commandLine().getOut();
         if (dryRun) {
             o.println("dry run: would write " + archive + " (and " + archive.getFileName() + ".sha256); nothing was changed");

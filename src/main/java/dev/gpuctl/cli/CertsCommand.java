@@ -1,8 +1,6 @@
 package dev.gpuctl.cli;
 
-import dev.gpuctl.engine.MasterLock;
 import dev.gpuctl.engine.Runner;
-import dev.gpuctl.engine.StepFailure;
 import dev.gpuctl.engine.Verifier;
 import dev.gpuctl.engine.VerifyText;
 import dev.gpuctl.inventory.Inventory;
@@ -10,8 +8,6 @@ import dev.gpuctl.remote.Remotes;
 import dev.gpuctl.remote.SshOptions;
 import java.io.PrintWriter;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -82,31 +78,12 @@ final class CertsCommand implements Runnable {
             PrintWriter err = spec.commandLine().getErr();
             SshOptions ssh = SshOptions.defaults(acceptNew);
             Inventories.checkIdentityFiles(inventory.resolve(certs.parent.env), inv.nodes(), ssh);
-            Runner runner = new Runner(inv, node -> Remotes.open(node, ssh), err,
-                new Runner.Options(dryRun, 1, Set.of(inv.master().name()), commandTimeout));
-            runner.lockingMaster(MasterLock.holder(System.getProperty("user.name"), BootstrapCommand.localHostName(),
-                ProcessHandle.current().pid(), Instant.now()));
-            Runner.Result result;
-            try (Interrupts ignored = Interrupts.during(new Interrupts.Stoppable() {
-                    @Override public void requestStop() { runner.requestStop(); }
-                    @Override public void abort() { runner.abort(); }
-                }, Duration.ofSeconds(BootstrapCommand.INTERRUPT_GRACE_SECONDS), err)) {
-                result = runner.renewCertificates();
-            }
-            if (result.wasInterrupted()) {
-                throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted at " + String.join(", ", result.interrupted())
-                    + ". A static pod's manifest moved aside is put back by the next run: run gpuctl certs renew again.\nLogs: " + result.logDir());
-            }
-            if (result.preflightRefused()) {
-                throw new GpuctlException(ExitCode.PREFLIGHT_REFUSED, "preflight refused; nothing was changed:\n"
-                    + String.join("\n", result.preflightProblems()) + "\nLogs: " + result.logDir());
-            }
-            if (!result.failures().isEmpty()) {
-                StringBuilder sb = new StringBuilder("certs renew stopped after a failure:\n");
-                for (StepFailure f : result.failures()) sb.append(f.describe());
-                sb.append("Fix the cause and run gpuctl certs renew again: renewing twice is safe.");
-                throw new GpuctlException(ExitCode.STEP_FAILED, sb.toString());
-            }
+            Runner runner = PhaseRuns.lockedRunner(inv, ssh, err, new Runner.Options(dryRun, 1, Set.of(inv.master().name()), commandTimeout));
+            PhaseRuns.judged(PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, runner::renewCertificates),
+                new PhaseRuns.Outcomes(r -> "interrupted at " + String.join(", ", r.interrupted())
+                        + ". A static pod's manifest moved aside is put back by the next run: run gpuctl certs renew again.\nLogs: " + r.logDir(),
+                    "preflight refused; nothing was changed:", "certs renew stopped after a failure:",
+                    "Fix the cause and run gpuctl certs renew again: renewing twice is safe."));
             if (dryRun) {
                 spec.commandLine().getOut().println("dry run complete: nothing was changed");
                 return ExitCode.OK.code();

@@ -13,6 +13,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * A day-2 command's phases on the one engine (a function of a {@link Runner} that runs them, from the engine): connect with the usual ssh options, take the cluster's lock, stop
@@ -36,33 +37,64 @@ final class PhaseRuns {
                              PrintWriter err, String command, String next) {
         SshOptions ssh = SshOptions.defaults(acceptNew);
         Inventories.checkIdentityFiles(file, inv.nodes(), ssh);
-        Runner runner = new Runner(inv, node -> Remotes.open(node, ssh), err, new Runner.Options(dryRun, 16, Set.of(), commandTimeout));
-        runner.lockingMaster(MasterLock.holder(System.getProperty("user.name"), BootstrapCommand.localHostName(),
-            ProcessHandle.current().pid(), Instant.now()));
-        Runner.Result result;
-        try (Interrupts ignored = Interrupts.during(new Interrupts.Stoppable() {
-                @Override public void requestStop() { runner.requestStop(); }
-                @Override public void abort() { runner.abort(); }
-            }, Duration.ofSeconds(BootstrapCommand.INTERRUPT_GRACE_SECONDS), err)) {
-            result = phases.apply(runner);
+        Runner runner = lockedRunner(inv, ssh, err, new Runner.Options(dryRun, 16, Set.of(), commandTimeout));
+        Runner.Result result = interruptible(stoppable(runner), err, () -> phases.apply(runner));
+        return judged(result, new Outcomes(r -> whereEachHostStopped(r, "Run the same command again to resume.\nLogs: " + r.logDir()),
+            command + " refused; nothing was changed:", command + " stopped:", next));
+    }
+
+    /** A runner that holds the cluster's lock on the master while it runs, in this user's, machine's and process's name. */
+    static Runner lockedRunner(Inventory inv, SshOptions ssh, PrintWriter err, Runner.Options options) {
+        return new Runner(inv, node -> Remotes.open(node, ssh), err, options).lockingMaster(lockHolder());
+    }
+
+    static String lockHolder() {
+        return MasterLock.holder(System.getProperty("user.name"), BootstrapCommand.localHostName(), ProcessHandle.current().pid(),
+            Instant.now());
+    }
+
+    static Interrupts.Stoppable stoppable(Runner runner) {
+        return new Interrupts.Stoppable() {
+            @Override public void requestStop() { runner.requestStop(); }
+            @Override public void abort() { runner.abort(); }
+        };
+    }
+
+    /** {@code body}, with Ctrl-C asking {@code target} to stop (a second Ctrl-C, or the grace time, aborts it). */
+    static <T> T interruptible(Interrupts.Stoppable target, PrintWriter err, Supplier<T> body) {
+        try (Interrupts ignored = Interrupts.during(target, Duration.ofSeconds(BootstrapCommand.INTERRUPT_GRACE_SECONDS), err)) {
+            return body.get();
         }
-        if (result.wasInterrupted()) {
-            StringBuilder sb = new StringBuilder("interrupted; where each host stopped:\n");
-            result.interrupted().forEach(w -> sb.append("  ").append(w).append('\n'));
-            for (StepFailure f : result.failures()) sb.append(f.describe());
-            sb.append("Run the same command again to resume.\nLogs: ").append(result.logDir());
-            throw new GpuctlException(ExitCode.INTERRUPTED, sb.toString());
-        }
+    }
+
+    /**
+     * What a command says when its run ends otherwise than done: the message for an interrupted run, the headline of a
+     * refused preflight (its problems and the logs follow), and the headline of failed steps (each failure described,
+     * then {@code next}).
+     */
+    record Outcomes(Function<Runner.Result, String> interrupted, String refused, String failed, String next) {}
+
+    /** The result when the run completed; else the exit code and message {@code says} gives (exit 130, 3 or 1). */
+    static Runner.Result judged(Runner.Result result, Outcomes says) {
+        if (result.wasInterrupted()) throw new GpuctlException(ExitCode.INTERRUPTED, says.interrupted().apply(result));
         if (result.preflightRefused()) {
-            throw new GpuctlException(ExitCode.PREFLIGHT_REFUSED, command + " refused; nothing was changed:\n"
+            throw new GpuctlException(ExitCode.PREFLIGHT_REFUSED, says.refused() + "\n"
                 + String.join("\n", result.preflightProblems()) + "\nLogs: " + result.logDir());
         }
         if (!result.failures().isEmpty()) {
-            StringBuilder sb = new StringBuilder(command + " stopped:\n");
+            StringBuilder sb = new StringBuilder(says.failed() + "\n");
             for (StepFailure f : result.failures()) sb.append(f.describe());
-            sb.append(next);
+            sb.append(says.next());
             throw new GpuctlException(ExitCode.STEP_FAILED, sb.toString());
         }
         return result;
+    }
+
+    /** "interrupted; where each host stopped:", each host's line, the failures, then {@code resume}. */
+    static String whereEachHostStopped(Runner.Result result, String resume) {
+        StringBuilder sb = new StringBuilder("interrupted; where each host stopped:\n");
+        result.interrupted().forEach(w -> sb.append("  ").append(w).append('\n'));
+        for (StepFailure f : result.failures()) sb.append(f.describe());
+        return sb.append(resume).toString();
     }
 }

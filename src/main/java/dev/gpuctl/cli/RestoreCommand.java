@@ -1,10 +1,7 @@
 package dev.gpuctl.cli;
 
-import dev.gpuctl.engine.MasterLock;
 import dev.gpuctl.engine.Runner;
-import dev.gpuctl.engine.StepFailure;
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.remote.Remotes;
 import dev.gpuctl.remote.SshOptions;
 import dev.gpuctl.engine.Backups;
 import java.io.IOException;
@@ -12,7 +9,6 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
@@ -56,33 +52,14 @@ final class RestoreCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         SshOptions ssh = new SshOptions(Duration.ofSeconds(10), Duration.ofSeconds(15), acceptNew, null);
         Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
-        Runner runner = new Runner(inv, node -> Remotes.open(node, ssh), err,
-            new Runner.Options(false, 1, Set.of(inv.master().name()), BackupCommand.COMMAND_TIMEOUT));
-        runner.lockingMaster(MasterLock.holder(System.getProperty("user.name"), BootstrapCommand.localHostName(),
-            ProcessHandle.current().pid(), Instant.now()));
+        Runner runner = PhaseRuns.lockedRunner(inv, ssh, err, new Runner.Options(false, 1, Set.of(inv.master().name()), BackupCommand.COMMAND_TIMEOUT));
         var phases = Backups.restorePhases(content, force);
-        Runner.Result result;
-        try (Interrupts ignored = Interrupts.during(new Interrupts.Stoppable() {
-                @Override public void requestStop() { runner.requestStop(); }
-                @Override public void abort() { runner.abort(); }
-            }, Duration.ofSeconds(BootstrapCommand.INTERRUPT_GRACE_SECONDS), err)) {
-            result = runner.run(phases);
-        }
-        if (result.wasInterrupted()) {
-            throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted: " + String.join("; ", result.interrupted())
-                + "\nRun the same restore again to finish it. Logs: " + result.logDir());
-        }
-        if (result.preflightRefused()) {
-            throw new GpuctlException(ExitCode.PREFLIGHT_REFUSED, "restore refused; nothing was changed:\n"
-                + String.join("\n", result.preflightProblems()) + "\nLogs: " + result.logDir());
-        }
-        if (!result.failures().isEmpty()) {
-            StringBuilder sb = new StringBuilder("restore failed:\n");
-            for (StepFailure f : result.failures()) sb.append(f.describe());
-            sb.append("What the master had before is in /var/backups/gpuctl-before-restore-*/ on it. Fix the cause and run the same"
-                + " restore again.");
-            throw new GpuctlException(ExitCode.STEP_FAILED, sb.toString());
-        }
+        PhaseRuns.judged(PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> runner.run(phases)),
+            new PhaseRuns.Outcomes(r -> "interrupted: " + String.join("; ", r.interrupted())
+                    + "\nRun the same restore again to finish it. Logs: " + r.logDir(),
+                "restore refused; nothing was changed:", "restore failed:",
+                "What the master had before is in /var/backups/gpuctl-before-restore-*/ on it. Fix the cause and run the same"
+                    + " restore again."));
         PrintWriter o = spec.commandLine().getOut();
         o.println("restored " + inv.master().name() + " from " + archive + " (sha256 " + in.sha256() + "); every node is Ready");
         o.println("next: gpuctl verify " + invFile);

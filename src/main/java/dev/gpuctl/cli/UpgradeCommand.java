@@ -1,10 +1,8 @@
 package dev.gpuctl.cli;
 
 import dev.gpuctl.engine.Backups;
-import dev.gpuctl.engine.MasterLock;
 import dev.gpuctl.engine.PlanText;
 import dev.gpuctl.engine.Runner;
-import dev.gpuctl.engine.StepFailure;
 import dev.gpuctl.hostconf.KubeVersion;
 import dev.gpuctl.hostconf.Secrets;
 import dev.gpuctl.hostconf.UpgradePolicy;
@@ -86,42 +84,27 @@ final class UpgradeCommand implements Callable<Integer> {
         SshOptions ssh = new SshOptions(Duration.ofSeconds(10), Duration.ofSeconds(15), acceptNew, null);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes(), ssh);
         Duration timeout = Upgrades.commandTimeout(o, commandTimeout);
-        String holder = MasterLock.holder(System.getProperty("user.name"), BootstrapCommand.localHostName(),
-            ProcessHandle.current().pid(), Instant.now());
         err.println("upgrade to " + o.target() + ", workers " + o.batchSize() + " at a time");
+        String holder = PhaseRuns.lockHolder(); // one holder for the upgrade's runs, each of which takes the lock
         Upgrades.Run run = new Upgrades.Run(() -> new Runner(inv, node -> Remotes.open(node, ssh), err,
                 new Runner.Options(false, 16, new LinkedHashSet<>(), timeout)).lockingMaster(holder),
             inv, o, Backups.newArchive(inv, Instant.now()), err);
         Upgrades.Outcome done;
-        try (Interrupts ignored = Interrupts.during(new Interrupts.Stoppable() {
+        try {
+            done = PhaseRuns.interruptible(new Interrupts.Stoppable() {
                 @Override public void requestStop() { run.requestStop(); }
                 @Override public void abort() { run.abort(); }
-            }, Duration.ofSeconds(BootstrapCommand.INTERRUPT_GRACE_SECONDS), err)) {
-            done = run.run();
+            }, err, run::run);
         } catch (Backups.Bad e) {
             throw new GpuctlException(ExitCode.STEP_FAILED, "the control-plane backup does not check out, so nothing was upgraded: "
                 + e.getMessage());
         }
         done.backup().ifPresent(b -> err.println("control-plane backup: " + b.archive() + " (sha256 " + b.sha256() + ")"));
-        Runner.Result result = done.result();
-        if (result.wasInterrupted()) {
-            StringBuilder sb = new StringBuilder("interrupted; where each host stopped:\n");
-            result.interrupted().forEach(w -> sb.append("  ").append(w).append('\n'));
-            for (StepFailure f : result.failures()) sb.append(f.describe());
-            sb.append("Run the same command again to resume: nodes already at ").append(o.target()).append(" are skipped.\nLogs: ")
-                .append(result.logDir());
-            throw new GpuctlException(ExitCode.INTERRUPTED, sb.toString());
-        }
-        if (result.preflightRefused()) {
-            throw new GpuctlException(ExitCode.PREFLIGHT_REFUSED, "upgrade refused; nothing was changed on any host:\n"
-                + String.join("\n", result.preflightProblems()) + "\nLogs: " + result.logDir());
-        }
-        if (!result.failures().isEmpty()) {
-            StringBuilder sb = new StringBuilder("upgrade stopped after a failure:\n");
-            for (StepFailure f : result.failures()) sb.append(f.describe());
-            sb.append("Fix the cause and run upgrade again: nodes already at ").append(o.target()).append(" are skipped.");
-            throw new GpuctlException(ExitCode.STEP_FAILED, sb.toString());
-        }
+        PhaseRuns.judged(done.result(), new PhaseRuns.Outcomes(
+            r -> PhaseRuns.whereEachHostStopped(r, "Run the same command again to resume: nodes already at " + o.target()
+                + " are skipped.\nLogs: " + r.logDir()),
+            "upgrade refused; nothing was changed on any host:", "upgrade stopped after a failure:",
+            "Fix the cause and run upgrade again: nodes already at " + o.target() + " are skipped."));
         if (!done.left().isEmpty()) {
             throw new GpuctlException(ExitCode.STEP_FAILED, "upgrade left nodes where GPU jobs still run (every other node is at "
                 + o.target() + "):\n  " + String.join("\n  ", done.left()));
