@@ -31,9 +31,7 @@ final class DrainCommand implements Callable<Integer> {
     @ParentCommand GpuctlCommand parent;
 
     static Path inventoryFile(Path option, java.util.Map<String, String> env) {
-        if (option != null) return option;
-        String fromEnv = env.get("GPUCTL_INVENTORY");
-        return fromEnv != null && !fromEnv.isBlank() ? Path.of(fromEnv) : Path.of("inventory.yaml");
+        return InventoryOption.orDefault(option, env);
     }
 
     @Override public Integer call() {

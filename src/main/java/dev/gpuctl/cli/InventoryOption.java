@@ -22,6 +22,11 @@ public final class InventoryOption {
                 "two inventories given: " + positional + " and -i " + option + " (give one)");
         }
         if (positional != null) return positional;
+        return orDefault(option, env);
+    }
+
+    /** -i FILE when given, else $GPUCTL_INVENTORY, else ./inventory.yaml (for commands whose positionals are hosts). */
+    static Path orDefault(Path option, Map<String, String> env) {
         if (option != null) return option;
         String fromEnv = env.get("GPUCTL_INVENTORY");
         if (fromEnv != null && !fromEnv.isBlank()) return Path.of(fromEnv);
