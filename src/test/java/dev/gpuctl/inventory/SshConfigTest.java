@@ -86,6 +86,26 @@ class SshConfigTest {
         assertEquals(Optional.empty(), m.ssh().bastion());
     }
 
+    @Test void theKeysOriginIsTheInventoryThenTheConfigThenNobody(@TempDir Path home) throws IOException {
+        Files.createDirectories(home.resolve(".ssh"));
+        Files.writeString(home.resolve(".ssh/config"), "Host gpu*\n  IdentityFile ~/.ssh/lab_ed25519\n");
+        Inventory inv = load(home, """
+            nodes:
+              - { name: m, address: 10.0.0.1, role: master }
+              - { name: w1, address: gpu1, role: worker }
+              - { name: w2, address: gpu2, role: worker, ssh: { identityFile: /keys/w2 } }
+            """);
+        assertEquals(SshSettings.KeyOrigin.DEFAULT, inv.master().ssh().keyOrigin(), "nobody names a key: agent, then defaults");
+        assertEquals(List.of(home.resolve(".ssh/id_ed25519"), home.resolve(".ssh/id_ecdsa"), home.resolve(".ssh/id_rsa")),
+            inv.master().ssh().keyFiles());
+        assertEquals(SshSettings.KeyOrigin.SSH_CONFIG, inv.node("w1").orElseThrow().ssh().keyOrigin());
+        assertEquals(List.of(home.resolve(".ssh/lab_ed25519")), inv.node("w1").orElseThrow().ssh().keyFiles());
+        assertEquals(SshSettings.KeyOrigin.INVENTORY, inv.node("w2").orElseThrow().ssh().keyOrigin());
+        Inventory withDefault = load(home, "ssh: { identityFile: ~/.ssh/lab }\nnodes: [{ name: m, address: gpu1, role: master }]\n");
+        assertEquals(SshSettings.KeyOrigin.INVENTORY, withDefault.master().ssh().keyOrigin(), "the inventory's ssh: defaults win over the config");
+        assertEquals(home.resolve(".ssh/lab"), withDefault.master().ssh().identityFile());
+    }
+
     @Test void withoutAConfigNothingChangesAndABadOneIsAnInputError(@TempDir Path home) throws IOException {
         Inventory plain = load(home, "nodes: [{ name: m, address: gpu1, role: master }]\n");
         assertEquals("gpu1", plain.master().address());
