@@ -172,6 +172,7 @@ public final class PlanText {
             s.bastion().ifPresent(b -> sb.append(", via ").append(b.user()).append('@').append(b.address()).append(':').append(b.port()));
             sb.append('\n');
         }
+        for (String w : inv.warnings()) sb.append("  warning: ").append(w).append('\n');
         return sb.toString();
     }
 }

@@ -346,9 +346,13 @@ class SshRemoteE2E {
 
     // ---- login ----
 
-    /** A node whose key nobody names, for a HOME with no key files: only an ssh-agent can log it in. */
+    /**
+     * A node whose key nobody names, for a HOME with no key files: only an ssh-agent can log it in. The user is the
+     * throwaway sudoer (whose shell reads no rc file), so a login is proven by `id -u` through sudo.
+     */
     Node agentOnly(Path home) throws IOException {
-        return new Node("e2e", "127.0.0.1", Role.WORKER, false, Map.of(), new SshSettings("root", port,
+        assumeTrue(usersMade, "needs the throwaway sudo user");
+        return new Node("e2e", "127.0.0.1", Role.WORKER, false, Map.of(), new SshSettings(USER_SUDO, port,
             home.resolve(".ssh/id_ed25519"), knownHosts(), Optional.empty(), Optional.empty(), SshSettings.KeyOrigin.DEFAULT), "ssh");
     }
 
@@ -363,7 +367,7 @@ class SshRemoteE2E {
             Remotes.checkIdentityFiles(List.of(n), o);
             Remote r = Remotes.open(n, o);
             open.add(r);
-            assertEquals("0\n", r.exec("id -u", T).stdout(), "logged in as root with the agent's second key");
+            assertEquals("0\n", r.exec("id -u", T).stdout(), "logged in (and sudo) with the agent's second key");
 
             RemoteException none = assertThrows(RemoteException.class,
                 () -> Remotes.checkIdentityFiles(List.of(n), opts(false).withAgent(Optional.empty())));
@@ -385,7 +389,7 @@ class SshRemoteE2E {
             assertEquals("0\n", r.exec("id -u", T).stdout());
         }
         String log = Files.readString(dir.resolve("sshd.log"));
-        assertTrue(log.contains("Accepted publickey for root") && log.contains("RSA SHA256:"), "sshd let the RSA key in");
+        assertTrue(log.contains("Accepted publickey for " + USER_SUDO) && log.contains("RSA SHA256:"), "sshd let the RSA key in");
     }
 
     @Test
