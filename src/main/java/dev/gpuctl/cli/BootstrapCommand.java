@@ -67,7 +67,7 @@ final class BootstrapCommand implements Callable<Integer> {
                 + String.join("\n  ", conflicts.stream().map(CidrCheck.Conflict::message).toList()));
         }
         PrintWriter err = spec.commandLine().getErr();
-        SshOptions ssh = new SshOptions(Duration.ofSeconds(10), Duration.ofSeconds(15), acceptNew, null);
+        SshOptions ssh = SshOptions.defaults(acceptNew);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes(), ssh);
         Runner runner = new Runner(inv, node -> Remotes.open(node, ssh), err,
             new Runner.Options(dryRun, concurrency, new LinkedHashSet<>(hosts), commandTimeout, waitTimeout));

@@ -81,7 +81,7 @@ final class UpgradeCommand implements Callable<Integer> {
             return ExitCode.OK.code();
         }
         PrintWriter err = spec.commandLine().getErr();
-        SshOptions ssh = new SshOptions(Duration.ofSeconds(10), Duration.ofSeconds(15), acceptNew, null);
+        SshOptions ssh = SshOptions.defaults(acceptNew);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes(), ssh);
         Duration timeout = Upgrades.commandTimeout(o, commandTimeout);
         err.println("upgrade to " + o.target() + ", workers " + o.batchSize() + " at a time");

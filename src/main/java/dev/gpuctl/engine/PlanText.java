@@ -136,6 +136,23 @@ public final class PlanText {
     }
 
     /**
+     * Which keys a host is logged in with, in the order they are offered: the file the inventory names, the file
+     * ~/.ssh/config names, or (neither naming one) the ssh-agent's keys, then ssh's default key files.
+     */
+    static String keySource(dev.gpuctl.inventory.SshSettings s) {
+        return switch (s.keyOrigin()) {
+            case INVENTORY -> "key " + s.identityFile();
+            case SSH_CONFIG -> "key " + s.identityFile() + " (from ~/.ssh/config)";
+            case DEFAULT -> {
+                var files = s.keyFiles();
+                StringBuilder sb = new StringBuilder("keys from the ssh-agent, then ").append(files.get(0));
+                for (int i = 1; i < files.size(); i++) sb.append(", ").append(files.get(i).getFileName());
+                yield sb.toString();
+            }
+        };
+    }
+
+    /**
      * How gpuctl reaches each host, as the inventory (over ~/.ssh/config, over the defaults) resolved it: user, root
      * or sudo, address and port, the identity file, the bastion; or "local".
      */
@@ -151,10 +168,11 @@ public final class PlanText {
             var s = n.ssh();
             String host = n.address().contains(":") ? "[" + n.address() + "]" : n.address();
             sb.append("ssh ").append(s.user()).append('@').append(host).append(':').append(s.port())
-                .append(s.isRoot() ? " (root)" : " (sudo -n)").append(", key ").append(s.identityFile());
+                .append(s.isRoot() ? " (root)" : " (sudo -n)").append(", ").append(keySource(s));
             s.bastion().ifPresent(b -> sb.append(", via ").append(b.user()).append('@').append(b.address()).append(':').append(b.port()));
             sb.append('\n');
         }
+        for (String w : inv.warnings()) sb.append("  warning: ").append(w).append('\n');
         return sb.toString();
     }
 }

@@ -8,10 +8,19 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
-/** A validated inventory. Built only by {@link InventoryLoader}; every list is immutable. */
-public record Inventory(Path file, Cluster cluster, List<Node> nodes, Optional<Nfs> nfs) {
+/**
+ * A validated inventory. Built only by {@link InventoryLoader}; every list is immutable.
+ *
+ * @param warnings what the user should know that does not stop a run, e.g. a ~/.ssh/config Match block gpuctl skipped
+ */
+public record Inventory(Path file, Cluster cluster, List<Node> nodes, Optional<Nfs> nfs, List<String> warnings) {
     public Inventory {
         nodes = List.copyOf(nodes);
+        warnings = List.copyOf(warnings);
+    }
+
+    public Inventory(Path file, Cluster cluster, List<Node> nodes, Optional<Nfs> nfs) {
+        this(file, cluster, nodes, nfs, List.of());
     }
 
     public Node master() {

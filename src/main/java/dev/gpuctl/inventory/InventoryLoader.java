@@ -142,7 +142,7 @@ public final class InventoryLoader {
             .flatMap(s -> new StorageReader(ctx.problems).read(s, nodes));
         cluster.ifPresent(c -> checkPodCidrSize(c, nodes.size(), clusterReader, ctx.problems));
         if (cluster.isEmpty() || ctx.problems.any()) return Optional.empty();
-        return Optional.of(new Inventory(file, cluster.get(), nodes, nfs));
+        return Optional.of(new Inventory(file, cluster.get(), nodes, nfs, List.copyOf(ctx.warnings)));
     }
 
     /** kubeadm's controller manager gives each node a /24 of the pod network: it must have enough. */

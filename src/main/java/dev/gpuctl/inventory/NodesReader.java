@@ -28,10 +28,12 @@ final class NodesReader {
     private final Problems problems;
     private final SshReader ssh;
     private final SshConfig sshConfig;
+    private final java.util.Set<String> warnings;
 
     NodesReader(ReadContext ctx) {
         this.problems = ctx.problems;
         this.sshConfig = ctx.sshConfig;
+        this.warnings = ctx.warnings;
         this.ssh = new SshReader(ctx);
     }
 
@@ -94,6 +96,7 @@ final class NodesReader {
         String address = addressNode.map(ScalarNode::getValue).orElse("");
         // ~/.ssh/config, as ssh reads it for this address, where the inventory says nothing; HostName replaces the address
         SshConfig.Host configured = connection.equals("ssh") ? sshConfig.lookup(address) : SshConfig.Host.NONE;
+        if (connection.equals("ssh")) warnings.addAll(sshConfig.notes(address));
         configured.hostName().filter(h -> Names.canonicalAddress(h).isEmpty()).ifPresent(h -> problems.at(addressNode.orElseThrow(),
             n.child("address") + ": ~/.ssh/config gives HostName '" + h + "' for '" + address + "', which is not a valid address"
                 + " (expected an IP address or a host name)"));

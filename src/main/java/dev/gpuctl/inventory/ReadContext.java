@@ -33,18 +33,47 @@ final class ReadContext {
         this.sshConfig = this.home.map(h -> h.resolve(".ssh").resolve("config")).map(this::readSshConfig).orElse(SshConfig.EMPTY);
     }
 
-    /** ~/.ssh/config when it is there (its problems reported as FILE:LINE); none when it is not. */
+    /**
+     * ~/.ssh/config when it is there, with the files it includes (its problems reported as FILE:LINE); none when it is
+     * not.
+     */
     private SshConfig readSshConfig(Path file) {
-        if (!java.nio.file.Files.isRegularFile(file)) return SshConfig.EMPTY;
+        if (!Files.isRegularFile(file)) return SshConfig.EMPTY;
         try {
-            SshConfig c = SshConfig.parse(java.nio.file.Files.readString(file, java.nio.charset.StandardCharsets.UTF_8));
-            for (String p : c.problems()) problems.whole(file + ":" + p);
+            String text = Files.readString(file, java.nio.charset.StandardCharsets.UTF_8);
+            SshConfig c = SshConfig.parse(text, file, file.getParent(), DISK);
+            for (String p : c.problems()) problems.whole(p);
             return c;
         } catch (java.io.IOException | java.io.UncheckedIOException e) {
             problems.whole(file + ": cannot read it (" + e.getMessage() + "); fix or move it, or give every node's ssh settings in the inventory");
             return SshConfig.EMPTY;
         }
     }
+
+    /** Files an Include reads: regular files up to 1 MiB, as UTF-8; what cannot be read is not there (as ssh skips it). */
+    static final SshConfig.Files DISK = new SshConfig.Files() {
+        @Override
+        public java.util.List<String> list(Path dir) {
+            try (var s = Files.list(dir)) {
+                return s.map(p -> p.getFileName().toString()).toList();
+            } catch (java.io.IOException | RuntimeException e) {
+                return java.util.List.of();
+            }
+        }
+
+        @Override
+        public Optional<String> read(Path file) {
+            try {
+                if (!Files.isRegularFile(file) || Files.size(file) > 1 << 20) return Optional.empty();
+                return Optional.of(Files.readString(file, java.nio.charset.StandardCharsets.UTF_8));
+            } catch (java.io.IOException | RuntimeException e) {
+                return Optional.empty();
+            }
+        }
+    };
+
+    /** Things the user should know that do not stop the run (a ~/.ssh/config block gpuctl skipped), once each. */
+    final java.util.Set<String> warnings = new java.util.LinkedHashSet<>();
 
     /** A path as ~/.ssh/config writes it: '~/' is HOME, a relative path is relative to HOME (as ssh reads it). */
     Optional<Path> sshConfigPath(String text) {

@@ -1,21 +1,38 @@
 package dev.gpuctl.inventory;
 
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
  * The part of an OpenSSH client configuration ({@code ~/.ssh/config}, ssh_config(5)) that says how to reach a host:
- * HostName, User, Port, IdentityFile and ProxyJump, from {@code Host} blocks. As ssh does: a block applies when one
- * of its patterns matches the name ({@code *} and {@code ?} wildcards, {@code !} negates, names compared without
- * case), and for each keyword the first value found wins; lines before the first Host apply to every host.
- * {@code Match} blocks and {@code Include} are not read (what they would set is left to the inventory). Pure.
+ * HostName, User, Port, IdentityFile and ProxyJump. As ssh reads it:
+ * <ul>
+ * <li>{@code Host} blocks apply when one of their patterns matches the name ({@code *} and {@code ?} wildcards,
+ * {@code !} negates, names compared without case); lines before the first Host or Match apply to every host;</li>
+ * <li>{@code Match} blocks with the criteria {@code all}, {@code host} (the HostName obtained so far, else the name)
+ * and {@code originalhost} (the name), each negatable with {@code !}, all of them having to hold; a Match with any other
+ * criterion (exec, user, localnetwork, canonical, final, tagged…) is skipped, and {@link #notes} says so;</li>
+ * <li>{@code Include} reads files in place (glob wildcards, expanded in lexical order; a relative path is under
+ * ~/.ssh; at most {@value #MAX_DEPTH} deep, as OpenSSH's READCONF_MAX_DEPTH); inside a Host or Match block that
+ * does not apply, the files are not applied either, and their own Host and Match lines never change the state of
+ * the file that includes them;</li>
+ * <li>for each keyword the first value obtained wins.</li>
+ * </ul>
+ * Pure: files are read through a {@link Files} given by the caller.
  */
 public final class SshConfig {
+    /** OpenSSH's READCONF_MAX_DEPTH: how deep Include may nest. */
+    public static final int MAX_DEPTH = 16;
+
     /** What the configuration says for one host; empty where it says nothing. */
     public record Host(Optional<String> hostName, Optional<String> user, Optional<Integer> port,
                        Optional<String> identityFile, Optional<String> proxyJump) {
@@ -23,14 +40,33 @@ public final class SshConfig {
         public boolean isEmpty() { return equals(NONE); }
     }
 
-    private record Block(List<String> patterns, boolean matchBlock, Map<String, String> options, int line) {}
+    /** How an Include reads files: a folder's entry names, and a file's text (empty when it is not a readable file). */
+    public interface Files {
+        List<String> list(Path dir);
 
-    private final List<Block> blocks;
-    /** Problems found while reading, as "LINE: what" (a bad Port, say). */
+        Optional<String> read(Path file);
+
+        /** No files at all: Include finds nothing. */
+        Files NONE = new Files() {
+            @Override public List<String> list(Path dir) { return List.of(); }
+            @Override public Optional<String> read(Path file) { return Optional.empty(); }
+        };
+    }
+
+    private sealed interface Entry permits HostLine, MatchLine, Option, Include {}
+    private record HostLine(List<String> patterns) implements Entry {}
+    /** A Match line: its criteria, or why gpuctl does not read it (the block then never applies). */
+    private record MatchLine(List<Criterion> criteria, Optional<String> unsupported, String where) implements Entry {}
+    private record Criterion(String keyword, boolean negated, List<String> patterns) {}
+    private record Option(String key, String value) implements Entry {}
+    private record Include(List<List<Entry>> files) implements Entry {}
+
+    private final List<Entry> entries;
+    /** Problems found while reading, as "FILE:LINE: what" ("LINE: what" for text without a file). */
     private final List<String> problems;
 
-    private SshConfig(List<Block> blocks, List<String> problems) {
-        this.blocks = blocks;
+    private SshConfig(List<Entry> entries, List<String> problems) {
+        this.entries = entries;
         this.problems = problems;
     }
 
@@ -39,53 +75,261 @@ public final class SshConfig {
     public List<String> problems() { return problems; }
 
     static final List<String> KEYWORDS = List.of("hostname", "user", "port", "identityfile", "proxyjump");
+    static final List<String> MATCH_READ = List.of("all", "host", "originalhost");
+    static final List<String> MATCH_KNOWN = List.of("all", "canonical", "final", "exec", "localnetwork", "host",
+        "originalhost", "tagged", "user", "localuser", "command", "version", "sessiontype");
 
+    /** One file's text, with no Include read (there are no files). */
     public static SshConfig parse(String text) {
-        List<Block> blocks = new ArrayList<>();
-        List<String> problems = new ArrayList<>();
-        Block current = new Block(List.of("*"), false, new LinkedHashMap<>(), 0);
-        blocks.add(current);
-        int n = 0;
-        for (String raw : text.split("\n", -1)) {
-            n++;
-            String line = raw.strip();
-            if (line.isEmpty() || line.startsWith("#")) continue;
-            String[] kv = line.split("(\\s*=\\s*|\\s+)", 2);
-            String key = kv[0].toLowerCase(Locale.ROOT);
-            String value = kv.length > 1 ? unquote(kv[1].strip()) : "";
-            if (key.equals("host")) {
-                current = new Block(List.of(value.split("\\s+")), false, new LinkedHashMap<>(), n);
-                blocks.add(current);
-            } else if (key.equals("match")) {
-                current = new Block(List.of(), true, new LinkedHashMap<>(), n);
-                blocks.add(current);
-            } else if (KEYWORDS.contains(key) && !current.options().containsKey(key)) {
-                if (key.equals("port") && !value.matches("[0-9]{1,5}") || key.equals("port") && (Integer.parseInt(value) < 1 || Integer.parseInt(value) > 65535)) {
-                    problems.add(n + ": Port '" + value + "' is not a port number (expected 1 to 65535)");
-                    continue;
-                }
-                current.options().put(key, value);
-            }
-        }
-        return new SshConfig(blocks, problems);
+        return parse(text, null, null, Files.NONE);
     }
 
-    private static String unquote(String v) {
-        return v.length() >= 2 && v.startsWith("\"") && v.endsWith("\"") ? v.substring(1, v.length() - 1) : v;
+    /**
+     * A configuration file and what it includes.
+     *
+     * @param file   the file's path, named in problems (null: problems give the line only)
+     * @param sshDir where a relative Include path is (~/.ssh); '~/' in an Include is its parent
+     */
+    public static SshConfig parse(String text, Path file, Path sshDir, Files files) {
+        List<String> problems = new ArrayList<>();
+        List<Entry> entries = new Reader(file, sshDir, files, problems).read(text, file, 0);
+        return new SshConfig(entries, problems);
+    }
+
+    private record Reader(Path top, Path sshDir, Files files, List<String> problems) {
+        List<Entry> read(String text, Path file, int depth) {
+            List<Entry> out = new ArrayList<>();
+            int n = 0;
+            for (String raw : text.split("\n", -1)) {
+                n++;
+                String where = (file == null ? "" : file + ":") + n;
+                String line = raw.strip();
+                if (line.isEmpty() || line.startsWith("#")) continue;
+                String[] kv = line.split("(\\s*=\\s*|\\s+)", 2);
+                String key = kv[0].toLowerCase(Locale.ROOT);
+                List<String> args = kv.length > 1 ? words(kv[1]) : List.of();
+                String value = String.join(" ", args);
+                switch (key) {
+                    case "host" -> out.add(new HostLine(List.copyOf(args)));
+                    case "match" -> out.add(match(args, where));
+                    case "include" -> out.add(include(args, where, depth));
+                    default -> {
+                        if (!KEYWORDS.contains(key)) continue;
+                        if (key.equals("port") && !(value.matches("[0-9]{1,5}") && Integer.parseInt(value) >= 1
+                            && Integer.parseInt(value) <= 65535)) {
+                            problems.add(where + ": Port '" + value + "' is not a port number (expected 1 to 65535)");
+                            continue;
+                        }
+                        out.add(new Option(key, key.equals("identityfile") || key.equals("hostname") ? value
+                            : args.isEmpty() ? "" : args.get(0)));
+                    }
+                }
+            }
+            return out;
+        }
+
+        private MatchLine match(List<String> args, String where) {
+            List<Criterion> criteria = new ArrayList<>();
+            List<String> skipped = new ArrayList<>();
+            for (int i = 0; i < args.size(); i++) {
+                String word = args.get(i);
+                boolean negated = word.startsWith("!");
+                String keyword = (negated ? word.substring(1) : word).toLowerCase(Locale.ROOT);
+                if (keyword.equals("all") || keyword.equals("canonical") || keyword.equals("final")) {
+                    if (keyword.equals("all")) {
+                        boolean alone = i == args.size() - 1 && criteria.isEmpty()
+                            && skipped.stream().allMatch(s -> s.equals("canonical") || s.equals("final"));
+                        if (!alone) {
+                            problems.add(where + ": Match all cannot be combined with other criteria (ssh refuses"
+                                + " this file too; write 'Match all' alone)");
+                            return new MatchLine(List.of(), Optional.of("all with other criteria"), where);
+                        }
+                        criteria.add(new Criterion("all", negated, List.of()));
+                    } else {
+                        skipped.add(keyword);
+                    }
+                    continue;
+                }
+                if (!MATCH_KNOWN.contains(keyword)) {
+                    problems.add(where + ": Match criterion '" + word + "' is not one ssh knows (expected one of: "
+                        + String.join(", ", MATCH_KNOWN) + ")");
+                    return new MatchLine(List.of(), Optional.of(word), where);
+                }
+                if (i + 1 >= args.size()) {
+                    problems.add(where + ": Match " + word + " needs an argument (ssh refuses this file too)");
+                    return new MatchLine(List.of(), Optional.of(word), where);
+                }
+                String arg = args.get(++i);
+                if (MATCH_READ.contains(keyword)) {
+                    criteria.add(new Criterion(keyword, negated, List.of(arg.split(","))));
+                } else {
+                    skipped.add(word + " " + arg);
+                }
+            }
+            if (criteria.isEmpty() && skipped.isEmpty()) {
+                problems.add(where + ": Match needs criteria (e.g. 'Match host gpu*' or 'Match all'; ssh refuses this file too)");
+                return new MatchLine(List.of(), Optional.of(""), where);
+            }
+            return new MatchLine(List.copyOf(criteria), skipped.isEmpty() ? Optional.empty()
+                : Optional.of(String.join(" ", skipped)), where);
+        }
+
+        private Include include(List<String> args, String where, int depth) {
+            List<List<Entry>> included = new ArrayList<>();
+            if (args.isEmpty()) {
+                problems.add(where + ": Include needs a file name");
+                return new Include(included);
+            }
+            if (depth + 1 > MAX_DEPTH) {
+                problems.add(where + ": Include nested more than " + MAX_DEPTH + " deep (does a file include itself?);"
+                    + " ssh refuses this too");
+                return new Include(included);
+            }
+            for (String arg : args) {
+                Optional<Path> pattern = anchored(arg);
+                if (pattern.isEmpty()) {
+                    problems.add(where + ": Include '" + arg + "' is not a path gpuctl can read (expected ~/…, an"
+                        + " absolute path, or a path under ~/.ssh)");
+                    continue;
+                }
+                for (Path f : glob(pattern.get())) {
+                    Optional<String> text = files.read(f);
+                    text.ifPresent(t -> included.add(read(t, f, depth + 1)));
+                }
+            }
+            return new Include(included);
+        }
+
+        /** ssh_config(5): '~/' is HOME, a relative path is under ~/.ssh. */
+        private Optional<Path> anchored(String arg) {
+            try {
+                if (arg.startsWith("~/")) return sshDir == null ? Optional.empty() : Optional.of(sshDir.getParent().resolve(arg.substring(2)));
+                if (arg.startsWith("~")) return Optional.empty();
+                Path p = Path.of(arg);
+                if (p.isAbsolute()) return Optional.of(p);
+                return sshDir == null ? Optional.empty() : Optional.of(sshDir.resolve(p));
+            } catch (InvalidPathException e) {
+                return Optional.empty();
+            }
+        }
+
+        /** glob(3) over the path's components ('*', '?', '[...]'), matches in lexical order; a name without wildcards is kept as is. */
+        private List<Path> glob(Path pattern) {
+            List<Path> current = List.of(pattern.getRoot() == null ? Path.of("") : pattern.getRoot());
+            for (Path part : pattern) {
+                String name = part.toString();
+                List<Path> next = new ArrayList<>();
+                for (Path dir : current) {
+                    if (!hasWildcard(name)) {
+                        next.add(dir.resolve(name));
+                        continue;
+                    }
+                    Pattern re = globPattern(name, false);
+                    files.list(dir).stream().filter(e -> !(e.startsWith(".") && !name.startsWith(".")))
+                        .filter(e -> re.matcher(e).matches()).sorted().forEach(e -> next.add(dir.resolve(e)));
+                }
+                current = next;
+            }
+            return current;
+        }
+    }
+
+    static boolean hasWildcard(String s) {
+        return s.indexOf('*') >= 0 || s.indexOf('?') >= 0 || s.indexOf('[') >= 0;
+    }
+
+    /** A value's words: whitespace separated, double quotes group, '#' starting a word outside quotes starts a comment. */
+    static List<String> words(String line) {
+        List<String> out = new ArrayList<>();
+        StringBuilder cur = new StringBuilder();
+        boolean quoted = false;
+        boolean inWord = false;
+        for (int i = 0; i < line.length(); i++) {
+            char c = line.charAt(i);
+            if (quoted) {
+                if (c == '"') quoted = false;
+                else cur.append(c);
+                continue;
+            }
+            if (c == '"') {
+                quoted = true;
+                inWord = true;
+            } else if (c == '#' && !inWord) {
+                break;
+            } else if (Character.isWhitespace(c)) {
+                if (inWord) out.add(cur.toString());
+                cur.setLength(0);
+                inWord = false;
+            } else {
+                cur.append(c);
+                inWord = true;
+            }
+        }
+        if (inWord) out.add(cur.toString());
+        return out;
+    }
+
+    /** What the walk for one name found: the first value of each keyword, and the Match blocks it had to skip. */
+    private record Found(Map<String, String> values, Set<String> notes) {}
+
+    private Found walk(String name) {
+        Found found = new Found(new LinkedHashMap<>(), new LinkedHashSet<>());
+        walk(entries, name, found);
+        return found;
+    }
+
+    private static void walk(List<Entry> entries, String name, Found found) {
+        boolean active = true;
+        for (Entry e : entries) {
+            if (e instanceof HostLine h) {
+                active = matches(h.patterns(), name);
+            } else if (e instanceof MatchLine m) {
+                active = applies(m, name, found);
+            } else if (e instanceof Option o) {
+                if (active) found.values().putIfAbsent(o.key(), o.value());
+            } else if (e instanceof Include inc && active) {
+                // the included files start in this block's state; their Host and Match lines end with them
+                inc.files().forEach(f -> walk(f, name, found));
+            }
+        }
+    }
+
+    private static boolean applies(MatchLine m, String name, Found found) {
+        if (m.unsupported().isPresent()) {
+            if (!m.unsupported().get().isEmpty() && m.criteria().stream().allMatch(c -> holds(c, name, found))) {
+                found.notes().add(m.where() + ": Match " + m.unsupported().get() + " is not read by gpuctl: the block"
+                    + " is skipped (give what it sets in the inventory's ssh: settings)");
+            }
+            return false;
+        }
+        return m.criteria().stream().allMatch(c -> holds(c, name, found));
+    }
+
+    private static boolean holds(Criterion c, String name, Found found) {
+        boolean result = switch (c.keyword()) {
+            case "all" -> true;
+            case "host" -> matchesList(c.patterns(), hostName(found, name).orElse(name));
+            default -> matchesList(c.patterns(), name);
+        };
+        return c.negated() != result;
+    }
+
+    private static Optional<String> hostName(Found found, String name) {
+        return Optional.ofNullable(found.values().get("hostname")).map(h -> h.replace("%h", name).replace("%%", "%"));
     }
 
     /** What applies to {@code name} (the inventory's address), first value of each keyword winning. */
     public Host lookup(String name) {
-        Map<String, String> found = new LinkedHashMap<>();
-        for (Block b : blocks) {
-            if (b.matchBlock() || !matches(b.patterns(), name)) continue;
-            b.options().forEach(found::putIfAbsent);
-        }
-        String hostName = found.get("hostname");
-        return new Host(Optional.ofNullable(hostName).map(h -> h.replace("%h", name).replace("%%", "%")),
-            Optional.ofNullable(found.get("user")), Optional.ofNullable(found.get("port")).map(Integer::parseInt),
-            Optional.ofNullable(found.get("identityfile")),
+        Found f = walk(name);
+        Map<String, String> found = f.values();
+        return new Host(hostName(f, name), Optional.ofNullable(found.get("user")),
+            Optional.ofNullable(found.get("port")).map(Integer::parseInt), Optional.ofNullable(found.get("identityfile")),
             Optional.ofNullable(found.get("proxyjump")).filter(j -> !j.equalsIgnoreCase("none")));
+    }
+
+    /** The Match blocks that would have been read for {@code name} but were skipped, as "FILE:LINE: what". */
+    public List<String> notes(String name) {
+        return List.copyOf(walk(name).notes());
     }
 
     /** ssh_config's pattern list: a negated pattern that matches excludes the host, else any positive match. */
@@ -94,7 +338,7 @@ public final class SshConfig {
         for (String p : patterns) {
             boolean negated = p.startsWith("!");
             String glob = negated ? p.substring(1) : p;
-            if (glob(glob).matcher(name.toLowerCase(Locale.ROOT)).matches()) {
+            if (globPattern(glob, true).matcher(name.toLowerCase(Locale.ROOT)).matches()) {
                 if (negated) return false;
                 any = true;
             }
@@ -102,12 +346,30 @@ public final class SshConfig {
         return any;
     }
 
-    private static Pattern glob(String glob) {
+    /** A Match pattern list: comma-separated, with the same negation as Host's. */
+    private static boolean matchesList(List<String> patterns, String name) {
+        return matches(patterns.stream().map(String::strip).filter(p -> !p.isEmpty()).toList(), name);
+    }
+
+    private static Pattern globPattern(String glob, boolean hostPattern) {
         StringBuilder re = new StringBuilder();
-        for (char c : glob.toLowerCase(Locale.ROOT).toCharArray()) {
+        String g = hostPattern ? glob.toLowerCase(Locale.ROOT) : glob;
+        for (int i = 0; i < g.length(); i++) {
+            char c = g.charAt(i);
             switch (c) {
                 case '*' -> re.append(".*");
                 case '?' -> re.append('.');
+                case '[' -> {
+                    int close = g.indexOf(']', i + 2);
+                    if (hostPattern || close < 0) {
+                        re.append(Pattern.quote("["));
+                    } else {
+                        String set = g.substring(i + 1, close);
+                        if (set.startsWith("!")) set = "^" + set.substring(1);
+                        re.append('[').append(set.replace("\\", "\\\\").replace("[", "\\[")).append(']');
+                        i = close;
+                    }
+                }
                 default -> re.append(Pattern.quote(String.valueOf(c)));
             }
         }

@@ -19,15 +19,16 @@ final class SshReader {
 
     /** What one `ssh:` block sets; empty where it sets nothing. */
     record Partial(Optional<String> user, Optional<Integer> port, Optional<Path> identityFile,
-                   Optional<Path> knownHosts, Optional<BastionPartial> bastion, Optional<String> hostKey) {
+                   Optional<Path> knownHosts, Optional<BastionPartial> bastion, Optional<String> hostKey,
+                   boolean keyFromSshConfig) {
         static final Partial NONE = new Partial(Optional.empty(), Optional.empty(), Optional.empty(),
-            Optional.empty(), Optional.empty(), Optional.empty());
+            Optional.empty(), Optional.empty(), Optional.empty(), false);
 
         /** This block's settings, and the defaults' where this one sets nothing. */
         Partial over(Partial defaults) {
             return new Partial(user.or(defaults::user), port.or(defaults::port),
                 identityFile.or(defaults::identityFile), knownHosts.or(defaults::knownHosts),
-                bastion.or(defaults::bastion), hostKey);
+                bastion.or(defaults::bastion), hostKey, false);
         }
     }
 
@@ -40,8 +41,10 @@ final class SshReader {
             SshConfig.Host jh = ctx.sshConfig.lookup(j.host());
             return new BastionPartial(jh.hostName().orElse(j.host()), j.user().or(jh::user), j.port().or(jh::port));
         });
+        Optional<Path> configKey = h.identityFile().flatMap(ctx::sshConfigPath);
         return new Partial(p.user().or(h::user), p.port().or(h::port),
-            p.identityFile().or(() -> h.identityFile().flatMap(ctx::sshConfigPath)), p.knownHosts(), jump, p.hostKey());
+            p.identityFile().or(() -> configKey), p.knownHosts(), jump, p.hostKey(),
+            p.identityFile().isEmpty() && configKey.isPresent());
     }
 
     /** A bastion as written: its user and port default to the node's user and 22. */
@@ -61,7 +64,7 @@ final class SshReader {
         s.scalar("hostKey").filter(n -> !Names.isHostKeyFingerprint(n.getValue())).ifPresent(n ->
             ctx.problems.at(n, s.child("hostKey") + ": '" + n.getValue() + "' is not a SHA-256 host key fingerprint"
                 + " (expected \"SHA256:\" and 43 base64 characters, as `ssh-keygen -lf` prints it)"));
-        return new Partial(user, port, identityFile, knownHosts, bastion, hostKey);
+        return new Partial(user, port, identityFile, knownHosts, bastion, hostKey, false);
     }
 
     private Optional<BastionPartial> bastion(Section b) {
@@ -96,6 +99,7 @@ final class SshReader {
             partial.identityFile().orElseGet(() -> ctx.underHome(".ssh/id_ed25519", "ssh.identityFile")),
             partial.knownHosts().orElseGet(() -> ctx.underHome(".ssh/known_hosts", "ssh.knownHosts")),
             partial.bastion().map(b -> new Bastion(b.address(), b.user().orElse(user), b.port().orElse(22))),
-            partial.hostKey());
+            partial.hostKey(), partial.identityFile().isEmpty() ? SshSettings.KeyOrigin.DEFAULT
+                : partial.keyFromSshConfig() ? SshSettings.KeyOrigin.SSH_CONFIG : SshSettings.KeyOrigin.INVENTORY);
     }
 }

@@ -2,6 +2,7 @@ package dev.gpuctl.remote;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 
 /**
  * A host could not be reached or talked to. The message is for a person: it names the host and says what
@@ -84,6 +85,21 @@ public final class RemoteException extends RuntimeException {
         return new RemoteException(Kind.AUTH_FAILED, host, host + ": user " + user + " was not let in with the key "
             + identityFile + " (" + reason + "). Add its public key to ~" + user + "/.ssh/authorized_keys on the host,"
             + " or set ssh.user / ssh.identityFile in the inventory.", cause);
+    }
+
+    static RemoteException authFailedWithAll(String host, String user, List<String> tried, String reason, Throwable cause) {
+        return new RemoteException(Kind.AUTH_FAILED, host, host + ": user " + user + " was not let in with "
+            + (tried.size() == 1 ? "the key " + tried.get(0) : "any of the keys " + String.join(", ", tried)) + " ("
+            + reason + "). Add one's public key to ~" + user + "/.ssh/authorized_keys on the host, or set ssh.user /"
+            + " ssh.identityFile in the inventory.", cause);
+    }
+
+    static RemoteException noKey(String host, String agentState, String sshDir) {
+        String dir = sshDir.isEmpty() ? "~/.ssh" : sshDir;
+        return new RemoteException(Kind.AUTH_FAILED, host, host + ": no key to log in with: the inventory sets no"
+            + " ssh.identityFile, ~/.ssh/config gives no IdentityFile for it, " + agentState + ", and there is no "
+            + dir + "/id_ed25519, id_ecdsa or id_rsa. Set ssh.identityFile in the inventory, or start ssh-agent and"
+            + " ssh-add your key.");
     }
 
     static RemoteException keyUnusable(String host, Path identityFile, String reason, Throwable cause) {

@@ -7,14 +7,14 @@ public final class Remotes {
     private Remotes() {}
 
     /**
-     * Reads every identity file these nodes log in with, once each, before anything connects: a missing,
-     * unreadable or unusable key is the admin's input to fix, not a host's failure.
+     * Reads every identity file these nodes log in with, once each, and lists the ssh-agent's keys, before anything
+     * connects: a missing, unreadable or unusable key (or none at all) is the admin's input to fix, not a host's failure.
      *
      * @throws RemoteException AUTH_FAILED naming the file and what is wrong with it
      */
     public static void checkIdentityFiles(java.util.Collection<Node> nodes, SshOptions opts) {
         for (Node n : nodes) {
-            if (!n.isLocal()) opts.keys().load(n.name(), n.ssh().identityFile(), opts.passphrase());
+            if (!n.isLocal()) opts.keys().logins(n.name(), n.ssh(), opts.passphrase(), opts.agentSocket());
         }
     }
 

@@ -1,8 +1,10 @@
 package dev.gpuctl.remote;
 
 import java.io.Console;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import net.schmizz.sshj.userauth.password.PasswordFinder;
 import net.schmizz.sshj.userauth.password.Resource;
 
@@ -15,11 +17,14 @@ import net.schmizz.sshj.userauth.password.Resource;
  * @param passphrase         asks for an identity file's passphrase; null: never ask (an encrypted key then fails
  *                           with AUTH_FAILED)
  * @param keys               the run's decrypted identities (a new, empty store with the four-argument constructor)
+ * @param agentSocket        the ssh-agent's socket (SSH_AUTH_SOCK); empty: no agent (the shorter constructors read
+ *                           SSH_AUTH_SOCK from the environment)
  */
 public record SshOptions(Duration connectTimeout, Duration keepAlive, boolean acceptNewHostKeys,
-                         PasswordFinder passphrase, SshKeys keys) {
+                         PasswordFinder passphrase, SshKeys keys, Optional<Path> agentSocket) {
     public SshOptions {
         Objects.requireNonNull(keys, "keys");
+        Objects.requireNonNull(agentSocket, "agentSocket");
         Objects.requireNonNull(connectTimeout, "connectTimeout");
         Objects.requireNonNull(keepAlive, "keepAlive");
         if (connectTimeout.isNegative() || connectTimeout.isZero()) throw new IllegalArgumentException("connectTimeout must be > 0");
@@ -27,7 +32,28 @@ public record SshOptions(Duration connectTimeout, Duration keepAlive, boolean ac
     }
 
     public SshOptions(Duration connectTimeout, Duration keepAlive, boolean acceptNewHostKeys, PasswordFinder passphrase) {
-        this(connectTimeout, keepAlive, acceptNewHostKeys, passphrase, new SshKeys());
+        this(connectTimeout, keepAlive, acceptNewHostKeys, passphrase, new SshKeys(), agentFromEnvironment());
+    }
+
+    public SshOptions(Duration connectTimeout, Duration keepAlive, boolean acceptNewHostKeys, PasswordFinder passphrase,
+                      SshKeys keys) {
+        this(connectTimeout, keepAlive, acceptNewHostKeys, passphrase, keys, agentFromEnvironment());
+    }
+
+    /** These options with another ssh-agent socket (or none). */
+    public SshOptions withAgent(Optional<Path> socket) {
+        return new SshOptions(connectTimeout, keepAlive, acceptNewHostKeys, passphrase, keys, socket);
+    }
+
+    /** SSH_AUTH_SOCK, as ssh(1) reads it; empty when unset or blank. */
+    public static Optional<Path> agentFromEnvironment() {
+        String sock = System.getenv("SSH_AUTH_SOCK");
+        if (sock == null || sock.isBlank()) return Optional.empty();
+        try {
+            return Optional.of(Path.of(sock));
+        } catch (java.nio.file.InvalidPathException e) {
+            return Optional.empty();
+        }
     }
 
     /** 10 s connect timeout, 15 s keepalive, passphrases asked on the terminal when there is one. */

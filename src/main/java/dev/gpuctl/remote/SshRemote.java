@@ -11,7 +11,6 @@ import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyPair;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.EnumSet;
@@ -28,7 +27,6 @@ import net.schmizz.sshj.sftp.RemoteFile;
 import net.schmizz.sshj.sftp.SFTPClient;
 import net.schmizz.sshj.transport.TransportException;
 import net.schmizz.sshj.userauth.UserAuthException;
-import net.schmizz.sshj.userauth.keyprovider.KeyProvider;
 
 /**
  * A host over SSH (sshj): one connection for the whole run, one session channel per command.
@@ -71,7 +69,7 @@ public final class SshRemote implements Remote {
      */
     public static SshRemote connect(Node node, SshOptions opts) {
         SshSettings ssh = node.ssh();
-        KeyPair keys = opts.keys().load(node.name(), ssh.identityFile(), opts.passphrase());
+        java.util.List<SshKeys.Login> keys = opts.keys().logins(node.name(), ssh, opts.passphrase(), opts.agentSocket());
         SSHClient bastion = null;
         SSHClient client = null;
         try {
@@ -83,14 +81,14 @@ public final class SshRemote implements Remote {
                 bastion.addHostKeyVerifier(check);
                 String label = node.name() + " (bastion " + b.address() + ")";
                 handshake(label, b.address(), b.port(), check, bastion, null);
-                login(label, b.user(), ssh.identityFile(), bastion, keys);
+                login(label, b.user(), bastion, keys);
             }
             client = newClient(opts);
             HostKeyCheck check = new HostKeyCheck(node.name(), node.address(), ssh.port(), ssh.knownHosts(),
                 ssh.hostKey(), opts.acceptNewHostKeys());
             client.addHostKeyVerifier(check);
             handshake(node.name(), node.address(), ssh.port(), check, client, bastion);
-            login(node.name(), ssh.user(), ssh.identityFile(), client, keys);
+            login(node.name(), ssh.user(), client, keys);
             SshRemote remote = new SshRemote(node, client, bastion);
             if (!ssh.isRoot()) remote.checkSudo(opts.connectTimeout().plusSeconds(20));
             return remote;
@@ -138,15 +136,37 @@ public final class SshRemote implements Remote {
         return RemoteException.reason(e) + hop;
     }
 
-    private static void login(String label, String user, Path identityFile, SSHClient c, KeyPair keys) {
-        try {
-            KeyProvider kp = c.loadKeys(keys);
-            c.authPublickey(user, kp);
-        } catch (UserAuthException e) {
-            throw RemoteException.authFailed(label, user, identityFile, RemoteException.reason(e), e);
-        } catch (TransportException e) {
-            throw RemoteException.connectionLost(label, "(login as " + user + ")", e);
+    /**
+     * Offers the keys in order until one is let in. A default key file that cannot be read (say, encrypted with no
+     * terminal) is passed over when another key was offered before it; the failure names every key offered.
+     */
+    private static void login(String label, String user, SSHClient c, java.util.List<SshKeys.Login> keys) {
+        java.util.List<String> tried = new java.util.ArrayList<>();
+        UserAuthException last = null;
+        for (SshKeys.Login key : keys) {
+            net.schmizz.sshj.userauth.method.AuthMethod method;
+            try {
+                method = key.method(c);
+            } catch (RemoteException e) {
+                if (tried.isEmpty()) throw e;
+                continue;
+            }
+            tried.add(key.source());
+            try {
+                c.auth(user, method);
+                return;
+            } catch (UserAuthException e) {
+                last = e;
+            } catch (TransportException e) {
+                throw RemoteException.connectionLost(label, "(login as " + user + ")", e);
+            }
+            if (!c.isConnected()) break;
         }
+        if (tried.size() == 1 && keys.get(0).file().isPresent()) {
+            throw RemoteException.authFailed(label, user, Path.of(tried.get(0)), RemoteException.reason(last), last);
+        }
+        throw RemoteException.authFailedWithAll(label, user, tried, last == null ? "no key could be offered"
+            : RemoteException.reason(last), last);
     }
 
     private void checkSudo(Duration timeout) {

@@ -346,6 +346,76 @@ class SshRemoteE2E {
 
     // ---- login ----
 
+    /**
+     * A node whose key nobody names, for a HOME with no key files: only an ssh-agent can log it in. The user is the
+     * throwaway sudoer (whose shell reads no rc file), so a login is proven by `id -u` through sudo.
+     */
+    Node agentOnly(Path home) throws IOException {
+        assumeTrue(usersMade, "needs the throwaway sudo user");
+        return new Node("e2e", "127.0.0.1", Role.WORKER, false, Map.of(), new SshSettings(USER_SUDO, port,
+            home.resolve(".ssh/id_ed25519"), knownHosts(), Optional.empty(), Optional.empty(), SshSettings.KeyOrigin.DEFAULT), "ssh");
+    }
+
+    @Test
+    void logsInWithTheAgentsKeyWhenNoKeyFileIsThere() throws Exception {
+        Path home = Files.createTempDirectory(dir, "home");
+        Node n = agentOnly(home);
+        try (TestAgent agent = TestAgent.start(Files.createTempDirectory(dir, "agent"))) {
+            agent.add(strangerKey("wrong-in-agent"));
+            agent.add(id);
+            SshOptions o = opts(false).withAgent(Optional.of(agent.socket));
+            Remotes.checkIdentityFiles(List.of(n), o);
+            Remote r = Remotes.open(n, o);
+            open.add(r);
+            assertEquals("0\n", r.exec("id -u", T).stdout(), "logged in (and sudo) with the agent's second key");
+
+            RemoteException none = assertThrows(RemoteException.class,
+                () -> Remotes.checkIdentityFiles(List.of(n), opts(false).withAgent(Optional.empty())));
+            assertTrue(none.getMessage().contains("no key to log in with"), none.getMessage());
+        }
+    }
+
+    @Test
+    void anRsaKeyInTheAgentIsSignedWithSha2() throws Exception {
+        Path rsa = dir.resolve("agent_rsa");
+        assertEquals(0, run("ssh-keygen", "-q", "-t", "rsa", "-b", "3072", "-N", "", "-C", "agent-rsa", "-f", rsa.toString()));
+        Files.writeString(keysDir.resolve("authorized_keys"), Files.readString(dir.resolve("agent_rsa.pub")),
+            java.nio.file.StandardOpenOption.APPEND);
+        try (TestAgent agent = TestAgent.start(Files.createTempDirectory(dir, "agent"))) {
+            agent.add(rsa);
+            Files.delete(rsa);
+            Remote r = Remotes.open(agentOnly(Files.createTempDirectory(dir, "home")), opts(false).withAgent(Optional.of(agent.socket)));
+            open.add(r);
+            assertEquals("0\n", r.exec("id -u", T).stdout());
+        }
+        String log = Files.readString(dir.resolve("sshd.log"));
+        assertTrue(log.contains("Accepted publickey for " + USER_SUDO) && log.contains("RSA SHA256:"), "sshd let the RSA key in");
+    }
+
+    @Test
+    void agentKeysNobodyAuthorisedAreAllNamedInTheFailure() throws Exception {
+        try (TestAgent agent = TestAgent.start(Files.createTempDirectory(dir, "agent"))) {
+            agent.add(strangerKey("stranger-1"));
+            agent.add(strangerKey("stranger-2"));
+            RemoteException e = refusedWith(agentOnly(Files.createTempDirectory(dir, "home")),
+                opts(false).withAgent(Optional.of(agent.socket)));
+            assertEquals(Kind.AUTH_FAILED, e.kind(), e.getMessage());
+            assertTrue(e.getMessage().contains("any of the keys agent (ssh-ed25519 key 'stranger-1'), agent (ssh-ed25519 key 'stranger-2')"),
+                e.getMessage());
+        }
+    }
+
+    /** A fresh ed25519 key nobody authorised, commented {@code name}. */
+    static Path strangerKey(String name) throws Exception {
+        Path f = dir.resolve(name);
+        if (!Files.exists(f)) assertEquals(0, run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", f.toString()));
+        return f;
+    }
+
+    static RemoteException refusedWith(Node n, SshOptions o) {
+        return assertThrows(RemoteException.class, () -> SshRemote.connect(n, o).close());
+    }
+
     @Test
     void wrongIdentityIsAuthFailed() throws Exception {
         RemoteException e = refused(node("root", wrongId, knownHosts(), Optional.empty(), port, Optional.empty()), false);
