@@ -154,6 +154,11 @@ public final class Runner {
         run.abort();
     }
 
+    /** What the run learned under {@code key} (a probe's or a capture's fact), once it has run. */
+    public Optional<String> learned(String key) {
+        return facts.get(key);
+    }
+
     List<Node> selected() {
         return inv.nodes().stream().filter(n -> options.hosts().isEmpty() || options.hosts().contains(n.name())).toList();
     }
