@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
  *  └──▶ inventory, workload        (workload reads the cluster through a Remote)
  * everything may use hostconf (pure parsers) and net (CIDR math); inventory is pure records
  * </pre>
+ * and the engine is one: its pool and its run directory are HostRun's alone.
  * A rule here is the design, not a description of today's code: a failure is a dependency to move.
  */
 class LayeringTest {
@@ -70,6 +71,18 @@ class LayeringTest {
         noClasses().that().resideOutsideOfPackage("dev.gpuctl.remote..")
             .should().dependOnClassesThat().resideInAnyPackage("net.schmizz..", "com.hierynomus..")
             .because("steps know no sshj; Remote is the one door to a host")
+            .check(classes);
+    }
+
+    @Test void oneEngineOwnsThePoolTheThreadsAndTheLogNaming() {
+        noClasses().that().resideInAnyPackage("dev.gpuctl.cli..", "dev.gpuctl.engine..", "dev.gpuctl.steps..")
+            .and().doNotHaveFullyQualifiedName("dev.gpuctl.engine.HostRun")
+            .should().dependOnClassesThat().belongToAnyOf(java.util.concurrent.Executors.class, java.util.concurrent.ExecutorService.class)
+            .because("bootstrap, dry-run, verify and every day-2 command run on the one engine: its pool is HostRun's")
+            .check(classes);
+        noClasses().that().doNotHaveFullyQualifiedName("dev.gpuctl.engine.HostRun")
+            .should().callMethod(dev.gpuctl.engine.StateDir.class, "newRunDir", java.nio.file.Path.class, String.class)
+            .because("a run's log directory and its per-host logs are named in one place, HostRun")
             .check(classes);
     }
 

@@ -1,15 +1,12 @@
 package dev.gpuctl.cli;
 
-import dev.gpuctl.engine.MasterLock;
 import dev.gpuctl.engine.Runner;
-import dev.gpuctl.engine.StepFailure;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.net.CidrCheck;
 import dev.gpuctl.remote.Remotes;
 import dev.gpuctl.remote.SshOptions;
 import java.io.PrintWriter;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -70,33 +67,14 @@ final class BootstrapCommand implements Callable<Integer> {
         SshOptions ssh = SshOptions.defaults(acceptNew);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes(), ssh);
         Runner runner = new Runner(inv, node -> Remotes.open(node, ssh), err,
-            new Runner.Options(dryRun, concurrency, new LinkedHashSet<>(hosts), commandTimeout, waitTimeout));
-        runner.lockingMaster(MasterLock.holder(System.getProperty("user.name"), localHostName(), ProcessHandle.current().pid(), Instant.now()));
+            new Runner.Options(dryRun, concurrency, new LinkedHashSet<>(hosts), commandTimeout, waitTimeout))
+            .lockingMaster(PhaseRuns.lockHolder());
         Set<String> ids = new LinkedHashSet<>(only);
-        Runner.Result result;
-        try (Interrupts ignored = Interrupts.during(new Interrupts.Stoppable() {
-                @Override public void requestStop() { runner.requestStop(); }
-                @Override public void abort() { runner.abort(); }
-            }, Duration.ofSeconds(INTERRUPT_GRACE_SECONDS), err)) {
-            result = runner.run(ids);
-        }
-        if (result.wasInterrupted()) {
-            StringBuilder sb = new StringBuilder("interrupted; where each host stopped:\n");
-            result.interrupted().forEach(w -> sb.append("  ").append(w).append('\n'));
-            for (StepFailure f : result.failures()) sb.append(f.describe());
-            sb.append("Every step that finished is in place. Run the same command again to resume.\nLogs: ").append(result.logDir());
-            throw new GpuctlException(ExitCode.INTERRUPTED, sb.toString());
-        }
-        if (result.preflightRefused()) {
-            throw new GpuctlException(ExitCode.PREFLIGHT_REFUSED, "preflight refused; nothing was changed on any host:\n"
-                + String.join("\n", result.preflightProblems()) + "\nLogs: " + result.logDir());
-        }
-        if (!result.failures().isEmpty()) {
-            StringBuilder sb = new StringBuilder("bootstrap stopped after a failure:\n");
-            for (StepFailure f : result.failures()) sb.append(f.describe());
-            sb.append("Fix the cause and run bootstrap again: it resumes where it stopped.");
-            throw new GpuctlException(ExitCode.STEP_FAILED, sb.toString());
-        }
+        PhaseRuns.judged(PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> runner.run(ids)),
+            new PhaseRuns.Outcomes(r -> PhaseRuns.whereEachHostStopped(r,
+                    "Every step that finished is in place. Run the same command again to resume.\nLogs: " + r.logDir()),
+                "preflight refused; nothing was changed on any host:", "bootstrap stopped after a failure:",
+                "Fix the cause and run bootstrap again: it resumes where it stopped."));
         spec.commandLine().getOut().println(dryRun ? "dry run complete: nothing was changed" : "bootstrap complete");
         return ExitCode.OK.code();
     }

@@ -1,10 +1,9 @@
 package dev.gpuctl.cli;
 
 import dev.gpuctl.engine.Runner;
-import dev.gpuctl.engine.Verifier;
+import dev.gpuctl.engine.VerifyReport;
 import dev.gpuctl.engine.VerifyText;
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.remote.Remotes;
 import dev.gpuctl.remote.SshOptions;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -31,8 +30,7 @@ final class CertsCommand implements Runnable {
 
     /** verify's certificate checks alone, on every host; exit as verify's. */
     static int check(Inventory inv, SshOptions ssh, CommandSpec spec) {
-        Verifier.Report report = new Verifier(inv, n -> Remotes.open(n, ssh), Duration.ofMinutes(2), spec.commandLine().getErr(), Duration.ZERO)
-            .verifyCertificates(inv.nodes(), 16);
+        VerifyReport report = VerifyCommand.run(inv, ssh, Set.of(), Duration.ZERO, spec, Runner::verifyCertificates);
         PrintWriter out = spec.commandLine().getOut();
         out.print(VerifyText.render(report));
         out.flush();

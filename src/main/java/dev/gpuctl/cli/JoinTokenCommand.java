@@ -1,21 +1,23 @@
 package dev.gpuctl.cli;
 
 import dev.gpuctl.engine.JoinTokens;
+import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.StateDir;
-import dev.gpuctl.hostconf.Kubeadm;
+import dev.gpuctl.engine.VerifyReport;
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
-import dev.gpuctl.remote.Remotes;
 import dev.gpuctl.remote.SshOptions;
 import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.time.Instant;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -38,45 +40,55 @@ final class JoinTokenCommand implements Callable<Integer> {
 
     @Override public Integer call() throws IOException {
         Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
-        Duration lifetime = ttl;
         Path cache = JoinTokens.cacheFile(inv);
-        String criSocket = inv.cluster().runtime().criSocket();
         SshOptions ssh = SshOptions.defaults(acceptNew);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), List.of(inv.master()), ssh);
         if (!refresh && !Files.exists(cache)) {
             throw new GpuctlException(ExitCode.USAGE, "no cached join command (" + cache + "); create one: gpuctl join-token --refresh "
                 + inventory.resolve(parent.env));
         }
-        try (Remote master = Inventories.openCluster(inv, ssh, inventory.resolve(parent.env))) {
-            if (refresh) {
-                ExecResult r = master.exec(JoinTokens.createCommand(lifetime), Duration.ofMinutes(2));
-                if (!r.ok()) {
-                    throw new GpuctlException(ExitCode.STEP_FAILED, inv.master().name() + ": kubeadm token create failed (exit "
-                        + r.exit() + "):\n  " + Kubeadm.redactTokens(r.tail(5)).replace("\n", "\n  ")
-                        + "\nIs the cluster initialised? Run gpuctl bootstrap first.");
-                }
-                String command = JoinTokens.joinCommand(Kubeadm.parseJoinCommand(r.stdout()), criSocket);
-                StateDir.writePrivate(cache, (command + "\n").getBytes(StandardCharsets.UTF_8));
-                print(command);
-                return ExitCode.OK.code();
-            }
-            String cached = Files.readString(cache, StandardCharsets.UTF_8).strip();
-            ExecResult list = master.exec("kubeadm token list -o json", Duration.ofMinutes(1));
-            if (!list.ok()) {
-                throw new GpuctlException(ExitCode.STEP_FAILED, inv.master().name() + ": kubeadm token list failed (exit "
-                    + list.exit() + "): " + Kubeadm.redactTokens(list.tail(3)));
-            }
-            var reason = JoinTokens.invalidReason(cached, list.stdout(), Instant.now());
-            if (reason.isPresent()) {
-                throw new GpuctlException(ExitCode.STEP_FAILED, "the cached join command is no longer valid: " + reason.get()
-                    + "\nCreate a new one: gpuctl join-token --refresh");
-            }
-            print(cached);
-            return ExitCode.OK.code();
+        String cached = refresh ? "" : Files.readString(cache, StandardCharsets.UTF_8).strip();
+        Remote master;
+        try {
+            master = Inventories.openCluster(inv, ssh, inventory.resolve(parent.env));
         } catch (RemoteException e) {
             throw new GpuctlException(ExitCode.STEP_FAILED, e.getMessage(), e);
         }
+        // the master's connection is the run's: its commands go to the master's log in .gpuctl/logs like any run's
+        Set<String> onMaster = Set.of(inv.master().name());
+        Runner runner = new Runner(inv, n -> master, new PrintWriter(Writer.nullWriter()), refresh
+            ? new Runner.Options(false, 1, onMaster, TIMEOUT)
+            : Runner.Options.verify(1, onMaster, TIMEOUT, Duration.ZERO));
+        PrintWriter err = spec.commandLine().getErr();
+        if (refresh) {
+            JoinTokens.Refreshed made = PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> JoinTokens.refresh(runner, inv, ttl));
+            if (made.result().wasInterrupted()) throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted; run it again.\nLogs: " + made.result().logDir());
+            if (made.command().isEmpty()) {
+                StringBuilder sb = new StringBuilder("no new join token:\n");
+                made.result().failures().forEach(f -> sb.append(f.describe()));
+                throw new GpuctlException(ExitCode.STEP_FAILED, sb + "Is the cluster initialised? Run gpuctl bootstrap first.");
+            }
+            StateDir.writePrivate(cache, (made.command().get() + "\n").getBytes(StandardCharsets.UTF_8));
+            print(made.command().get());
+            return ExitCode.OK.code();
+        }
+        Runner.Result checked = PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> JoinTokens.check(runner, cached, Instant.now()));
+        if (checked.wasInterrupted()) throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted; run it again.\nLogs: " + checked.logDir());
+        for (VerifyReport.HostReport h : checked.report().hosts()) {
+            if (!h.reachable()) throw new GpuctlException(ExitCode.STEP_FAILED, h.error() + "\nLog: " + checked.logDir().resolve(h.name() + ".log"));
+            for (VerifyReport.Check c : h.checks()) {
+                if (!c.ok()) {
+                    throw new GpuctlException(ExitCode.STEP_FAILED, "the cached join command is no longer valid: " + c.problem()
+                        + "\nCreate a new one: gpuctl join-token --refresh");
+                }
+            }
+        }
+        print(cached);
+        return ExitCode.OK.code();
     }
+
+    /** Longest a command on the master may run. */
+    private static final Duration TIMEOUT = Duration.ofMinutes(2);
 
     private void print(String command) {
         spec.commandLine().getOut().println(command);

@@ -2,7 +2,8 @@ package dev.gpuctl.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import dev.gpuctl.engine.Verifier;
+import dev.gpuctl.engine.Runner;
+import dev.gpuctl.engine.VerifyReport;
 import dev.gpuctl.engine.VerifyText;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
@@ -11,9 +12,12 @@ import dev.gpuctl.remote.SshOptions;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -32,7 +36,7 @@ final class VerifyCommand implements Callable<Integer> {
     @Option(names = "--wait-timeout", paramLabel = "DURATION", converter = Converters.WaitValue.class,
         description = "How long what is still starting after a boot (units, the API server, nodes, pods) is waited for"
             + " before it is judged, e.g. 90s or 5m (a bare number is seconds; 0: no waiting; default 2m).")
-    Duration waitTimeout = Verifier.MAX_WAIT;
+    Duration waitTimeout = Runner.VERIFY_WAIT;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -44,9 +48,7 @@ final class VerifyCommand implements Callable<Integer> {
         List<Node> nodes = inv.nodes().stream().filter(n -> hosts.isEmpty() || hosts.contains(n.name())).toList();
         SshOptions ssh = SshOptions.defaults(acceptNew);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), nodes, ssh);
-        Verifier.Report report = new Verifier(inv, n -> Remotes.open(n, ssh), Duration.ofMinutes(2),
-                spec.commandLine().getErr(), waitTimeout)
-            .verify(nodes, 16);
+        VerifyReport report = run(inv, ssh, new LinkedHashSet<>(hosts), waitTimeout, spec, Runner::verify);
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
             Map<String, Object> doc = new LinkedHashMap<>();
@@ -61,10 +63,29 @@ final class VerifyCommand implements Callable<Integer> {
         out.flush();
         if (!report.unreachable().isEmpty()) {
             spec.commandLine().getErr().println("gpuctl: cannot reach " + String.join(", ",
-                report.unreachable().stream().map(Verifier.HostReport::name).toList()));
+                report.unreachable().stream().map(VerifyReport.HostReport::name).toList()));
             return ExitCode.STEP_FAILED.code();
         }
         if (!report.ok()) return ExitCode.VERIFY_FAILED.code();
         return report.warned() ? ExitCode.VERIFY_WARNED.code() : ExitCode.OK.code();
+    }
+
+    /** How long one probe may run in a verify run. */
+    static final Duration PROBE_TIMEOUT = Duration.ofMinutes(2);
+
+    /**
+     * A verify run of {@code phases} on the engine (read-only, no lock), Ctrl-C stopping it cleanly (exit 130: a
+     * re-run asks again); its report.
+     */
+    static VerifyReport run(Inventory inv, SshOptions ssh, Set<String> hosts, Duration wait, CommandSpec spec,
+                            Function<Runner, Runner.Result> phases) {
+        PrintWriter err = spec.commandLine().getErr();
+        Runner runner = new Runner(inv, n -> Remotes.open(n, ssh), err, Runner.Options.verify(16, hosts, PROBE_TIMEOUT, wait));
+        Runner.Result result = PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> phases.apply(runner));
+        if (result.wasInterrupted()) {
+            throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted; nothing was changed (verify only reads): run it again."
+                + "\nLogs: " + result.logDir());
+        }
+        return result.report();
     }
 }

@@ -12,6 +12,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -19,6 +21,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * What every run of the engine has, written once for bootstrap, dry-run and verify: the run's log directory and one
@@ -78,6 +81,29 @@ final class HostRun implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted while waiting for the hosts", e);
             }
+        }
+    }
+
+    /**
+     * Runs {@code work} beside the pool, on a thread of its own: what must not wait for a place in the pool (a host's
+     * second batch of probes, asked on its connection alongside the first; probes made while others are asked).
+     */
+    <T> CompletableFuture<T> beside(String name, Supplier<T> work) {
+        return CompletableFuture.supplyAsync(work, runnable -> {
+            Thread t = new Thread(runnable, name);
+            t.setDaemon(true);
+            t.start();
+        });
+    }
+
+    /** The value of {@code f}, the exception it ended with thrown as it was thrown. */
+    static <T> T joined(CompletableFuture<T> f) {
+        try {
+            return f.join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof RuntimeException r) throw r;
+            if (e.getCause() instanceof Error err) throw err;
+            throw e;
         }
     }
 

@@ -20,7 +20,7 @@ import java.util.regex.Pattern;
  * Preflight's judgements across hosts, from the facts each host's probes learned: unique hostnames, machine-ids and
  * product_uuids, clock skew against this machine, and the live CIDR check over every host's routes, interface
  * addresses and docker networks. Pure: facts in, problems out. Bootstrap's preflight ({@link Runner}) refuses on
- * any of them; {@code gpuctl verify} ({@link Verifier}) shows them as checks of each host. One implementation
+ * any of them; {@code gpuctl verify} (a {@link Runner} in VERIFY mode) shows them as checks of each host. One implementation
  * serves both.
  */
 public final class Preflight {

@@ -2,56 +2,112 @@ package dev.gpuctl.engine;
 
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
+import dev.gpuctl.inventory.Role;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
+import dev.gpuctl.steps.CertificatesStep;
+import dev.gpuctl.steps.CertsRenewStep;
 import dev.gpuctl.steps.Facts;
+import dev.gpuctl.steps.GpuHealthStep;
 import dev.gpuctl.steps.HostContext;
 import dev.gpuctl.steps.Phase;
+import dev.gpuctl.steps.PreflightStep;
+import dev.gpuctl.steps.Probe;
+import dev.gpuctl.steps.SchedulingStep;
 import dev.gpuctl.steps.Step;
 import dev.gpuctl.steps.Steps;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
 
 /**
- * Runs phases in order; within a phase every host runs its steps in order, hosts in parallel (bounded).
- * A step is: check; if not right, apply (or, in dry-run, report what would change); then verify.
- * When a host fails, the phase's other hosts finish, then the run stops. Preflight failures stop the run
- * before any host is changed.
+ * The one engine: a run is hosts × phases × steps in a {@link Mode}. Phases run in order; within a phase every host
+ * runs its steps in order, hosts in parallel (bounded by one pool); one log per host per run, one progress stream,
+ * one stop request (Ctrl-C), one summary ({@link Result}).
+ * <ul>
+ * <li>APPLY: a step is check; if not right, apply; then verify. When a host fails, the phase's other hosts finish,
+ *     then the run stops. Preflight (per host, then across hosts) failing stops the run before any host is changed;
+ *     the cluster's lock is taken before the first phase that changes anything.</li>
+ * <li>DRY_RUN: as APPLY, with "would change" in place of each apply; no lock.</li>
+ * <li>VERIFY ({@code gpuctl verify}, {@code certs check}): read-only. The read-only phases (preflight) first on every
+ *     host, then the cross-host checks as rows of the hosts they concern; then every other phase's verify probes at
+ *     once, one batch per host (verify changes nothing, so the order that applying needs does not hold it up). What
+ *     is still starting is waited for up to the run's wait; the answers are {@link Result#report()}.</li>
+ * </ul>
  */
 public final class Runner {
     public enum Outcome { OK, CHANGED, WOULD_CHANGE, FAILED, INTERRUPTED }
 
-    /** @param maxWait caps how long a verify waits for a probe that settles (pods, GPUs); null: each probe's own */
-    public record Options(boolean dryRun, int concurrency, Set<String> hosts, Duration commandTimeout, Duration maxWait) {
+    /** What a run does with each step: make it right, say what would change, or only ask whether it is right. */
+    public enum Mode { APPLY, DRY_RUN, VERIFY }
+
+    /**
+     * How long into a verify run what is still starting is waited for: a unit activating or waiting to restart, the
+     * API server, nodes not yet Ready, pods not yet running, time not yet synchronised (right after a boot these
+     * settle within a minute or two). A definite answer (a unit failed, masked or missing; a file wrong) is never
+     * waited for; and once one is found, waiting for what depends on it stops: on its host, and in the cluster's
+     * checks, which depend on every host.
+     */
+    public static final Duration VERIFY_WAIT = Duration.ofMinutes(2);
+
+    /**
+     * @param hosts   the hosts the run works on (empty: every host of the inventory)
+     * @param maxWait APPLY and DRY_RUN: caps how long one probe that settles (pods, GPUs) is waited for, null: each
+     *                probe's own; VERIFY: how long into the run what is still starting is waited for, null:
+     *                {@link #VERIFY_WAIT}
+     */
+    public record Options(Mode mode, int concurrency, Set<String> hosts, Duration commandTimeout, Duration maxWait) {
+        public Options(boolean dryRun, int concurrency, Set<String> hosts, Duration commandTimeout, Duration maxWait) {
+            this(dryRun ? Mode.DRY_RUN : Mode.APPLY, concurrency, hosts, commandTimeout, maxWait);
+        }
+
         public Options(boolean dryRun, int concurrency, Set<String> hosts, Duration commandTimeout) {
             this(dryRun, concurrency, hosts, commandTimeout, null);
         }
+
+        /** A verify run's options: read-only, what is still starting waited for up to {@code maxWait} into the run. */
+        public static Options verify(int concurrency, Set<String> hosts, Duration commandTimeout, Duration maxWait) {
+            return new Options(Mode.VERIFY, concurrency, hosts, commandTimeout, maxWait);
+        }
+
+        public boolean dryRun() { return mode == Mode.DRY_RUN; }
     }
 
     /**
      * @param interrupted where the run stopped after {@link #requestStop()}: "host step: what was cut off", in
      *                    host order; empty when it was not interrupted
+     * @param report      a VERIFY run's answers, every host of the run in inventory order; empty in the other modes
      */
     public record Result(boolean preflightRefused, List<StepFailure> failures, List<String> preflightProblems,
-                         Map<String, Map<String, Outcome>> outcomes, Path logDir, List<String> interrupted) {
+                         Map<String, Map<String, Outcome>> outcomes, Path logDir, List<String> interrupted, VerifyReport report) {
+        public Result(boolean preflightRefused, List<StepFailure> failures, List<String> preflightProblems,
+                      Map<String, Map<String, Outcome>> outcomes, Path logDir, List<String> interrupted) {
+            this(preflightRefused, failures, preflightProblems, outcomes, logDir, interrupted, new VerifyReport(List.of()));
+        }
+
         public Result(boolean preflightRefused, List<StepFailure> failures, List<String> preflightProblems,
                       Map<String, Map<String, Outcome>> outcomes, Path logDir) {
             this(preflightRefused, failures, preflightProblems, outcomes, logDir, List.of());
         }
 
-        public boolean ok() { return !preflightRefused && failures.isEmpty() && interrupted.isEmpty(); }
+        public boolean ok() { return !preflightRefused && failures.isEmpty() && interrupted.isEmpty() && report.ok(); }
 
         public boolean wasInterrupted() { return !interrupted.isEmpty(); }
     }
@@ -64,12 +120,16 @@ public final class Runner {
     private final Set<String> prepared = Collections.synchronizedSet(new HashSet<>());
     private final Map<String, String> stoppedAt = new ConcurrentHashMap<>();
     private volatile String lockHolder;
+    /** VERIFY: until when (a {@link System#nanoTime()} instant) what is still starting is waited for. */
+    private volatile long waitUntil;
+    /** VERIFY: hosts where a check failed for good in this run: waiting for what is still starting there tells nothing more. */
+    private final Set<String> definiteOn = ConcurrentHashMap.newKeySet();
 
     public Runner(Inventory inv, Function<Node, Remote> connector, PrintWriter progress, Options options) {
         this.inv = inv;
         this.progress = progress;
         this.options = options;
-        this.run = new HostRun(inv, connector, facts, "", options.concurrency());
+        this.run = new HostRun(inv, connector, facts, options.mode() == Mode.VERIFY ? "verify" : "", options.concurrency());
     }
 
     /**
@@ -94,6 +154,11 @@ public final class Runner {
         run.abort();
     }
 
+    /** What the run learned under {@code key} (a probe's or a capture's fact), once it has run. */
+    public Optional<String> learned(String key) {
+        return facts.get(key);
+    }
+
     List<Node> selected() {
         return inv.nodes().stream().filter(n -> options.hosts().isEmpty() || options.hosts().contains(n.name())).toList();
     }
@@ -108,25 +173,56 @@ public final class Runner {
         return run(Steps.only(only));
     }
 
+    /** {@code gpuctl verify}: every step's proof (run with {@link Options#verify}). */
+    public Result verify() {
+        return run(Steps.verifyPhases());
+    }
+
+    /** Only the certificate checks ({@code gpuctl certs check}, and after {@code gpuctl certs renew}). */
+    public Result verifyCertificates() {
+        return run(List.of(Steps.certificates()));
+    }
+
     /**
-     * {@code gpuctl certs renew}: preflight, then the renewal on the master ({@link dev.gpuctl.steps.CertsRenewStep});
+     * {@code gpuctl certs renew}: preflight, then the renewal on the master ({@link CertsRenewStep});
      * the run's hosts should be the master alone.
      */
     public Result renewCertificates() {
         return run(List.of(Steps.phases().get(0), new Phase("certs-renew", "control-plane certificates renewed",
-            List.of(new dev.gpuctl.steps.CertsRenewStep()), false)));
+            List.of(new CertsRenewStep()), false)));
+    }
+
+    /**
+     * The run's rounds: one per phase; in VERIFY the read-only phases, then every other phase together (asking
+     * changes nothing, so nothing needs to wait for an earlier phase).
+     */
+    private List<List<Phase>> rounds(List<Phase> phases) {
+        if (options.mode() != Mode.VERIFY) return phases.stream().map(List::of).toList();
+        List<Phase> first = phases.stream().filter(Phase::readOnly).toList();
+        List<Phase> rest = phases.stream().filter(p -> !p.readOnly()).toList();
+        return List.of(first, rest);
     }
 
     public Result run(List<Phase> phases) {
+        boolean verifying = options.mode() == Mode.VERIFY;
         Map<String, Map<String, Outcome>> outcomes = new ConcurrentHashMap<>();
         List<StepFailure> failures = Collections.synchronizedList(new ArrayList<>());
+        Map<String, List<VerifyReport.Check>> checks = new ConcurrentHashMap<>();
+        Map<String, String> unreachable = new ConcurrentHashMap<>();
         Path logDir = run.logDir();
         MasterLock.Acquired lock = null;
+        waitUntil = System.nanoTime() + (options.maxWait() == null ? VERIFY_WAIT : options.maxWait()).toNanos();
+        definiteOn.clear();
+        List<List<Phase>> rounds = rounds(phases);
+        // VERIFY: the probes of the later phases are made while preflight asks (a cluster step's probes read and hash
+        // manifests: a second of CPU on the master in a fresh JVM), the master's first: it asks the most
+        Map<String, CompletableFuture<Asked>> made = verifying && rounds.size() > 1 ? makeAhead(rounds.get(1)) : Map.of();
         try {
             int n = 0;
-            for (Phase phase : phases) {
+            for (List<Phase> round : rounds) {
                 if (run.stopRequested()) break;
-                if (!phase.readOnly() && lock == null && lockHolder != null && !options.dryRun()) {
+                boolean readOnly = round.stream().allMatch(Phase::readOnly);
+                if (!readOnly && !verifying && lock == null && lockHolder != null && !options.dryRun()) {
                     MasterLock.Outcome taken;
                     try {
                         taken = MasterLock.acquire(run.remote(inv.master()), lockHolder, options.commandTimeout());
@@ -139,18 +235,30 @@ public final class Runner {
                     lock = (MasterLock.Acquired) taken;
                     run.log(inv.master()).line("bootstrap lock taken on " + inv.master().name() + ": " + lockHolder);
                 }
-                List<Node> phaseHosts = hostsOf(phase);
-                if (phaseHosts.isEmpty()) continue;
-                progress.println("== phase " + n++ + ": " + phase.title() + " ==");
-                progress.flush();
-                run.eachHost(phaseHosts, node -> {
-                    for (Map.Entry<Step, StepResult> done : runHost(phase, node).entrySet()) {
+                List<Node> roundHosts = hostsOf(round).stream().filter(h -> !unreachable.containsKey(h.name())).toList();
+                if (roundHosts.isEmpty()) continue;
+                if (!verifying) {
+                    progress.println("== phase " + n++ + ": " + round.get(0).title() + " ==");
+                    progress.flush();
+                }
+                run.eachHost(roundHosts, node -> {
+                    Map<Step, StepResult> results = verifying
+                        ? verifyHost(made.containsKey(node.name()) && !readOnly ? HostRun.joined(made.get(node.name())) : asked(round, node), node)
+                        : runHost(round.get(0), node);
+                    for (Map.Entry<Step, StepResult> done : results.entrySet()) {
                         outcomes.computeIfAbsent(node.name(), k -> new LinkedHashMap<>()).put(done.getKey().id(), done.getValue().outcome());
-                        if (done.getValue() instanceof StepResult.Failed f) failures.add(f.failure());
+                        if (done.getValue() instanceof StepResult.Failed f) {
+                            failures.add(f.failure());
+                            if (verifying) unreachable.put(node.name(), f.failure().detail());
+                        } else if (done.getValue() instanceof StepResult.Checked c) {
+                            checks.computeIfAbsent(node.name(), k -> new CopyOnWriteArrayList<>()).addAll(c.checks());
+                        }
                     }
                 });
                 if (run.stopRequested()) break;
-                if (phase.readOnly()) {
+                if (verifying) {
+                    if (readOnly) crossHostChecks(selected().stream().filter(h -> !unreachable.containsKey(h.name())).toList(), checks);
+                } else if (readOnly) {
                     List<String> problems = new ArrayList<>(failures.stream().map(StepFailure::describe).toList());
                     if (failures.isEmpty()) problems.addAll(Preflight.crossHost(inv, selected(), facts));
                     if (!problems.isEmpty()) return new Result(true, List.copyOf(failures), problems, outcomes, logDir);
@@ -158,24 +266,245 @@ public final class Runner {
                     break;
                 }
             }
+            VerifyReport report = verifying ? report(checks, unreachable) : new VerifyReport(List.of());
             if (run.stopRequested()) {
                 List<String> where = inv.nodes().stream().map(Node::name).filter(stoppedAt::containsKey)
                     .map(h -> h + " " + stoppedAt.get(h)).toList();
                 if (where.isEmpty()) where = List.of("between phases: every step that started had finished");
-                return new Result(false, List.copyOf(failures), List.of(), outcomes, logDir, where);
+                return new Result(false, List.copyOf(failures), List.of(), outcomes, logDir, where, report);
             }
-            return new Result(false, List.copyOf(failures), List.of(), outcomes, logDir);
+            return new Result(false, List.copyOf(failures), List.of(), outcomes, logDir, List.of(), report);
         } finally {
             if (lock != null) lock.held().close();
             run.close();
         }
     }
 
-    private List<Node> hostsOf(Phase phase) {
+    private VerifyReport report(Map<String, List<VerifyReport.Check>> checks, Map<String, String> unreachable) {
+        List<VerifyReport.HostReport> hosts = new ArrayList<>();
+        for (Node n : selected()) {
+            hosts.add(new VerifyReport.HostReport(n.name(), n.address(), !unreachable.containsKey(n.name()),
+                unreachable.getOrDefault(n.name(), ""), checks.getOrDefault(n.name(), List.of()), certificateDates(facts, n.name())));
+        }
+        return new VerifyReport(hosts);
+    }
+
+    private List<Node> hostsOf(List<Phase> round) {
         return selected().stream()
-            .filter(node -> phase.steps().stream().anyMatch(s -> s.runsOn(new HostContext(inv, node))))
+            .filter(node -> round.stream().flatMap(p -> p.steps().stream()).anyMatch(s -> s.runsOn(new HostContext(inv, node))))
             .toList();
     }
+
+    // ---- VERIFY: a host's probes asked in parts, each answer a row of the report ----
+
+    /** Steps of one host asked in one batch: the steps, their probes in order, and each probe's step. */
+    private record Part(List<Step> steps, List<Probe> probes, List<Step> owner) {}
+
+    /** A host's probes for a round, in parts asked side by side: the first phase's steps, then the others'. */
+    private record Asked(String kind, List<Part> parts) {}
+
+    /** Each host's probes for {@code round}, made one host after another beside the pool, the master's first. */
+    private Map<String, CompletableFuture<Asked>> makeAhead(List<Phase> round) {
+        List<Node> masterFirst = new ArrayList<>(selected());
+        masterFirst.sort(Comparator.comparing(n -> n.role() != Role.MASTER));
+        Map<String, CompletableFuture<Asked>> made = new LinkedHashMap<>();
+        for (Node node : masterFirst) made.put(node.name(), new CompletableFuture<>());
+        run.beside("verify-probes", () -> {
+            for (Node node : masterFirst) {
+                try {
+                    made.get(node.name()).complete(asked(round, node));
+                } catch (RuntimeException e) {
+                    made.get(node.name()).completeExceptionally(e);
+                }
+            }
+            return null;
+        });
+        return made;
+    }
+
+    private Asked asked(List<Phase> round, Node node) {
+        HostContext ctx = new HostContext(inv, node);
+        List<Part> parts = new ArrayList<>();
+        for (Phase phase : round) {
+            if (parts.size() < 2) parts.add(new Part(new ArrayList<>(), new ArrayList<>(), new ArrayList<>()));
+            Part part = parts.get(parts.size() - 1);
+            for (Step step : phase.steps()) {
+                if (!step.runsOn(ctx)) continue;
+                List<Probe> own = phase.readOnly() ? step.check(ctx) : step.verify(ctx);
+                if (step instanceof PreflightStep) {
+                    own = new ArrayList<>(own);
+                    own.add(0, bootFinished());
+                }
+                if (own.isEmpty()) continue;
+                part.steps().add(step);
+                part.probes().addAll(own);
+                own.forEach(p -> part.owner().add(step));
+            }
+        }
+        parts.removeIf(p -> p.probes().isEmpty());
+        return new Asked(round.stream().allMatch(Phase::readOnly) ? "check" : "verify", parts);
+    }
+
+    /**
+     * One host's probes: each part as one batch, the parts side by side on the host's connection (the cluster's
+     * checks on the master need not wait for its host checks); each answer is then filed under its step, in step
+     * order, as that step's {@link StepResult.Checked}. A step's probes stay together and in order, so a probe that
+     * waits holds up only the ones after it in its part. A host that cannot be reached is one {@link StepResult.Failed}.
+     */
+    private Map<Step, StepResult> verifyHost(Asked asked, Node node) {
+        Map<Step, StepResult> results = new LinkedHashMap<>();
+        if (asked.parts().isEmpty()) return results;
+        HostLog log = run.log(node);
+        try {
+            Remote remote = run.remote(node);
+            // the parts after the first start first, each beside the pool; the first runs on this thread
+            List<CompletableFuture<List<Optional<String>>>> others = new ArrayList<>();
+            for (Part part : asked.parts().subList(1, asked.parts().size())) {
+                others.add(run.beside("verify-" + node.name(), () -> askPart(part, asked.kind(), remote, log)));
+            }
+            List<List<Optional<String>>> answers = new ArrayList<>();
+            answers.add(askPart(asked.parts().get(0), asked.kind(), remote, log));
+            for (CompletableFuture<List<Optional<String>>> f : others) answers.add(HostRun.joined(f));
+            Map<Step, List<VerifyReport.Check>> rows = new LinkedHashMap<>();
+            for (int k = 0; k < asked.parts().size(); k++) {
+                Part part = asked.parts().get(k);
+                for (int i = 0; i < part.probes().size(); i++) {
+                    Step step = part.owner().get(i);
+                    rows.computeIfAbsent(step, x -> new ArrayList<>()).add(check(part.probes().get(i), answers.get(k).get(i), step, node));
+                }
+            }
+            rows.forEach((step, list) -> results.put(step, new StepResult.Checked(list)));
+        } catch (RemoteException e) {
+            Step first = asked.parts().get(0).steps().get(0);
+            if (run.stopRequested()) stoppedAt.putIfAbsent(node.name(), "while verifying: " + facts.mask(e.getMessage()));
+            results.put(first, new StepResult.Failed(new StepFailure(node.name(), first.id(), unreachableWhat(e), "", -1,
+                facts.mask(e.getMessage()), log.file().toString())));
+        }
+        return results;
+    }
+
+    /** One part's probes as one batch, its log entries kept together in the host's log. */
+    private List<Optional<String>> askPart(Part part, String kind, Remote remote, HostLog log) {
+        try (HostLog own = log.part()) {
+            own.stepsAsked(part.steps().stream().map(Step::id).toList(), kind);
+            return new StepRunner(remote, own, facts, options.commandTimeout(), null).askWith(part.probes(), new Patient(remote.name(), part));
+        }
+    }
+
+    /** A verify part's patience: each probe's own wait, capped by the run's; progress lines; definite failures noted. */
+    private final class Patient implements StepRunner.Patience {
+        private final String host;
+        private final Map<Probe, Step> owner = new IdentityHashMap<>();
+
+        Patient(String host, Part part) {
+            this.host = host;
+            for (int i = 0; i < part.probes().size(); i++) owner.put(part.probes().get(i), part.owner().get(i));
+        }
+
+        private boolean cluster(Probe p) {
+            Step s = owner.get(p);
+            return s != null && s.readsCluster();
+        }
+
+        @Override public Long deadline(Probe p) {
+            return Math.min(System.nanoTime() + p.waitUpTo().toNanos(), waitUntil);
+        }
+
+        @Override public boolean worthWaiting(Probe p) {
+            return cluster(p) ? definiteOn.isEmpty() : !definiteOn.contains(host);
+        }
+
+        @Override public void definite(Probe p, String problem) {
+            definiteOn.add(host);
+        }
+
+        @Override public void waiting(Probe p, String problem, long deadline) {
+            sayVerify(host + ": still starting, waiting up to " + Math.max(1, (deadline - System.nanoTime()) / 1_000_000_000L)
+                + " s: " + p.what() + " (" + firstLine(problem) + ")");
+        }
+
+        @Override public void waited(Probe p, Optional<String> problem, long nanos) {
+            String after = String.format("%.0f s", nanos / 1e9);
+            sayVerify(host + ": " + p.what() + (problem.isEmpty() ? ": right after " + after
+                : ": still wrong after " + after + (worthWaiting(p) ? "" : " (stopped waiting: another check failed for good)")));
+        }
+    }
+
+    private void sayVerify(String line) {
+        synchronized (progress) {
+            progress.println("verify: " + line);
+            progress.flush();
+        }
+    }
+
+    private static String firstLine(String s) {
+        String l = s.strip().lines().findFirst().orElse("");
+        return l.length() > 100 ? l.substring(0, 97) + "..." : l;
+    }
+
+    /**
+     * Waits (bounded by the run's wait) until systemd has finished booting the host, so that what a boot starts is
+     * judged once it had its chance: right after a reboot sshd answers before docker or the kubelet are up.
+     */
+    private Probe bootFinished() {
+        long left = Math.max(1, Math.min((waitUntil - System.nanoTime()) / 1_000_000_000L, options.commandTimeout().toSeconds() - 5));
+        return Probe.of("host finished booting (systemctl is-system-running)",
+            "s=$(timeout " + left + " systemctl is-system-running --wait 2>/dev/null); echo \"${s:-unknown}\"",
+            r -> switch (r.stdout().strip()) {
+                case "initializing", "starting" -> Optional.of("still booting after " + left + " s (" + r.stdout().strip() + ")");
+                default -> Optional.empty();
+            });
+    }
+
+    /**
+     * Preflight's cross-host checks ({@link Preflight#problems}: the same code APPLY refuses on) on every reached
+     * host, after preflight's probes taught their facts: one check per kind a host took part in, after the host's
+     * preflight checks; a problem concerning no host in particular goes to the master.
+     */
+    private void crossHostChecks(List<Node> reached, Map<String, List<VerifyReport.Check>> checks) {
+        List<Preflight.Problem> problems = Preflight.problems(inv, reached, facts);
+        String fallback = reached.stream().filter(Node::isMaster).findFirst().or(() -> reached.stream().findFirst()).map(Node::name).orElse("");
+        for (Node n : reached) {
+            for (Preflight.Kind kind : Preflight.checkedOn(n, facts)) {
+                List<String> mine = problems.stream().filter(p -> p.kind() == kind)
+                    .filter(p -> p.hosts().contains(n.name()) || (p.hosts().isEmpty() && n.name().equals(fallback)))
+                    .map(p -> facts.mask(p.message())).toList();
+                checks.computeIfAbsent(n.name(), h -> new CopyOnWriteArrayList<>())
+                    .add(new VerifyReport.Check("preflight", kind.what, mine.isEmpty(), String.join("\n", mine),
+                        mine.isEmpty() ? "" : PREFLIGHT_FIX));
+            }
+        }
+    }
+
+    /** The command that makes a failed check right: a cluster check's fix is the whole ordered run ({@link Step#readsCluster}). */
+    static String fix(Step step, String host, String inventory) {
+        if (step instanceof PreflightStep) return PREFLIGHT_FIX;
+        if (step instanceof CertificatesStep) return CertificatesStep.fix(inventory);
+        if (step instanceof GpuHealthStep) return "the fix named in the problem (gpuctl does not change a GPU's health)";
+        if (step instanceof SchedulingStep) return "gpuctl uncordon -i " + inventory + " NODE… once its maintenance is done";
+        if (step.readsCluster()) return "gpuctl bootstrap " + inventory;
+        return "gpuctl bootstrap --only " + step.id() + " --hosts " + host + " " + inventory;
+    }
+
+    private static final String PREFLIGHT_FIX = "see the problem; preflight checks are not changed by gpuctl";
+
+    private VerifyReport.Check check(Probe p, Optional<String> problem, Step step, Node node) {
+        String fix = fix(step, node.name(), inv.file().toString());
+        String warning = problem.isEmpty() && step instanceof CertificatesStep certs ? certs.warning(p, facts, node.name()) : "";
+        return new VerifyReport.Check(step.id(), p.what(), problem.isEmpty(), facts.mask(problem.orElse("")),
+            problem.isEmpty() && warning.isEmpty() ? "" : fix, warning);
+    }
+
+    /** The certificate dates the certificate checks learned on a host (none where they did not run). */
+    static List<VerifyReport.CertificateDate> certificateDates(Facts facts, String host) {
+        Instant now = Instant.now();
+        return CertificatesStep.certificates(facts, host).stream().map(c -> new VerifyReport.CertificateDate(c.name(),
+            c.kind().name().toLowerCase(Locale.ROOT).replace('_', '-'),
+            c.notAfter() == null ? "" : c.notAfter().toString(), c.daysLeft(now),
+            c.standing(now).name().toLowerCase(Locale.ROOT))).toList();
+    }
+
+    // ---- APPLY and DRY_RUN: a host's steps in order ----
 
     private StepRunner stepRunner(Node node, HostLog log) {
         return new StepRunner(run.remote(node), log, facts, options.commandTimeout(), options.maxWait());

@@ -32,6 +32,18 @@ sealed interface StepResult {
         @Override public Runner.Outcome outcome() { return Runner.Outcome.FAILED; }
     }
 
+    /**
+     * Asked in a verify run: each of the step's probes as a row of the report, in order. A wrong answer makes it
+     * FAILED in the summary; nothing was changed either way.
+     */
+    record Checked(List<VerifyReport.Check> checks) implements StepResult {
+        public Checked { checks = List.copyOf(checks); }
+
+        @Override public Runner.Outcome outcome() {
+            return checks.stream().allMatch(VerifyReport.Check::ok) ? Runner.Outcome.OK : Runner.Outcome.FAILED;
+        }
+    }
+
     /** Cut short by a stop request (Ctrl-C): a place to resume from, not a failure of the host. */
     record Interrupted() implements StepResult {
         @Override public Runner.Outcome outcome() { return Runner.Outcome.INTERRUPTED; }

@@ -4,7 +4,7 @@ package dev.gpuctl.engine;
 public final class VerifyText {
     private VerifyText() {}
 
-    public static String render(Verifier.Report report) {
+    public static String render(VerifyReport report) {
         int hostW = 4;
         int stepW = 4;
         int checkW = 5;
@@ -45,7 +45,7 @@ public final class VerifyText {
         sb.append('\n').append(total - failed).append(" of ").append(total).append(total == 1 ? " check passed" : " checks passed");
         if (warned > 0) sb.append(", ").append(warned).append(warned == 1 ? " with a warning" : " with warnings");
         if (!report.unreachable().isEmpty()) {
-            sb.append("; unreachable: ").append(String.join(", ", report.unreachable().stream().map(Verifier.HostReport::name).toList()));
+            sb.append("; unreachable: ").append(String.join(", ", report.unreachable().stream().map(VerifyReport.HostReport::name).toList()));
         }
         sb.append('\n');
         return sb.toString();

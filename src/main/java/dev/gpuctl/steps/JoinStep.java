@@ -31,17 +31,33 @@ public final class JoinStep implements Step {
     @Override public boolean runsOn(HostContext ctx) { return !ctx.node().isMaster(); }
 
     @Override public List<Op> prepareOnMaster(HostContext master) {
-        return List.of(new Op.Capture("a join token valid for " + TOKEN_TTL,
-            "kubeadm token create --ttl " + TOKEN_TTL + " --description 'gpuctl bootstrap' --print-join-command",
+        return List.of(createToken(TOKEN_TTL, "gpuctl bootstrap"));
+    }
+
+    /** The facts a token creation teaches: the join command's parts (the token a secret, masked in every log). */
+    public static final String ENDPOINT = "join.endpoint";
+    public static final String TOKEN = "join.token";
+    public static final String CA_CERT_HASH = "join.caCertHash";
+
+    /**
+     * Creates a bootstrap token on the master ({@code kubeadm token create --print-join-command}; the token is only
+     * in its output, never in an argv) and learns the join command's parts as {@link #ENDPOINT}, {@link #TOKEN} and
+     * {@link #CA_CERT_HASH}. Used once per bootstrap run, and by {@code gpuctl join-token --refresh}.
+     *
+     * @param ttl kubeadm's duration, e.g. "1h" or "7200s"
+     */
+    public static Op.Capture createToken(String ttl, String description) {
+        return new Op.Capture("a join token valid for " + ttl,
+            "kubeadm token create --ttl " + ttl + " --description '" + description + "' --print-join-command",
             out -> {
                 var j = Kubeadm.parseJoinCommand(out);
-                return Map.of("join.endpoint", j.apiServerEndpoint(), "join.token", j.token(), "join.caCertHash", j.caCertHash());
-            }, true));
+                return Map.of(ENDPOINT, j.apiServerEndpoint(), TOKEN, j.token(), CA_CERT_HASH, j.caCertHash());
+            }, true);
     }
 
     static String config(HostContext ctx) {
-        return KubeadmConfig.join(new KubeadmConfig.Join(Facts.ref("join.endpoint"), Facts.ref("join.token"),
-            Facts.ref("join.caCertHash"), ctx.node().name(), ctx.nodeIp(), ctx.cluster().runtime().criSocket()));
+        return KubeadmConfig.join(new KubeadmConfig.Join(Facts.ref(ENDPOINT), Facts.ref(TOKEN),
+            Facts.ref(CA_CERT_HASH), ctx.node().name(), ctx.nodeIp(), ctx.cluster().runtime().criSocket()));
     }
 
     static final String JOINED = "test -s /etc/kubernetes/kubelet.conf";

@@ -6,10 +6,10 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class VerifyTextTest {
-    static Verifier.Report report(int checks) {
-        List<Verifier.Check> list = java.util.stream.IntStream.range(0, checks)
-            .mapToObj(i -> new Verifier.Check("swap", "check " + i, true, "", "")).toList();
-        return new Verifier.Report(List.of(new Verifier.HostReport("h1", "10.0.0.1", true, "", list)));
+    static VerifyReport report(int checks) {
+        List<VerifyReport.Check> list = java.util.stream.IntStream.range(0, checks)
+            .mapToObj(i -> new VerifyReport.Check("swap", "check " + i, true, "", "")).toList();
+        return new VerifyReport(List.of(new VerifyReport.HostReport("h1", "10.0.0.1", true, "", list)));
     }
 
     @Test void theLastLineCountsInTheSingularForOneCheck() {
@@ -20,10 +20,10 @@ class VerifyTextTest {
     }
 
     @Test void aWarningIsMarkedWarnWithWhatExpiresAndTheFixAndStillCountsAsPassed() {
-        Verifier.Check soon = new Verifier.Check("certs", "control-plane certificates and CAs not expired", true, "",
+        VerifyReport.Check soon = new VerifyReport.Check("certs", "control-plane certificates and CAs not expired", true, "",
             "gpuctl certs renew inv.yaml", "apiserver (control-plane certificate) expires 2026-12-14 06:01 UTC, in 10 days");
-        Verifier.Report report = new Verifier.Report(List.of(new Verifier.HostReport("h1", "10.0.0.1", true, "",
-            List.of(soon, new Verifier.Check("swap", "no swap", true, "", "")))));
+        VerifyReport report = new VerifyReport(List.of(new VerifyReport.HostReport("h1", "10.0.0.1", true, "",
+            List.of(soon, new VerifyReport.Check("swap", "no swap", true, "", "")))));
         String text = VerifyText.render(report);
         assertTrue(text.contains("WARN\n      soon:  apiserver (control-plane certificate) expires 2026-12-14 06:01 UTC, in 10 days\n"
             + "      fix:   gpuctl certs renew inv.yaml\n"), text);

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.steps.HostContext;
 import dev.gpuctl.steps.Op;
@@ -16,13 +17,26 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /**
  * verify: preflight on every host first; then per host, the first later phase's probes in one round trip and
  * the other phases' in another, side by side.
  */
-class VerifierTest extends ShHosts {
+class VerifyModeTest extends ShHosts {
+    /** A verify run of {@code phases} on {@code nodes}, through the one engine. */
+    VerifyReport verify(List<Phase> phases, List<Node> nodes, java.io.PrintWriter err, Duration maxWait) {
+        Set<String> names = nodes.stream().map(Node::name).collect(Collectors.toCollection(java.util.LinkedHashSet::new));
+        return new Runner(inv, n -> (Remote) host(n.name()), err, Runner.Options.verify(4, names, Duration.ofSeconds(30), maxWait))
+            .run(phases).report();
+    }
+
+    VerifyReport verify(List<Phase> phases, List<Node> nodes) {
+        return verify(phases, nodes, new java.io.PrintWriter(java.io.Writer.nullWriter()), Runner.VERIFY_WAIT);
+    }
+
     /** A step with one probe, run on the hosts named; its probe's answer is the content of file id. */
     record FileStep(String id, List<String> on) implements Step {
         @Override public String title() { return id; }
@@ -39,16 +53,16 @@ class VerifierTest extends ShHosts {
             new Phase("hosts", "hosts", List.of(new FileStep("prep", List.of("m", "w1"))), false),
             new Phase("control", "control plane", List.of(new FileStep("cluster", List.of("m"))), false),
             new Phase("join", "join", List.of(new FileStep("join", List.of("w1"))), false));
-        Verifier.Report report = new Verifier(inv, n -> (Remote) host(n.name()), Duration.ofSeconds(30)).verify(phases, inv.nodes(), 4);
+        VerifyReport report = verify(phases, inv.nodes());
         assertEquals(3, commands.get("m").size(), () -> "preflight, then host preparation and the later phases side by side: " + commands.get("m"));
         assertEquals(3, commands.get("w1").size(), commands.get("w1")::toString);
-        Map<String, Verifier.HostReport> byHost = Map.of(report.hosts().get(0).name(), report.hosts().get(0), report.hosts().get(1).name(), report.hosts().get(1));
+        Map<String, VerifyReport.HostReport> byHost = Map.of(report.hosts().get(0).name(), report.hosts().get(0), report.hosts().get(1).name(), report.hosts().get(1));
         assertTrue(byHost.get("m").ok(), byHost.get("m")::toString);
-        assertEquals(List.of("pre", "prep", "cluster"), byHost.get("m").checks().stream().map(Verifier.Check::step).toList());
-        Verifier.HostReport w1 = byHost.get("w1");
+        assertEquals(List.of("pre", "prep", "cluster"), byHost.get("m").checks().stream().map(VerifyReport.Check::step).toList());
+        VerifyReport.HostReport w1 = byHost.get("w1");
         assertFalse(w1.ok());
-        assertEquals(List.of("pre", "prep", "join"), w1.checks().stream().map(Verifier.Check::step).toList());
-        Verifier.Check wrong = w1.checks().stream().filter(c -> !c.ok()).findFirst().orElseThrow();
+        assertEquals(List.of("pre", "prep", "join"), w1.checks().stream().map(VerifyReport.Check::step).toList());
+        VerifyReport.Check wrong = w1.checks().stream().filter(c -> !c.ok()).findFirst().orElseThrow();
         assertEquals("prep", wrong.step());
         assertTrue(wrong.problem().contains("swap on"), wrong.problem());
         assertTrue(wrong.fix().contains("--only prep --hosts w1"), wrong.fix());
@@ -81,10 +95,10 @@ class VerifierTest extends ShHosts {
         List<Phase> phases = List.of(
             new Phase("hosts", "hosts", List.of(new WaitsForCluster()), false),
             new Phase("control", "control plane", List.of(new LeavesAMark()), false));
-        Verifier.Report report = new Verifier(inv, n -> (Remote) host(n.name()), Duration.ofSeconds(30)).verify(phases, List.of(inv.master()), 4);
-        Verifier.HostReport m = report.hosts().get(0);
+        VerifyReport report = verify(phases, List.of(inv.master()));
+        VerifyReport.HostReport m = report.hosts().get(0);
         assertTrue(m.ok(), m::toString);
-        assertEquals(List.of("prep", "cluster"), m.checks().stream().map(Verifier.Check::step).toList(), "filed in step order");
+        assertEquals(List.of("prep", "cluster"), m.checks().stream().map(VerifyReport.Check::step).toList(), "filed in step order");
         String log = Files.readString(dir.resolve(".gpuctl/logs").toFile().listFiles()[0].toPath().resolve("m.log"));
         int prepStep = log.indexOf("-- step prep: verify");
         int prepProbe = log.indexOf("$ touch prep-started");
@@ -112,16 +126,16 @@ class VerifierTest extends ShHosts {
         Files.writeString(dir.resolve("m").resolve("machine-id"), "1234\n");
         Files.writeString(dir.resolve("w1").resolve("machine-id"), "1234\n");
         List<Phase> phases = List.of(new Phase("preflight", "preflight", List.of(new TeachesMachineId()), true));
-        Verifier.Report report = new Verifier(inv, n -> (Remote) host(n.name()), Duration.ofSeconds(30)).verify(phases, inv.nodes(), 4);
+        VerifyReport report = verify(phases, inv.nodes());
         assertFalse(report.ok());
-        for (Verifier.HostReport h : report.hosts()) {
-            Verifier.Check unique = h.checks().stream().filter(c -> c.check().equals(Preflight.Kind.UNIQUE.what)).findFirst().orElseThrow();
+        for (VerifyReport.HostReport h : report.hosts()) {
+            VerifyReport.Check unique = h.checks().stream().filter(c -> c.check().equals(Preflight.Kind.UNIQUE.what)).findFirst().orElseThrow();
             assertFalse(unique.ok(), h::toString);
             assertEquals("preflight", unique.step());
             assertTrue(unique.problem().equals("w1 and m have the same machine-id (cloned image? run: rm /etc/machine-id && systemd-machine-id-setup, then reboot): 1234"), unique.problem());
         }
         Files.writeString(dir.resolve("w1").resolve("machine-id"), "5678\n");
-        Verifier.Report fixed = new Verifier(inv, n -> (Remote) host(n.name()), Duration.ofSeconds(30)).verify(phases, inv.nodes(), 4);
+        VerifyReport fixed = verify(phases, inv.nodes());
         assertTrue(fixed.ok(), fixed::toString);
         assertEquals(2, fixed.hosts().get(0).checks().size(), "the probe's row and the cross-host row");
     }
@@ -153,8 +167,7 @@ class VerifierTest extends ShHosts {
             }
         }).start();
         java.io.StringWriter err = new java.io.StringWriter();
-        Verifier.Report report = new Verifier(inv, n -> (Remote) host(n.name()), Duration.ofSeconds(30), new java.io.PrintWriter(err), Duration.ofSeconds(60))
-            .verify(unitPhases(new Unit("join", "unit")), inv.nodes(), 4);
+        VerifyReport report = verify(unitPhases(new Unit("join", "unit")), inv.nodes(), new java.io.PrintWriter(err), Duration.ofSeconds(60));
         assertTrue(report.ok(), report::toString);
         assertTrue(err.toString().contains("verify: w1: still starting, waiting up to "), err::toString);
         assertTrue(err.toString().contains("verify: w1: join active: right after "), err::toString);
@@ -165,12 +178,11 @@ class VerifierTest extends ShHosts {
         Files.writeString(dir.resolve("w1").resolve("unit"), "kubelet enabled activating\n");
         java.io.StringWriter err = new java.io.StringWriter();
         long t0 = System.nanoTime();
-        Verifier.Report report = new Verifier(inv, n -> (Remote) host(n.name()), Duration.ofSeconds(30), new java.io.PrintWriter(err), Duration.ofSeconds(60))
-            .verify(unitPhases(new Unit("runtime", "failed"), new Unit("join", "unit")), inv.nodes(), 4);
+        VerifyReport report = verify(unitPhases(new Unit("runtime", "failed"), new Unit("join", "unit")), inv.nodes(), new java.io.PrintWriter(err), Duration.ofSeconds(60));
         assertTrue((System.nanoTime() - t0) / 1e9 < 20, "waited " + (System.nanoTime() - t0) / 1e9 + " s:\n" + err);
-        Verifier.HostReport w1 = report.hosts().stream().filter(h -> h.name().equals("w1")).findFirst().orElseThrow();
+        VerifyReport.HostReport w1 = report.hosts().stream().filter(h -> h.name().equals("w1")).findFirst().orElseThrow();
         assertEquals(List.of("got 'failed', expected 'active'", "got 'activating', expected 'active'"),
-            w1.checks().stream().filter(c -> !c.ok()).map(Verifier.Check::problem).toList());
+            w1.checks().stream().filter(c -> !c.ok()).map(VerifyReport.Check::problem).toList());
         assertFalse(err.toString().contains("runtime active"), "a failed unit is not waited for:\n" + err);
     }
 }
