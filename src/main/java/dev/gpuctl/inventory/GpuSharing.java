@@ -1,16 +1,25 @@
 package dev.gpuctl.inventory;
 
+import dev.gpuctl.hostconf.Mig;
+
 /**
  * How the NVIDIA device plugin shares each GPU of a node ({@code cluster.gpuSharing}, {@code nodes[].gpuSharing}):
  * not at all, by time-slicing, or through MPS. A shared GPU is advertised {@code replicas} times as nvidia.com/gpu,
- * so a node's allocatable is its GPU count times {@code replicas}.
+ * so a node's allocatable is its GPU count times {@code replicas}. Or the GPUs are cut into MIG instances
+ * ({@link #mig}, mode none: MIG and time-slicing or MPS on one node are refused by the inventory).
  */
-public record GpuSharing(Mode mode, int replicas) {
+public record GpuSharing(Mode mode, int replicas, java.util.Optional<Mig> mig) {
     public static final GpuSharing NONE = new GpuSharing(Mode.NONE, 1);
     /** MPS serves at most 48 client processes per GPU (Volta and later); more time-slices than that is a typo. */
     public static final int MAX_REPLICAS = 48;
 
+    public GpuSharing(Mode mode, int replicas) { this(mode, replicas, java.util.Optional.empty()); }
+
+    public static GpuSharing of(Mig mig) { return new GpuSharing(Mode.NONE, 1, java.util.Optional.of(mig)); }
+
     public GpuSharing {
+        mig = mig == null ? java.util.Optional.empty() : mig;
+        if (mig.isPresent() && mode != Mode.NONE) throw new IllegalArgumentException("MIG with " + mode.key());
         if (mode == Mode.NONE && replicas != 1) throw new IllegalArgumentException("no sharing has 1 replica");
         if (mode != Mode.NONE && (replicas < 2 || replicas > MAX_REPLICAS)) {
             throw new IllegalArgumentException("replicas " + replicas + " out of 2.." + MAX_REPLICAS);
@@ -27,10 +36,23 @@ public record GpuSharing(Mode mode, int replicas) {
         public String key() { return key; }
     }
 
+    /** Time-slicing or MPS: each GPU advertised {@code replicas} times. */
     public boolean shared() { return mode != Mode.NONE; }
 
-    /** The name of this setting's entry in the device plugin's ConfigMap, which the node label picks: "time-slicing-4". */
-    public String configName() { return shared() ? mode.key() + "-" + replicas : "none"; }
+    /** Whether the device plugin needs a config of its own for this node (sharing or MIG). */
+    public boolean configured() { return shared() || mig.isPresent(); }
 
-    @Override public String toString() { return shared() ? mode.key() + " × " + replicas : "none"; }
+    /**
+     * The name of this setting's entry in the device plugin's ConfigMap, which the node label picks: "time-slicing-4",
+     * "mig-single", "mig-mixed" (the plugin's config holds only the strategy; the layout lives on the GPUs).
+     */
+    public String configName() {
+        if (mig.isPresent()) return "mig-" + mig.get().strategy().key();
+        return shared() ? mode.key() + "-" + replicas : "none";
+    }
+
+    @Override public String toString() {
+        if (mig.isPresent()) return "MIG " + mig.get();
+        return shared() ? mode.key() + " × " + replicas : "none";
+    }
 }
