@@ -145,7 +145,13 @@ public final class NvidiaMig {
         return Optional.empty();
     }
 
-    /** The instances each GPU must have, sorted: single, as many of the profile as one GPU fits; mixed, the listed ones. */
+    /** Larger instances first (then by name): the order in which they are made, so that small ones do not split a GPU's slices. */
+    static final java.util.Comparator<String> LARGEST_FIRST = java.util.Comparator.<String>comparingInt(p -> {
+        Matcher m = Mig.PROFILE.matcher(p);
+        return m.lookingAt() ? -Integer.parseInt(m.group(1)) : 0;
+    }).thenComparing(java.util.Comparator.naturalOrder());
+
+    /** The instances each GPU must have, largest first: single, as many of the profile as one GPU fits; mixed, the listed ones. */
     public static List<String> layout(Mig mig, Map<String, Integer> totals) {
         List<String> want = new ArrayList<>();
         if (mig.strategy() == Mig.Strategy.SINGLE) {
@@ -153,15 +159,15 @@ public final class NvidiaMig {
         } else {
             want.addAll(mig.profiles());
         }
-        Collections.sort(want);
+        want.sort(LARGEST_FIRST);
         return want;
     }
 
-    /** Per GPU index, the profiles of its instances, sorted. */
+    /** Per GPU index, the profiles of its instances, largest first. */
     public static Map<Integer, List<String>> byGpu(List<Instance> instances) {
         Map<Integer, List<String>> by = new TreeMap<>();
         for (Instance i : instances) by.computeIfAbsent(i.gpu(), k -> new ArrayList<>()).add(i.profile());
-        by.values().forEach(Collections::sort);
+        by.values().forEach(l -> l.sort(LARGEST_FIRST));
         return by;
     }
 

@@ -95,7 +95,7 @@ public final class MigStep implements Step {
             + "if [ -n \"$apps\" ]; then echo \"processes use the GPUs of " + host + " (pid, name: $apps); changing MIG would end"
             + " them: gpuctl drain " + host + ", then run gpuctl again, then gpuctl uncordon " + host + "\" >&2; exit 1; fi; "
             + "for i in $(" + modes + " | awk -F', ' '$3 != \"Enabled\" {print $1}'); do nvidia-smi -i \"$i\" -mig 1; done; "
-            + "pending=$(" + modes + " | awk -F', ' '$3 != \"Enabled\"'); "
+            + "pending=$(" + modes + " | awk -F', ' '$3 != \"Enabled\" {printf \"GPU %s %s, pending %s; \", $1, $3, $4}'); "
             + "if [ -n \"$pending\" ]; then echo \"MIG mode is not on yet ($pending): the GPU could not be reset; reboot " + host
             + " (gpuctl drain " + host + " first), then run gpuctl again\" >&2; exit 1; fi; "
             + "for i in $(" + modes + " | cut -d, -f1); do "

@@ -70,7 +70,7 @@ class NvidiaMigTest {
     @Test void layoutsAndWhatThePluginAdvertises() {
         Map<String, Integer> totals = NvidiaMig.totals(NvidiaMig.parseProfiles(LGIP));
         assertEquals(java.util.Collections.nCopies(7, "1g.18gb"), NvidiaMig.layout(SINGLE, totals));
-        assertEquals(List.of("1g.18gb", "1g.18gb", "2g.35gb", "3g.71gb"), NvidiaMig.layout(MIXED, totals));
+        assertEquals(List.of("3g.71gb", "2g.35gb", "1g.18gb", "1g.18gb"), NvidiaMig.layout(MIXED, totals), "largest made first");
         assertEquals(Map.of("nvidia.com/gpu", 14), NvidiaMig.resources(SINGLE, 2, totals));
         assertEquals(Map.of("nvidia.com/gpu", 2), NvidiaMig.resources(new Mig(Mig.Strategy.SINGLE, List.of("3g.71gb")), 1, totals));
         assertEquals(Map.of("nvidia.com/mig-1g.18gb", 4, "nvidia.com/mig-2g.35gb", 2, "nvidia.com/mig-3g.71gb", 2),
