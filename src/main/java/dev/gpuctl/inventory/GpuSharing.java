@@ -44,11 +44,28 @@ public record GpuSharing(Mode mode, int replicas, java.util.Optional<Mig> mig) {
 
     /**
      * The name of this setting's entry in the device plugin's ConfigMap, which the node label picks: "time-slicing-4",
-     * "mig-single", "mig-mixed" (the plugin's config holds only the strategy; the layout lives on the GPUs).
+     * "mig-single-1g.18gb", "mig-mixed-1x3g.71gb-2x1g.18gb". A MIG name holds the layout, not only the strategy, so that
+     * re-cutting a node's GPUs changes its label, and the plugin's config manager restarts the plugin, which finds its
+     * MIG devices only when it starts. Too long for a label value (63): the strategy and a hash of the layout.
      */
     public String configName() {
-        if (mig.isPresent()) return "mig-" + mig.get().strategy().key();
+        if (mig.isPresent()) {
+            Mig m = mig.get();
+            String layout = m.strategy() == Mig.Strategy.SINGLE ? m.profiles().get(0) : String.join("-", m.counts().entrySet().stream()
+                .sorted(java.util.Map.Entry.<String, Integer>comparingByKey().reversed()).map(e -> e.getValue() + "x" + e.getKey()).toList());
+            String name = "mig-" + m.strategy().key() + "-" + layout;
+            return name.length() <= 63 ? name : "mig-" + m.strategy().key() + "-" + sha256(layout).substring(0, 12);
+        }
         return shared() ? mode.key() + "-" + replicas : "none";
+    }
+
+    private static String sha256(String s) {
+        try {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                .digest(s.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     @Override public String toString() {

@@ -69,9 +69,9 @@ class MigE2E {
         assertEquals(7, bed.ok(worker, "nvidia-smi -L").lines().filter(l -> l.startsWith("  MIG 1g.18gb ")).count());
         String m = bed.master();
         assertEquals("7", bed.ok(m, KUBECTL + "get node " + worker + " -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}'").strip());
-        assertEquals("mig-single", bed.ok(m, KUBECTL + "get node " + worker
+        assertEquals("mig-single-1g.18gb", bed.ok(m, KUBECTL + "get node " + worker
             + " -o jsonpath='{.metadata.labels.nvidia\\.com/device-plugin\\.config}'").strip());
-        assertTrue(bed.ok(m, KUBECTL + "-n kube-system get configmap nvidia-device-plugin-configs -o jsonpath='{.data.mig-single}'")
+        assertTrue(bed.ok(m, KUBECTL + "-n kube-system get configmap nvidia-device-plugin-configs -o jsonpath='{.data.mig-single-1g\\.18gb}'")
             .contains("migStrategy: single"));
         Map<String, String> after = bed.fingerprints(HOST_STATE);
         Gpuctl.Run again = Gpuctl.run("bootstrap", inventory.toString());
@@ -80,5 +80,43 @@ class MigE2E {
         assertEquals(after, bed.fingerprints(HOST_STATE), "a re-run changed the worker (instances made anew?)");
         Gpuctl.Run verify = Gpuctl.run("verify", inventory.toString());
         assertEquals(0, verify.code(), verify::toString);
+    }
+
+    @Test @Order(3) void mixedReCutsTheGpuAndAJobAsksForOneProfile() throws Exception {
+        Path mixed = inventory.resolveSibling("inventory-mig-mixed.yaml");
+        Files.writeString(mixed, Files.readString(inventory).replace("{ strategy: single, profile: 1g.18gb }",
+            "{ strategy: mixed, profile: [1g.18gb, 3g.71gb, 1g.18gb, 2g.35gb] }"));
+        Gpuctl.Run r = Gpuctl.run("bootstrap", mixed.toString());
+        assertEquals(0, r.code(), r::toString);
+        assertEquals(java.util.List.of("3g.71gb", "2g.35gb", "1g.18gb", "1g.18gb"), bed.ok(worker, "nvidia-smi -L").lines()
+            .filter(l -> l.startsWith("  MIG ")).map(l -> l.trim().split("\\s+")[1]).sorted(java.util.Comparator.reverseOrder()).toList());
+        String alloc = bed.ok(bed.master(), KUBECTL + "get node " + worker + " -o jsonpath='{.status.allocatable}'");
+        for (String want : new String[] {"\"nvidia.com/mig-1g.18gb\":\"2\"", "\"nvidia.com/mig-2g.35gb\":\"1\"",
+                "\"nvidia.com/mig-3g.71gb\":\"1\"", "\"nvidia.com/gpu\":\"0\""}) {
+            assertTrue(alloc.contains(want), want + " in " + alloc);
+        }
+        assertEquals("mig-mixed-1x3g.71gb-1x2g.35gb-2x1g.18gb", bed.ok(bed.master(), KUBECTL + "get node " + worker
+            + " -o jsonpath='{.metadata.labels.nvidia\\.com/device-plugin\\.config}'").strip(), "a new layout, a new config: the plugin restarts");
+        Map<String, String> after = bed.fingerprints(HOST_STATE);
+        Gpuctl.Run again = Gpuctl.run("bootstrap", mixed.toString());
+        assertEquals(0, again.code(), again::toString);
+        assertEquals(after, bed.fingerprints(HOST_STATE), "a re-run changed the worker");
+
+        Path tooBig = mixed.resolveSibling("mig-too-big.yaml");
+        Files.writeString(tooBig, "name: mig-big\nimage: registry.internal/trainer:cu118\ncommand: [sleep, \"30\"]\ngpus: 3\nmigProfile: 1g.18gb\n");
+        Gpuctl.Run refused = Gpuctl.run("job", "submit", tooBig.toString(), mixed.toString());
+        assertEquals(2, refused.code(), refused::toString);
+        assertTrue(refused.err().contains("gpus: 3 is more than any node has: the largest, " + worker + ", has 2 nvidia.com/mig-1g.18gb"), refused::toString);
+        Path fits = mixed.resolveSibling("mig-job.yaml");
+        Files.writeString(fits, "name: mig-a\nimage: registry.internal/trainer:cu118\ncommand: [sleep, \"30\"]\ngpus: 2\nmigProfile: 1g.18gb\n");
+        Gpuctl.Run submit = Gpuctl.run("job", "submit", fits.toString(), mixed.toString());
+        assertEquals(0, submit.code(), submit::toString);
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        String node = "";
+        while (node.isEmpty() && System.nanoTime() < deadline) {
+            node = bed.ok(bed.master(), KUBECTL + "get pods -n default -l job-name=mig-a -o jsonpath='{.items[*].spec.nodeName}'").strip();
+            if (node.isEmpty()) Thread.sleep(1000);
+        }
+        assertEquals(worker, node, "the job's pod is bound to the node offering nvidia.com/mig-1g.18gb");
     }
 }

@@ -21,12 +21,15 @@ class MigInventoryTest {
         assertTrue(inv.sharesGpus());
         GpuSharing w1 = inv.sharing(inv.node("w1").orElseThrow());
         assertEquals(Optional.of(new Mig(Mig.Strategy.SINGLE, List.of("1g.18gb"))), w1.mig());
-        assertEquals("mig-single", w1.configName());
+        assertEquals("mig-single-1g.18gb", w1.configName());
         assertEquals("MIG single 1g.18gb", w1.toString());
         GpuSharing w2 = inv.sharing(inv.node("w2").orElseThrow());
         assertEquals("MIG mixed 3g.71gb + 2 × 1g.18gb", w2.toString());
         assertEquals("nvidia.com/mig-3g.71gb", w2.mig().orElseThrow().resource("3g.71gb"));
-        assertEquals("mig-mixed", w2.configName());
+        assertEquals("mig-mixed-1x3g.71gb-2x1g.18gb", w2.configName(), "the layout is in the label: re-cut GPUs restart the plugin");
+        GpuSharing many = GpuSharing.of(new dev.gpuctl.hostconf.Mig(dev.gpuctl.hostconf.Mig.Strategy.MIXED,
+            List.of("1g.18gb", "1g.35gb", "1g.20gb", "1g.10gb", "1g.5gb", "1g.12gb", "1g.24gb")));
+        assertTrue(many.configName().matches("mig-mixed-[0-9a-f]{12}"), "longer than a label value: " + many.configName());
         assertEquals(GpuSharing.NONE, inv.sharing(inv.master()));
         Inventory mixedOne = parse("", ", gpuSharing: { mig: { strategy: mixed, profile: 7g.141gb } }");
         assertEquals(List.of("7g.141gb"), mixedOne.sharing(mixedOne.node("w2").orElseThrow()).mig().orElseThrow().profiles());

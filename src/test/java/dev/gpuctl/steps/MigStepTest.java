@@ -94,11 +94,11 @@ class MigStepTest {
     }
 
     @Test void thePluginGetsEachNodesMigStrategyAndAllocatableIsCountedPerResource() throws IOException {
-        assertEquals(Map.of("nvidia.com/gpu.present", "true", "nvidia.com/device-plugin.config", "mig-single"),
+        assertEquals(Map.of("nvidia.com/gpu.present", "true", "nvidia.com/device-plugin.config", "mig-single-1g.18gb"),
             GpuStep.labels(INV, INV.node("worker-1").orElseThrow()));
         assertEquals(Map.of("nvidia.com/gpu.present", "true", "nvidia.com/device-plugin.config", "none"),
             GpuStep.labels(INV, INV.node("worker-3").orElseThrow()));
-        assertEquals(List.of(DevicePluginSharing.Config.mig("mig-single", "single"), DevicePluginSharing.Config.mig("mig-mixed", "mixed")),
+        assertEquals(List.of(DevicePluginSharing.Config.mig("mig-single-1g.18gb", "single"), DevicePluginSharing.Config.mig("mig-mixed-1x3g.71gb-2x1g.18gb", "mixed")),
             GpuStep.sharingConfigs(INV));
         assertEquals("version: v1\nflags:\n  migStrategy: mixed\n", DevicePluginSharing.configFile(DevicePluginSharing.Config.mig("mig-mixed", "mixed")));
 
