@@ -83,10 +83,13 @@ final class JobCommand implements Runnable {
             JobSpec job = load(inv);
             Path known = KnownGpus.file(inv);
             var seen = Files.exists(known) ? KnownGpus.parse(Files.readString(known)) : java.util.Optional.<KnownGpus.Seen>empty();
-            if (seen.isPresent()) {
+            if (seen.isPresent() && job.gpuResource().equals(JobSpec.WHOLE_GPU)) {
                 JobSubmit.unfit(job, seen.get().gpus(), "as gpuctl gpus saw it at " + seen.get().time()).ifPresent(m -> {
                     throw new GpuctlException(ExitCode.USAGE, m);
                 });
+            } else if (!job.gpuResource().equals(JobSpec.WHOLE_GPU)) {
+                spec.commandLine().getErr().println("gpuctl: gpus not checked: the recorded counts are whole GPUs, the job asks for "
+                    + job.gpuResource() + " (job submit checks it against the cluster)");
             } else {
                 spec.commandLine().getErr().println("gpuctl: gpus not checked against the nodes' GPU counts: none known yet"
                     + " (gpuctl gpus records them; job submit checks the cluster)");

@@ -83,8 +83,16 @@ public final class PlanText {
         for (var n : inv.nodes()) {
             if (n.gpu()) sb.append("  ").append(n.name()).append(": ").append(inv.sharing(n)).append('\n');
         }
-        return sb.append("  time-slicing and MPS share a GPU's time, not its memory or its faults: a pod can use all of a GPU's"
-            + " memory, and one pod's fault can end the others' work on that GPU\n").toString();
+        if (inv.nodes().stream().anyMatch(n -> inv.sharing(n).shared())) {
+            sb.append("  time-slicing and MPS share a GPU's time, not its memory or its faults: a pod can use all of a GPU's"
+                + " memory, and one pod's fault can end the others' work on that GPU\n");
+        }
+        if (inv.nodes().stream().anyMatch(n -> inv.sharing(n).mig().isPresent())) {
+            sb.append("  MIG cuts each GPU into instances with their own memory, cache and compute (single: each advertised as"
+                + " nvidia.com/gpu; mixed: as nvidia.com/mig-PROFILE); turning MIG mode on needs the GPUs idle, and on some"
+                + " systems a reboot\n");
+        }
+        return sb.toString();
     }
 
     private static void probes(StringBuilder sb, List<Map<String, String>> probes) {

@@ -38,18 +38,28 @@ public final class DevicePluginSharing {
 
     private DevicePluginSharing() {}
 
-    /** One named configuration: time-slicing or MPS with {@code replicas}, or none (replicas 1). */
-    public record Config(String name, String mode, int replicas) {
+    /**
+     * One named configuration: time-slicing or MPS with {@code replicas}, or none (replicas 1); {@code migStrategy}
+     * the plugin's MIG strategy (none, single, mixed), only with mode none.
+     */
+    public record Config(String name, String mode, int replicas, String migStrategy) {
         public Config {
             if (!List.of("none", "time-slicing", "mps").contains(mode)) throw new IllegalArgumentException(mode);
+            if (!List.of("none", "single", "mixed").contains(migStrategy)) throw new IllegalArgumentException(migStrategy);
+            if (!migStrategy.equals("none") && !mode.equals("none")) throw new IllegalArgumentException("MIG with " + mode);
         }
 
+        public Config(String name, String mode, int replicas) { this(name, mode, replicas, "none"); }
+
         public static Config none() { return new Config(NO_SHARING, "none", 1); }
+
+        /** The config of a node whose GPUs are cut into MIG instances, advertised with {@code strategy}. */
+        public static Config mig(String name, String strategy) { return new Config(name, "none", 1, strategy); }
     }
 
     /** The plugin's configuration file (its config format, version v1) for {@code c}. */
     public static String configFile(Config c) {
-        StringBuilder sb = new StringBuilder("version: v1\nflags:\n  migStrategy: none\n");
+        StringBuilder sb = new StringBuilder("version: v1\nflags:\n  migStrategy: " + c.migStrategy() + "\n");
         if (c.mode().equals("none")) return sb.toString();
         sb.append("sharing:\n  ").append(c.mode().equals("mps") ? "mps" : "timeSlicing").append(":\n");
         if (c.mode().equals("time-slicing")) sb.append("    renameByDefault: false\n    failRequestsGreaterThanOne: false\n");

@@ -41,9 +41,9 @@ public record Inventory(Path file, Cluster cluster, List<Node> nodes, Optional<N
         return node.gpuSharing().orElse(cluster.gpuSharing());
     }
 
-    /** Whether any GPU node shares its GPUs (then the device plugin runs with its config manager). */
+    /** Whether any GPU node shares its GPUs or cuts them into MIG instances (then the device plugin runs with its config manager). */
     public boolean sharesGpus() {
-        return nodes.stream().anyMatch(n -> sharing(n).shared());
+        return nodes.stream().anyMatch(n -> sharing(n).configured());
     }
 
     /** Local state (kubeconfig, join command cache, logs) lives beside the inventory. */

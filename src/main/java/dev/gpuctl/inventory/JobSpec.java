@@ -11,12 +11,22 @@ import java.util.Optional;
  * @param gpusAt where gpus was written, "FILE:LINE:COLUMN", for problems found later (against the cluster)
  * @param env    the container's environment, in the order written (values from Secrets are in {@link Pod#secretEnv})
  * @param pod    where and how the pod runs: scheduling, resources, /dev/shm, lifetime
+ * @param gpuResource the extended resource its gpus are: nvidia.com/gpu, or nvidia.com/mig-PROFILE (MIG, strategy mixed)
  */
 public record JobSpec(String name, String namespace, String image, List<String> command, int gpus, String gpusAt,
-                      Map<String, String> env, Optional<Mount> dataset, Optional<Mount> checkpoint, Pod pod) {
+                      Map<String, String> env, Optional<Mount> dataset, Optional<Mount> checkpoint, Pod pod, String gpuResource) {
+    /** Whole GPUs; {@code migProfile: P} in a spec asks for MIG devices of that profile instead: nvidia.com/mig-P. */
+    public static final String WHOLE_GPU = "nvidia.com/gpu";
+
     public JobSpec {
         command = List.copyOf(command);
         env = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(env));
+    }
+
+    /** A job asking for whole GPUs (nvidia.com/gpu). */
+    public JobSpec(String name, String namespace, String image, List<String> command, int gpus, String gpusAt,
+                   Map<String, String> env, Optional<Mount> dataset, Optional<Mount> checkpoint, Pod pod) {
+        this(name, namespace, image, command, gpus, gpusAt, env, dataset, checkpoint, pod, WHOLE_GPU);
     }
 
     /** A job with none of the optional pod settings. */

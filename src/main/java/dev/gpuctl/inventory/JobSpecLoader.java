@@ -44,7 +44,7 @@ import org.yaml.snakeyaml.nodes.Tag;
 public final class JobSpecLoader {
     static final List<String> KEYS = List.of("name", "namespace", "image", "command", "gpus", "env", "dataset", "checkpoint",
         "args", "workingDir", "nodeSelector", "tolerations", "imagePullSecrets", "resources", "shm", "ttlSecondsAfterFinished",
-        "activeDeadlineSeconds");
+        "activeDeadlineSeconds", "migProfile");
     static final List<String> RESOURCE_KEYS = List.of("requests", "limits");
     static final List<String> QUANTITY_KEYS = List.of("cpu", "memory");
     static final List<String> TOLERATION_KEYS = List.of("key", "operator", "value", "effect", "tolerationSeconds");
@@ -125,13 +125,20 @@ public final class JobSpecLoader {
         }));
         Optional<Long> ttl = seconds(s, "ttlSecondsAfterFinished", 0, problems);
         Optional<Long> deadline = seconds(s, "activeDeadlineSeconds", 1, problems);
+        Optional<String> migProfile = s.scalar("migProfile").filter(p -> {
+            boolean ok = dev.gpuctl.hostconf.Mig.PROFILE.matcher(p.getValue()).matches();
+            if (!ok) problems.at(p, "migProfile: '" + p.getValue() + "' is not a MIG profile name (expected compute slices then memory,"
+                + " such as 1g.18gb: the job's gpus are then MIG devices nvidia.com/mig-1g.18gb of nodes with gpuSharing.mig strategy mixed)");
+            return ok;
+        }).map(ScalarNode::getValue);
         if (problems.any() || name.isEmpty() || image.isEmpty() || gpusNode.isEmpty()) return Optional.empty();
         ScalarNode g = gpusNode.get();
         String at = file + ":" + Problems.line(g) + ":" + (g.getStartMark().getColumn() + 1);
         JobSpec.Pod pod = new JobSpec.Pod(args, workingDir, nodeSelector, tolerations, pullSecrets, resources, shm, secretEnv,
             ttl, deadline);
         return Optional.of(new JobSpec(name.get(), namespace.orElse("default"), image.get(), command,
-            Integer.parseInt(g.getValue()), at, env, dataset, checkpoint, pod));
+            Integer.parseInt(g.getValue()), at, env, dataset, checkpoint, pod,
+            migProfile.map(p -> "nvidia.com/mig-" + p).orElse(JobSpec.WHOLE_GPU)));
     }
 
     /** A whole number of seconds, at least {@code min}. */

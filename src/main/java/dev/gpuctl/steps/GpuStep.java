@@ -55,8 +55,12 @@ public final class GpuStep implements Step {
 
     /** The device plugin's configurations the inventory uses (empty: no sharing anywhere). */
     static List<DevicePluginSharing.Config> sharingConfigs(Inventory inv) {
-        return gpuNodes(inv).stream().map(inv::sharing).filter(GpuSharing::shared).distinct()
-            .map(s -> new DevicePluginSharing.Config(s.configName(), s.mode().key(), s.replicas())).toList();
+        return gpuNodes(inv).stream().map(inv::sharing).filter(GpuSharing::configured).map(GpuStep::config).distinct().toList();
+    }
+
+    static DevicePluginSharing.Config config(GpuSharing s) {
+        return s.mig().map(m -> DevicePluginSharing.Config.mig(s.configName(), m.strategy().key()))
+            .orElseGet(() -> new DevicePluginSharing.Config(s.configName(), s.mode().key(), s.replicas()));
     }
 
     static List<Node> gpuNodes(Inventory inv) { return inv.nodes().stream().filter(Node::gpu).toList(); }
@@ -135,6 +139,7 @@ public final class GpuStep implements Step {
      * not, the message names the node's device plugin pod and its state, and what to check.
      */
     static Probe allocatable(Node n, GpuSharing sharing) {
+        if (sharing.mig().isPresent()) return allocatableMig(n, sharing.mig().get());
         String times = sharing.shared() ? " × " + sharing.replicas() + " (" + sharing.mode().key() + ")" : "";
         return Probe.of("node " + n.name() + " allocatable nvidia.com/gpu = its nvidia-smi count" + times,
                 NODES_THEN_PODS, r -> Optional.empty())
@@ -152,6 +157,35 @@ public final class GpuStep implements Step {
                 return Optional.of("allocatable nvidia.com/gpu is " + have + ", nvidia-smi counts " + count.orElse("?")
                     + (sharing.shared() ? " GPUs × " + sharing.replicas() + " replicas = " + want : "") + "; " + pod
                     + " — check that nvidia is the default runtime on " + n.name() + " (gpuctl verify --hosts " + n.name() + ")");
+            });
+    }
+
+    /**
+     * A MIG node's allocatable per resource the plugin advertises (single: nvidia.com/gpu = every instance; mixed:
+     * nvidia.com/mig-PROFILE = that profile's instances), from the GPU count and profiles preflight learned.
+     */
+    static Probe allocatableMig(Node n, dev.gpuctl.hostconf.Mig mig) {
+        return Probe.of("node " + n.name() + " allocatable = its MIG instances (" + mig + ")", NODES_THEN_PODS, r -> Optional.empty())
+            .judgedWithFacts((r, facts) -> {
+                if (!r.ok()) return Optional.of("kubectl failed: " + r.tail(2));
+                String[] parts = r.stdout().split("(?m)^@@@\n", 2);
+                var node = KubeJson.node(KubeJson.nodes(parts[0]), n.name());
+                if (node.isEmpty()) return Optional.of("node " + n.name() + " not found (kubectl get nodes)");
+                Optional<String> count = facts.get(gpuCountFact(n)).filter(c -> c.matches("[0-9]{1,4}"));
+                Optional<String> totals = facts.get(MigStep.totalsFact(n));
+                if (count.isEmpty() || totals.isEmpty()) return Optional.of("the node's GPUs and MIG profiles are not known (preflight learns them)");
+                Map<String, Integer> want = dev.gpuctl.hostconf.NvidiaMig.resources(mig, Integer.parseInt(count.get()),
+                    dev.gpuctl.hostconf.NvidiaMig.decode(totals.get()));
+                var alloc = node.get().path("status").path("allocatable");
+                List<String> wrong = new ArrayList<>();
+                for (var e : want.entrySet()) {
+                    String have = alloc.path(e.getKey()).asText("0");
+                    if (!have.equals(String.valueOf(e.getValue()))) wrong.add(e.getKey() + " is " + have + ", expected " + e.getValue());
+                }
+                if (wrong.isEmpty()) return Optional.empty();
+                String pod = parts.length < 2 ? "" : pluginPod(KubeJson.podList(parts[1]), n.name());
+                return Optional.of("allocatable " + String.join(", ", wrong) + " (" + count.get() + " GPUs cut as " + mig + "); " + pod
+                    + " — check the instances on " + n.name() + " (nvidia-smi -L) and the plugin's log");
             });
     }
 

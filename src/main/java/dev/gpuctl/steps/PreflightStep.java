@@ -89,6 +89,7 @@ public final class PreflightStep implements Step {
                         return scan.gpus().isEmpty() ? Optional.of("nvidia-smi lists no GPU") : Optional.empty();
                     })
                 .learning(r -> gpuFacts(ctx, r)));
+            MigStep.preflight(ctx).ifPresent(probes::add);
         }
         probes.add(runningVersion(ctx));
         return probes;

@@ -130,10 +130,13 @@ public final class GpuUsage {
     }
 
     /** Each node's allocatable nvidia.com/gpu (0 where it offers none), in kubectl's order. */
-    public static Map<String, Integer> allocatable(String nodesJson) {
+    public static Map<String, Integer> allocatable(String nodesJson) { return allocatable(nodesJson, RESOURCE); }
+
+    /** Each node's allocatable {@code resource} (nvidia.com/gpu, nvidia.com/mig-1g.18gb; 0 where it offers none). */
+    public static Map<String, Integer> allocatable(String nodesJson, String resource) {
         Map<String, Integer> allocatable = new LinkedHashMap<>();
         for (JsonNode n : items(nodesJson, "get nodes")) {
-            allocatable.put(n.path("metadata").path("name").asText(), quantity(n.path("status").path("allocatable").path(RESOURCE)));
+            allocatable.put(n.path("metadata").path("name").asText(), quantity(n.path("status").path("allocatable").path(resource)));
         }
         return allocatable;
     }

@@ -90,7 +90,7 @@ public final class JobManifest {
         JobSpec.Resources r = pod.resources();
         y.append("          resources:\n");
         y.append("            limits:\n");
-        y.append("              nvidia.com/gpu: ").append(spec.gpus()).append('\n');
+        y.append("              ").append(spec.gpuResource()).append(": ").append(spec.gpus()).append('\n');
         r.cpuLimit().ifPresent(q -> y.append("              cpu: ").append(quoted(q)).append('\n'));
         r.memoryLimit().ifPresent(q -> y.append("              memory: ").append(quoted(q)).append('\n'));
         if (r.anyRequest()) {

@@ -32,14 +32,17 @@ public final class JobSubmit {
     public static Optional<String> unfit(JobSpec spec, Map<String, Integer> gpusPerNode, String source) {
         Optional<Map.Entry<String, Integer>> largest = gpusPerNode.entrySet().stream().filter(e -> e.getValue() > 0)
             .max(Map.Entry.comparingByValue());
+        boolean mig = !spec.gpuResource().equals(JobSpec.WHOLE_GPU);
         if (largest.isEmpty()) {
-            return Optional.of(spec.gpusAt() + ": gpus: no node offers nvidia.com/gpu (" + source
-                + "); check the GPU nodes with gpuctl verify");
+            return Optional.of(spec.gpusAt() + ": gpus: no node offers " + spec.gpuResource() + " (" + source
+                + (mig ? "); MIG devices of a profile are offered by nodes with gpuSharing.mig strategy mixed and that profile" : "")
+                + "; check the GPU nodes with gpuctl verify");
         }
         if (spec.gpus() <= largest.get().getValue()) return Optional.empty();
         int most = largest.get().getValue();
+        String unit = mig ? " " + spec.gpuResource() : most == 1 ? " GPU" : " GPUs";
         return Optional.of(spec.gpusAt() + ": gpus: " + spec.gpus() + " is more than any node has: the largest, "
-            + largest.get().getKey() + ", has " + most + (most == 1 ? " GPU" : " GPUs") + " (" + source
+            + largest.get().getKey() + ", has " + most + unit + " (" + source
             + "); a pod runs on one node, so the job would wait forever (expected at most " + most + ")");
     }
 
@@ -48,8 +51,8 @@ public final class JobSubmit {
         String next = "Nothing was applied. Is the cluster up? Check it with: gpuctl verify";
         String nodes = GpuSurvey.fields(master, "get nodes", KubeFields.NODES, next);
         Map<String, Integer> gpus = new java.util.LinkedHashMap<>();
-        GpuUsage.allocatable(nodes).forEach(gpus::put);
-        unfit(spec, gpus, "nvidia.com/gpu allocatable in the cluster now").ifPresent(m -> {
+        GpuUsage.allocatable(nodes, spec.gpuResource()).forEach(gpus::put);
+        unfit(spec, gpus, spec.gpuResource() + " allocatable in the cluster now").ifPresent(m -> {
             throw WorkloadException.refused(m);
         });
         String jobs = GpuSurvey.fields(master, "get jobs -n " + spec.namespace(), KubeFields.JOBS, next);

@@ -130,7 +130,7 @@ class JobSpecLoaderTest {
     @Test void podSettingMistakesAtTheirPosition() {
         assertEquals(List.of(
             "job.yaml:1:30: unknown key 'cpu' in the top level (expected one of: name, namespace, image, command, gpus, env, dataset, checkpoint, "
-                + "args, workingDir, nodeSelector, tolerations, imagePullSecrets, resources, shm, ttlSecondsAfterFinished, activeDeadlineSeconds)",
+                + "args, workingDir, nodeSelector, tolerations, imagePullSecrets, resources, shm, ttlSecondsAfterFinished, activeDeadlineSeconds, migProfile)",
             "job.yaml:2:7: args: the list is empty (leave args out to run the image's default arguments)",
             "job.yaml:3:13: workingDir: 'work' is not an absolute path (expected a directory such as /workspace)",
             "job.yaml:4:16: nodeSelector: 'bad key!' is not a label key (expected an optional DNS prefix and '/', then at most 63 letters, digits, '-', '_' and '.')",

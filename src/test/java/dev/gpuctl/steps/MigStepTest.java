@@ -1,0 +1,124 @@
+package dev.gpuctl.steps;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gpuctl.hostconf.DevicePluginSharing;
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.InventoryLoader;
+import dev.gpuctl.remote.ExecResult;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** MIG's preflight question, the step's probes and script, and the device plugin's allocatable per MIG resource. */
+class MigStepTest {
+    static final Inventory INV = InventoryLoader.parse("inv.yaml", """
+        cluster: { name: c, kubernetesVersion: "1.35", runtime: docker, packages: system }
+        nodes:
+          - { name: master, address: 10.1.0.1, role: master }
+          - { name: worker-1, address: 10.1.0.2, role: worker, gpuSharing: { mig: { strategy: single, profile: 1g.18gb } } }
+          - { name: worker-2, address: 10.1.0.3, role: worker, gpuSharing: { mig: { strategy: mixed, profile: [3g.71gb, 1g.18gb, 1g.18gb] } } }
+          - { name: worker-3, address: 10.1.0.4, role: worker }
+        """, Path.of("."), Map.of("HOME", "/root"));
+
+    static HostContext ctx(String node) { return new HostContext(INV, INV.node(node).orElseThrow()); }
+
+    static String res(String path) throws IOException { return Files.readString(Path.of("src/test/resources", path)); }
+
+    static final String H200_MODES = "0, NVIDIA H200, Disabled, Disabled\n";
+
+    @Test void preflightAsksOnlyMigNodesAndLearnsTheProfilesAndLayout() throws IOException {
+        assertTrue(MigStep.preflight(ctx("worker-3")).isEmpty());
+        assertTrue(MigStep.preflight(ctx("master")).isEmpty());
+        Probe p = MigStep.preflight(ctx("worker-1")).orElseThrow();
+        assertTrue(new PreflightStep().check(ctx("worker-1")).stream().anyMatch(q -> q.what().equals(p.what())), "preflight asks it");
+        ExecResult h200 = new ExecResult(0, H200_MODES + "@@@\n" + res("nvidia-smi/nvidia-smi-mig-lgip_h200.txt"), "");
+        assertEquals(Optional.empty(), p.judge().apply(h200, new Facts()));
+        Map<String, String> learned = p.learn().apply(h200);
+        assertEquals("1g.18gb,1g.18gb,1g.18gb,1g.18gb,1g.18gb,1g.18gb,1g.18gb", learned.get("gpu.worker-1.mig.layout"));
+        assertTrue(learned.get("gpu.worker-1.mig.profiles").startsWith("1g.18gb=7,1g.18gb+me=1,1g.35gb=4,"));
+
+        ExecResult rtx = new ExecResult(0, "0, NVIDIA GeForce RTX 4090, [N/A], [N/A]\n@@@\nNo MIG-supported devices found.\n", "");
+        String why = p.judge().apply(rtx, new Facts()).orElseThrow();
+        assertTrue(why.startsWith("worker-1: MIG is asked for (gpuSharing.mig: single 1g.18gb), but its GPU 0, NVIDIA GeForce RTX 4090,"
+            + " does not support MIG"), why);
+        assertEquals(Map.of(), p.learn().apply(rtx));
+    }
+
+    static Facts facts() throws IOException {
+        Facts f = new Facts();
+        ExecResult h200 = new ExecResult(0, H200_MODES + "@@@\n" + res("nvidia-smi/nvidia-smi-mig-lgip_h200.txt"), "");
+        for (String n : List.of("worker-1", "worker-2")) {
+            MigStep.preflight(ctx(n)).orElseThrow().learn().apply(h200).forEach((k, v) -> f.put(k, v, false));
+            f.put(GpuStep.gpuCountFact(INV.node(n).orElseThrow()), "1", false);
+        }
+        return f;
+    }
+
+    @Test void checkSaysWhatIsMissingAndNothingWhenTheGpusAreCutAsAsked() throws IOException {
+        MigStep step = new MigStep();
+        assertTrue(step.runsOn(ctx("worker-1")));
+        assertFalse(step.runsOn(ctx("worker-3")));
+        assertFalse(step.runsOn(ctx("master")));
+        List<Probe> probes = step.check(ctx("worker-1"));
+        Facts facts = facts();
+        ExecResult disabled = new ExecResult(0, H200_MODES + "@@@\nNo MIG-enabled devices found.\n", "");
+        assertEquals(Optional.of("GPU 0 (NVIDIA H200) has MIG mode Disabled"), probes.get(0).judge().apply(disabled, facts));
+        ExecResult pending = new ExecResult(0, "0, NVIDIA H200, Disabled, Enabled\n@@@\nNo MIG-enabled devices found.\n", "");
+        assertEquals(Optional.of("GPU 0 (NVIDIA H200) has MIG mode Disabled, Enabled pending: it takes effect once the GPU is reset;"
+            + " reboot worker-1 (gpuctl drain worker-1 first), then run gpuctl again"), probes.get(0).judge().apply(pending, facts));
+        ExecResult seven = new ExecResult(0, "0, NVIDIA H200, Enabled, Enabled\n@@@\n" + res("nvidia-smi/mig/lgi-h200-7x1g.18gb.txt"), "");
+        assertEquals(Optional.empty(), probes.get(0).judge().apply(seven, facts));
+        assertEquals(Optional.empty(), probes.get(1).judge().apply(seven, facts));
+        ExecResult none = new ExecResult(0, "0, NVIDIA H200, Enabled, Enabled\n@@@\nNo GPU instances found: Not Found\n", "");
+        assertEquals(Optional.of("GPU 0 has no GPU instance, expected 7 × 1g.18gb each"), probes.get(1).judge().apply(none, facts));
+        assertEquals(Optional.of("GPU 0 has 7 × 1g.18gb, expected 2 × 1g.18gb + 3g.71gb each"),
+            step.check(ctx("worker-2")).get(1).judge().apply(seven, facts));
+    }
+
+    @Test void theScriptRefusesBusyGpusAndPendingModeThenCutsFromTheLearnedLayout() {
+        String s = MigStep.script(INV.node("worker-1").orElseThrow());
+        assertTrue(s.startsWith("set -e; apps=$(nvidia-smi --query-compute-apps=pid,process_name --format=csv,noheader 2>&1)"), s);
+        assertTrue(s.contains("changing MIG would end them: gpuctl drain worker-1, then run gpuctl again, then gpuctl uncordon worker-1"));
+        assertTrue(s.indexOf("nvidia-smi -i \"$i\" -mig 1") < s.indexOf("MIG mode is not on yet"));
+        assertTrue(s.contains("reboot worker-1 (gpuctl drain worker-1 first)"));
+        assertTrue(s.endsWith("nvidia-smi mig -i \"$i\" -cgi {{gpu.worker-1.mig.layout}} -C; done"), s);
+        List<Op> ops = new MigStep().apply(ctx("worker-1"));
+        assertEquals(1, ops.size());
+    }
+
+    @Test void thePluginGetsEachNodesMigStrategyAndAllocatableIsCountedPerResource() throws IOException {
+        assertEquals(Map.of("nvidia.com/gpu.present", "true", "nvidia.com/device-plugin.config", "mig-single-1g.18gb"),
+            GpuStep.labels(INV, INV.node("worker-1").orElseThrow()));
+        assertEquals(Map.of("nvidia.com/gpu.present", "true", "nvidia.com/device-plugin.config", "none"),
+            GpuStep.labels(INV, INV.node("worker-3").orElseThrow()));
+        assertEquals(List.of(DevicePluginSharing.Config.mig("mig-single-1g.18gb", "single"), DevicePluginSharing.Config.mig("mig-mixed-1x3g.71gb-2x1g.18gb", "mixed")),
+            GpuStep.sharingConfigs(INV));
+        assertEquals("version: v1\nflags:\n  migStrategy: mixed\n", DevicePluginSharing.configFile(DevicePluginSharing.Config.mig("mig-mixed", "mixed")));
+
+        List<Probe> probes = new GpuStep().check(new HostContext(INV, INV.master()));
+        Probe w1 = probes.stream().filter(p -> p.what().startsWith("node worker-1 allocatable")).findFirst().orElseThrow();
+        Probe w2 = probes.stream().filter(p -> p.what().startsWith("node worker-2 allocatable")).findFirst().orElseThrow();
+        assertEquals("node worker-2 allocatable = its MIG instances (mixed 3g.71gb + 2 × 1g.18gb)", w2.what());
+        Facts facts = facts();
+        String json = GpuStepTest.json("nodes.json");
+        String recorded = "\"allocatable\": {\"cpu\": \"64\", \"memory\": \"65746948Ki\", \"nvidia.com/gpu\": \"2\"";
+        assertTrue(json.contains(recorded), "the recorded worker-1 advertises 2 GPUs; 7 MIG devices here");
+        String nodes = dev.gpuctl.hostconf.KubectlPrints.fields(dev.gpuctl.hostconf.KubeFields.NODES,
+            json.replaceFirst(java.util.regex.Pattern.quote(recorded), java.util.regex.Matcher.quoteReplacement(recorded.replace("\"2\"", "\"7\""))));
+        String out = nodes + "@@@\n" + GpuStepTest.pods();
+        assertEquals(Optional.empty(), w1.judge().apply(new ExecResult(0, out, ""), facts));
+        String why = w2.judge().apply(new ExecResult(0, out, ""), facts).orElseThrow();
+        assertTrue(why.startsWith("allocatable nvidia.com/mig-1g.18gb is 0, expected 2, nvidia.com/mig-3g.71gb is 0, expected 1"
+            + " (1 GPUs cut as mixed 3g.71gb + 2 × 1g.18gb); "), why);
+        Facts unknown = new Facts();
+        assertEquals(Optional.of("the node's GPUs and MIG profiles are not known (preflight learns them)"),
+            w1.judge().apply(new ExecResult(0, out, ""), unknown));
+    }
+}
