@@ -343,7 +343,7 @@ public final class Verifier {
     static String fix(Step step, String host, String inventory) {
         if (step instanceof PreflightStep) return PREFLIGHT_FIX;
         if (step instanceof CertificatesStep) return CertificatesStep.fix(inventory);
-        if (step instanceof dev.gpuctl.steps.GpuHealthStep) return "the fix named in the problem (gpuctl does not change a GPU's health)";
+        if (step instanceof dev.gpuctl.steps.GpuHealthStep || step instanceof dev.gpuctl.steps.GpuRecordStep) return "the fix named in the problem (gpuctl does not change a GPU's health)";
         if (step instanceof dev.gpuctl.steps.SchedulingStep) return "gpuctl uncordon -i " + inventory + " NODE… once its maintenance is done";
         if (step.readsCluster()) return "gpuctl bootstrap " + inventory;
         return "gpuctl bootstrap --only " + step.id() + " --hosts " + host + " " + inventory;
