@@ -45,7 +45,9 @@ final class Examples {
             "gpuctl upgrade inventory.yaml             # one worker at a time",
             "gpuctl upgrade --to 1.35.1 --drain-timeout 30m inventory.yaml")),
         Map.entry("gpuctl gpus", List.of(
-            "gpuctl gpus inventory.yaml",
+            "gpuctl gpus inventory.yaml               # 3s sample; IDLE: held, unused",
+            "gpuctl gpus --sample 10s inventory.yaml  # a longer window",
+            "gpuctl gpus --sample 0 inventory.yaml    # allocation only",
             "gpuctl gpus --json inventory.yaml")),
         Map.entry("gpuctl job", List.of(
             "gpuctl job render train.yaml inventory.yaml",

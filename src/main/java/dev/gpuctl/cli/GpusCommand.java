@@ -15,6 +15,7 @@ import dev.gpuctl.workload.WorkloadException;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -26,33 +27,45 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "gpus",
     description = {"Show who holds which GPU, node by node (read-only, through the master: no kubeconfig needed here).",
-        "Per GPU node: the model and count nvidia-smi sees, allocatable, allocated and free nvidia.com/gpu, the pods."})
+        "Per GPU node: the model and count nvidia-smi sees, allocatable, allocated and free nvidia.com/gpu, the pods;",
+        "then per GPU, sampled for a short window: the pod holding it, its utilisation and memory, and IDLE for a GPU held but unused."})
 final class GpusCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
     @Option(names = "--json", description = "Print the report as JSON (schema gpuctl.gpus/v1, see docs/gpus.md).") boolean json;
+    @Option(names = "--sample", defaultValue = "3s", paramLabel = "DURATION", converter = Converters.WaitValue.class,
+        description = {"Sample each GPU's utilisation and memory this long (nvidia-smi -lms 500, all GPU nodes at once) and show"
+            + " it beside the pod holding the GPU; a GPU held by a pod with 0 %% in every sample is flagged IDLE."
+            + " E.g. 10s (a bare number is seconds; 0 skips the sampling; default: ${DEFAULT-VALUE}; at most 5m)."}) Duration sample;
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
     @Spec CommandSpec spec;
+    static final Duration MAX_SAMPLE = Duration.ofMinutes(5);
     @ParentCommand GpuctlCommand parent;
 
     @Override public Integer call() throws IOException {
+        if (sample.compareTo(MAX_SAMPLE) > 0) {
+            throw new GpuctlException(ExitCode.USAGE, "--sample " + GpusText.seconds(sample) + " is too long: at most 5m (the report waits for it)");
+        }
         Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
         SshOptions ssh = SshOptions.defaults(acceptNew);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes().stream()
             .filter(n -> n.isMaster() || n.gpu()).toList(), ssh);
         GpuUsage.Report report;
+        GpuSurvey.Survey survey;
         try {
-            report = GpuSurvey.survey(inv, n -> n.isMaster() ? Inventories.openCluster(inv, ssh, inventory.resolve(parent.env))
-                : Remotes.open(n, ssh));
+            survey = GpuSurvey.survey(inv, n -> n.isMaster() ? Inventories.openCluster(inv, ssh, inventory.resolve(parent.env))
+                : Remotes.open(n, ssh), sample);
+            report = survey.usage();
         } catch (RemoteException | WorkloadException e) {
             throw new GpuctlException(ExitCode.STEP_FAILED, e.getMessage(), e);
         }
         Instant now = Instant.now();
         String doc = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
-            .writeValueAsString(GpusText.document(inv.cluster().name(), report, now));
+            .writeValueAsString(GpusText.document(inv.cluster().name(), report, survey.activity(), now));
         // what job render checks a job's GPU count against, offline
         StateDir.writePrivate(KnownGpus.file(inv), (doc + "\n").getBytes(StandardCharsets.UTF_8));
         PrintWriter out = spec.commandLine().getOut();
-        out.print(json ? doc + "\n" : GpusText.table(report, now));
+        out.print(json ? doc + "\n" : GpusText.table(report, now)
+            + survey.activity().map(a -> "\n" + GpusText.activityTable(a)).orElse(""));
         out.flush();
         if (!report.unreachable().isEmpty()) {
             spec.commandLine().getErr().println("gpuctl: cannot reach " + String.join(", ",

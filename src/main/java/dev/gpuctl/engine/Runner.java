@@ -9,6 +9,7 @@ import dev.gpuctl.steps.CertificatesStep;
 import dev.gpuctl.steps.CertsRenewStep;
 import dev.gpuctl.steps.Facts;
 import dev.gpuctl.steps.GpuHealthStep;
+import dev.gpuctl.steps.GpuRecordStep;
 import dev.gpuctl.steps.HostContext;
 import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.PreflightStep;
@@ -480,7 +481,7 @@ public final class Runner {
     static String fix(Step step, String host, String inventory) {
         if (step instanceof PreflightStep) return PREFLIGHT_FIX;
         if (step instanceof CertificatesStep) return CertificatesStep.fix(inventory);
-        if (step instanceof GpuHealthStep) return "the fix named in the problem (gpuctl does not change a GPU's health)";
+        if (step instanceof GpuHealthStep || step instanceof GpuRecordStep) return "the fix named in the problem (gpuctl does not change a GPU's health)";
         if (step instanceof SchedulingStep) return "gpuctl uncordon -i " + inventory + " NODE… once its maintenance is done";
         if (step.readsCluster()) return "gpuctl bootstrap " + inventory;
         return "gpuctl bootstrap --only " + step.id() + " --hosts " + host + " " + inventory;

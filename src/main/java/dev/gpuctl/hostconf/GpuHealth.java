@@ -12,8 +12,8 @@ import java.util.regex.Pattern;
 
 /**
  * Judges a GPU host's health from what the NVIDIA driver and the kernel report: the loaded kernel module against the
- * NVML library ({@code nvidia-smi} and /proc/driver/nvidia/version), the GPUs {@code nvidia-smi -L} lists against
- * those recorded at bootstrap, memory errors ({@code nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER}), Xid errors
+ * NVML library ({@code nvidia-smi} and /proc/driver/nvidia/version), the GPUs nvidia-smi lists against
+ * those recorded at bootstrap (the node annotation's record), memory errors ({@code nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER}), Xid errors
  * in the kernel log, and persistence mode. Every problem says its cause and the one fix. Pure functions.
  */
 public final class GpuHealth {
@@ -66,28 +66,52 @@ public final class GpuHealth {
         return b.toString();
     }
 
-    // ------------------------------------------------------------------ GPUs listed vs recorded at bootstrap
+    // ------------------------------------------------------------------ GPUs recorded at bootstrap (node annotation)
+
+    /** One GPU of the record: its index then, and its UUID. */
+    public record Recorded(int index, String uuid) {}
 
     /**
-     * The GPUs {@code nvidia-smi -L} lists now against the list recorded at bootstrap (the same command's output).
-     * Empty when every recorded GPU is still listed; otherwise which are gone (by UUID), with the fix.
+     * The record of GPUs kept in the node annotation: "INDEX:UUID" per GPU, comma-separated ("0:GPU-01bc...,1:GPU-6a9b...").
+     * A UUID keeps only letters, digits and '-' (what NVIDIA's UUIDs are made of), so the value is safe in a command line.
      */
-    public static Optional<String> missingGpus(String recordedList, String currentList) {
-        if (recordedList.isBlank()) {
-            return Optional.of("no GPU list recorded at bootstrap — fix: gpuctl bootstrap --only gpu-health records it");
+    public static String record(List<NvidiaSmi.Gpu> gpus) {
+        List<String> parts = new ArrayList<>();
+        for (NvidiaSmi.Gpu g : gpus) {
+            if (g.uuid() != null) parts.add(g.index() + ":" + g.uuid().replaceAll("[^A-Za-z0-9-]", ""));
         }
-        var recorded = NvidiaSmi.parseList(recordedList).gpus();
-        var now = NvidiaSmi.parseList(currentList);
-        if (now.problem().isPresent() && now.gpus().isEmpty()) {
-            return Optional.of(recorded.size() + " GPU(s) recorded at bootstrap, none listed now: " + now.problem().get());
+        return String.join(",", parts);
+    }
+
+    /** Reads {@link #record}'s text back; entries that are not "INDEX:UUID" are skipped. */
+    public static List<Recorded> parseRecord(String record) {
+        List<Recorded> out = new ArrayList<>();
+        for (String part : record.split(",")) {
+            String[] iu = part.strip().split(":", 2);
+            if (iu.length == 2 && iu[0].matches("\\d{1,4}") && !iu[1].isBlank()) out.add(new Recorded(Integer.parseInt(iu[0]), iu[1].strip()));
+        }
+        return out;
+    }
+
+    /**
+     * The GPUs recorded at bootstrap (the node annotation's {@link #record}) against those nvidia-smi lists now (the
+     * same form; empty text: it listed none). Empty when every recorded GPU is still there, by UUID (a renumbering is
+     * fine); otherwise how many are recorded and listed, and each missing GPU by index and UUID, with the fix.
+     */
+    public static Optional<String> missingFromRecord(String recorded, String current, String problemNow) {
+        List<Recorded> then = parseRecord(recorded);
+        List<Recorded> now = parseRecord(current);
+        if (now.isEmpty()) {
+            return Optional.of(then.size() + " GPU(s) recorded at bootstrap, none listed now"
+                + (problemNow.isBlank() ? "" : ": " + oneLine(problemNow)) + " — fix: " + DRAIN
+                + ", reboot it; if the GPUs stay missing, check them (lspci, the kernel log) and the driver");
         }
         Set<String> present = new LinkedHashSet<>();
-        now.gpus().forEach(g -> present.add(g.uuid()));
-        List<String> gone = recorded.stream().filter(g -> !present.contains(g.uuid()))
-            .map(g -> "GPU " + g.index() + " " + g.name() + " (" + g.uuid() + ")").toList();
+        now.forEach(g -> present.add(g.uuid()));
+        List<String> gone = then.stream().filter(g -> !present.contains(g.uuid())).map(g -> "GPU " + g.index() + " (" + g.uuid() + ")").toList();
         if (gone.isEmpty()) return Optional.empty();
-        return Optional.of(now.gpus().size() + " GPU(s) listed by nvidia-smi -L, " + recorded.size() + " recorded at bootstrap;"
-            + " missing: " + String.join(", ", gone) + " (fallen off the bus, or failed) — fix: " + DRAIN
+        return Optional.of(now.size() + " GPU(s) listed by nvidia-smi, " + then.size() + " recorded at bootstrap; missing: "
+            + String.join(", ", gone) + " (fallen off the bus, or failed) — fix: " + DRAIN
             + ", reboot it; if the GPU stays missing, check it (lspci, the kernel log) and have it replaced (RMA)");
     }
 

@@ -28,6 +28,9 @@ public final class KubeFields {
         "metadata.ownerReferences", "spec.nodeName", "status.phase", "status.startTime", "status.conditions",
         "status.containerStatuses", "spec.containers[*].resources", "spec.initContainers[*].resources"));
 
+    /** {@link #PODS} and each pod's UID, by which the kubelet's device checkpoint names the pod (gpuctl gpus). */
+    public static final Query GPU_PODS = new Query(java.util.stream.Stream.concat(PODS.paths().stream(), java.util.stream.Stream.of("metadata.uid")).toList());
+
     /**
      * What gpuctl job list, logs and delete read of a Job: where and since when, its labels, its state and the resources
      * its containers ask for (the template's resources only: its environment is not asked for).

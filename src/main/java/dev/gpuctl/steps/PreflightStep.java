@@ -90,6 +90,9 @@ public final class PreflightStep implements Step {
                     })
                 .learning(r -> gpuFacts(ctx, r)));
             MigStep.preflight(ctx).ifPresent(probes::add);
+            probes.add(Probe.of("the GPU list an earlier gpuctl kept on the host (" + GpuRecordStep.LEGACY_RECORD + "), if any, for the node annotation",
+                    "cat " + GpuRecordStep.LEGACY_RECORD + " 2>/dev/null; true", r -> Optional.empty())
+                .learning(r -> Map.of(GpuRecordStep.legacyFact(ctx.node()), legacyRecord(r.stdout()))));
         }
         probes.add(runningVersion(ctx));
         return probes;
@@ -192,10 +195,32 @@ public final class PreflightStep implements Step {
     }
 
     /** What nvidia-smi taught: the GPU count (what allocatable nvidia.com/gpu must equal) and the driver version. */
+    /** The record ({@link dev.gpuctl.hostconf.GpuHealth#record}) of an {@code nvidia-smi -L} list an earlier gpuctl kept; "" when none or unreadable. */
+    static String legacyRecord(String list) {
+        try {
+            return dev.gpuctl.hostconf.GpuHealth.record(NvidiaSmi.parseList(list).gpus());
+        } catch (dev.gpuctl.hostconf.HostConfException e) {
+            return "";
+        }
+    }
+
+    /**
+     * What a GPU node's nvidia-smi query teaches: its GPU count and driver, and its GPUs as a record
+     * ({@link GpuRecordStep}; "" when nvidia-smi listed none, with the reason beside it).
+     */
     static Map<String, String> gpuFacts(HostContext ctx, dev.gpuctl.remote.ExecResult r) {
-        if (!r.ok()) return Map.of();
-        var scan = NvidiaSmi.parseQuery(r.stdout());
         Map<String, String> facts = new java.util.HashMap<>();
+        String out = r.stdout();
+        NvidiaSmi.GpuScan now;
+        try {
+            now = NvidiaSmi.parseQuery(out);
+        } catch (dev.gpuctl.hostconf.HostConfException e) {
+            now = new NvidiaSmi.GpuScan(List.of(), Optional.of(e.getMessage()));
+        }
+        facts.put(GpuRecordStep.gpusFact(ctx.node()), dev.gpuctl.hostconf.GpuHealth.record(now.gpus()));
+        facts.put(GpuRecordStep.gpusProblemFact(ctx.node()), now.problem().orElse(r.ok() ? "" : "nvidia-smi failed (exit " + r.exit() + "): " + r.tail(2)));
+        if (!r.ok()) return facts;
+        var scan = now;
         facts.put(GpuStep.gpuCountFact(ctx.node()), String.valueOf(scan.gpus().size()));
         scan.gpus().stream().map(NvidiaSmi.Gpu::driverVersion).filter(java.util.Objects::nonNull).findFirst()
             .ifPresent(v -> facts.put("gpu." + ctx.node().name() + ".driver", v));

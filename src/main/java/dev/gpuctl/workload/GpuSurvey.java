@@ -1,5 +1,7 @@
 package dev.gpuctl.workload;
 
+import dev.gpuctl.hostconf.DeviceCheckpoint;
+import dev.gpuctl.hostconf.GpuSamples;
 import dev.gpuctl.hostconf.HostConfException;
 import dev.gpuctl.hostconf.KubeFields;
 import dev.gpuctl.hostconf.NvidiaSmi;
@@ -10,9 +12,11 @@ import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.hostconf.Kube;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -44,7 +48,7 @@ public final class GpuSurvey {
     }
 
     public static ClusterState clusterState(Remote master) {
-        return new ClusterState(fields(master, "get nodes", KubeFields.NODES, NEXT), fields(master, "get pods -A", KubeFields.PODS, NEXT));
+        return new ClusterState(fields(master, "get nodes", KubeFields.NODES, NEXT), fields(master, "get pods -A", KubeFields.GPU_PODS, NEXT));
     }
 
     /** kubectl ARGS on the master asking for the query's fields; the answer as {@code -o json}-shaped list text. */
@@ -62,18 +66,44 @@ public final class GpuSurvey {
      * node that cannot be reached or whose nvidia-smi fails is a line of the report, not an exception.
      */
     public static GpuUsage.Report survey(Inventory inv, Function<Node, Remote> connector) {
+        return survey(inv, connector, Duration.ZERO).usage();
+    }
+
+    /** Who holds which GPU and, when a window was sampled, how each GPU was used meanwhile. */
+    public record Survey(GpuUsage.Report usage, Optional<GpuActivity.Report> activity) {}
+
+    /** What one GPU node answered: nvidia-smi's list, and its GPUs' use over the window (absent: not sampled). */
+    private record Answer(GpuUsage.Smi smi, Optional<Sampled> sampled) {}
+
+    /** The kubelet's device checkpoint and the window's samples, as the node printed them; or why not. */
+    record Sampled(String checkpoint, String samples, String problem) {}
+
+    /**
+     * {@link #survey(Inventory, Function)}, and with a positive {@code window} every GPU node's GPUs sampled for that
+     * long ({@link GpuSamples#COMMAND}), all nodes at once, and the kubelet's device checkpoint read there (which pod
+     * holds which GPU): the whole takes about the window, however many nodes.
+     */
+    public static Survey survey(Inventory inv, Function<Node, Remote> connector, Duration window) {
         List<Node> gpuNodes = inv.nodes().stream().filter(Node::gpu).toList();
-        ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(16, gpuNodes.size())));
+        ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(64, gpuNodes.size())));
+        boolean sample = window.compareTo(Duration.ZERO) > 0;
         try (Remote master = connector.apply(inv.master())) {
-            Map<String, Future<GpuUsage.Smi>> asked = new LinkedHashMap<>();
+            Map<String, Future<Answer>> asked = new LinkedHashMap<>();
             for (Node n : gpuNodes) {
-                asked.put(n.name(), pool.submit(() -> n.isMaster() ? smi(master) : smiOf(n, connector)));
+                asked.put(n.name(), pool.submit(() -> n.isMaster() ? answer(master, sample ? window : null) : answerOf(n, connector, sample ? window : null)));
             }
             ClusterState state = clusterState(master);
+            Map<String, Answer> answers = new LinkedHashMap<>();
+            for (var e : asked.entrySet()) answers.put(e.getKey(), get(e.getValue()));
             Map<String, GpuUsage.Smi> smi = new LinkedHashMap<>();
-            for (var e : asked.entrySet()) smi.put(e.getKey(), get(e.getValue()));
+            answers.forEach((k, v) -> smi.put(k, v.smi()));
             try {
-                return GpuUsage.of(gpuNodes.stream().map(Node::name).toList(), state.nodesJson(), state.podsJson(), smi);
+                GpuUsage.Report usage = GpuUsage.of(gpuNodes.stream().map(Node::name).toList(), state.nodesJson(), state.podsJson(), smi);
+                if (!sample) return new Survey(usage, Optional.empty());
+                Map<String, GpuActivity.PodRef> pods = GpuActivity.livePods(state.podsJson());
+                List<GpuActivity.NodeUse> nodes = new ArrayList<>();
+                answers.forEach((name, a) -> nodes.add(activity(name, a.sampled().orElseThrow(), pods)));
+                return new Survey(usage, Optional.of(new GpuActivity.Report(window, nodes)));
             } catch (IllegalArgumentException e) {
                 throw new WorkloadException(inv.master().name() + ": " + e.getMessage());
             }
@@ -82,12 +112,58 @@ public final class GpuSurvey {
         }
     }
 
-    private static GpuUsage.Smi smiOf(Node n, Function<Node, Remote> connector) {
-        try (Remote r = connector.apply(n)) {
-            return smi(r);
-        } catch (RemoteException e) {
-            return GpuUsage.Smi.failed(e.getMessage(), e.kind() == RemoteException.Kind.TIMEOUT);
+    /** One node's GPU use from what it printed; an unreadable checkpoint is the node's problem, not an exception. */
+    static GpuActivity.NodeUse activity(String node, Sampled s, Map<String, GpuActivity.PodRef> pods) {
+        if (!s.problem().isEmpty()) return GpuActivity.failed(node, s.problem());
+        try {
+            return GpuActivity.node(node, GpuSamples.parse(s.samples()), DeviceCheckpoint.parse(s.checkpoint()), pods);
+        } catch (HostConfException e) {
+            return GpuActivity.failed(node, e.getMessage());
         }
+    }
+
+    private static Answer answerOf(Node n, Function<Node, Remote> connector, Duration window) {
+        try (Remote r = connector.apply(n)) {
+            return answer(r, window);
+        } catch (RemoteException e) {
+            return new Answer(GpuUsage.Smi.failed(e.getMessage(), e.kind() == RemoteException.Kind.TIMEOUT),
+                window == null ? Optional.empty() : Optional.of(new Sampled("", "", e.getMessage())));
+        }
+    }
+
+    private static Answer answer(Remote host, Duration window) {
+        GpuUsage.Smi smi = smi(host);
+        if (window == null) return new Answer(smi, Optional.empty());
+        return new Answer(smi, Optional.of(sample(host, window)));
+    }
+
+    /**
+     * The command that reads the kubelet's device checkpoint, then samples the GPUs for {@code window}: nvidia-smi's
+     * {@code -lms} loop stopped by {@code timeout} (its exit 124 is the normal end).
+     */
+    static String sampleCommand(Duration window) {
+        return "cat " + DeviceCheckpoint.PATH + " 2>/dev/null; echo; echo " + SEP + "; timeout "
+            + String.format(java.util.Locale.ROOT, "%.3f", window.toMillis() / 1000.0) + " " + GpuSamples.COMMAND + " 2>&1; echo \"" + SEP + " $?\"";
+    }
+
+    static final String SEP = "@@@gpuctl";
+
+    /** Samples one host's GPUs (see {@link #sampleCommand}); what went wrong is the answer's problem. */
+    static Sampled sample(Remote host, Duration window) {
+        String command = sampleCommand(window);
+        ExecResult r;
+        try {
+            r = host.exec(command, window.plus(TIMEOUT));
+        } catch (RemoteException e) {
+            return new Sampled("", "", e.getMessage());
+        }
+        String[] parts = r.stdout().split("(?m)^" + SEP + "\\R", 2);
+        if (!r.ok() || parts.length < 2) return new Sampled("", "", "sampling failed (exit " + r.exit() + "): " + r.tail(2));
+        int end = parts[1].lastIndexOf(SEP + " ");
+        String samples = end < 0 ? parts[1] : parts[1].substring(0, end);
+        String exit = end < 0 ? "" : parts[1].substring(end + SEP.length() + 1).strip();
+        if (exit.equals("127")) return new Sampled("", "", "nvidia-smi is not installed on " + host.name());
+        return new Sampled(parts[0], samples, "");
     }
 
     /** nvidia-smi's answer on one host; a failed or unreadable answer is the reason in words. */
@@ -108,7 +184,7 @@ public final class GpuSurvey {
         }
     }
 
-    private static GpuUsage.Smi get(Future<GpuUsage.Smi> f) {
+    private static <T> T get(Future<T> f) {
         try {
             return f.get();
         } catch (InterruptedException e) {

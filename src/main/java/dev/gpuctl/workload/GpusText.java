@@ -52,6 +52,88 @@ public final class GpusText {
         return sb.toString();
     }
 
+    /**
+     * The GPUs' use over the sampled window, one line per GPU: node, index, the pod(s) holding it, utilization.gpu
+     * (mean and highest sample), memory used (the most in the window) of the total, and IDLE for a GPU a pod holds
+     * without using it; then the nodes that could not be sampled, and how many GPUs are idle.
+     */
+    public static String activityTable(GpuActivity.Report report) {
+        List<String[]> rows = new ArrayList<>();
+        rows.add(new String[] {"NODE", "GPU", "POD", "UTIL", "MAX", "MEMORY", ""});
+        List<String> notes = new ArrayList<>();
+        for (GpuActivity.NodeUse n : report.nodes()) {
+            for (GpuActivity.GpuUse g : n.gpus()) {
+                String pods = g.pods().isEmpty() ? "-" : String.join(", ", g.pods().stream().map(GpuActivity.PodRef::toString).toList());
+                rows.add(new String[] {n.node(), String.valueOf(g.index()), pods, percent(g.utilMean()), percent(g.utilMax()),
+                    memory(g.memoryUsedMib(), g.memoryTotalMib()), g.idle() ? "IDLE" : ""});
+            }
+            if (!n.problem().isEmpty()) notes.add(n.node() + ": GPUs not sampled: " + n.problem());
+        }
+        StringBuilder sb = new StringBuilder("GPU use over " + seconds(report.window()) + " (UTIL: mean utilization.gpu, MAX: highest"
+            + " sample, MEMORY: most used; IDLE: held by a pod, no sample above " + GpuActivity.IDLE_MAX_UTIL + " %):\n");
+        sb.append(columns(rows));
+        notes.forEach(n -> sb.append(n).append('\n'));
+        int idle = report.idle().size();
+        if (idle > 0) {
+            sb.append(idle).append(idle == 1 ? " GPU is" : " GPUs are").append(" held but idle: ")
+                .append(String.join(", ", report.idle().stream().map(g -> g.node() + " GPU " + g.index() + " ("
+                    + String.join(", ", g.pods().stream().map(GpuActivity.PodRef::toString).toList()) + ")").toList()))
+                .append('\n');
+        }
+        return sb.toString();
+    }
+
+    static String percent(Integer p) { return p == null ? "N/A" : p + " %"; }
+
+    static String memory(Long used, Long total) {
+        return (used == null ? "?" : used) + " / " + (total == null ? "?" : total) + " MiB";
+    }
+
+    /** "3s", "2.5s". */
+    public static String seconds(java.time.Duration d) {
+        long ms = d.toMillis();
+        return ms % 1000 == 0 ? ms / 1000 + "s" : java.math.BigDecimal.valueOf(ms, 3).stripTrailingZeros().toPlainString() + "s";
+    }
+
+    /** The {@code sample} member of the JSON document; docs/gpus.md documents it. */
+    static Map<String, Object> activityDocument(GpuActivity.Report report) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("windowSeconds", report.window().toMillis() / 1000.0);
+        m.put("idleMaxUtilizationPercent", GpuActivity.IDLE_MAX_UTIL);
+        List<Object> gpus = new ArrayList<>();
+        List<Object> errors = new ArrayList<>();
+        for (GpuActivity.NodeUse n : report.nodes()) {
+            for (GpuActivity.GpuUse g : n.gpus()) {
+                Map<String, Object> o = new LinkedHashMap<>();
+                o.put("node", g.node());
+                o.put("index", g.index());
+                o.put("uuid", g.uuid());
+                o.put("pods", g.pods().stream().map(p -> {
+                    Map<String, Object> pm = new LinkedHashMap<>();
+                    pm.put("namespace", p.namespace());
+                    pm.put("name", p.name());
+                    return pm;
+                }).toList());
+                o.put("samples", g.samples());
+                o.put("utilizationMeanPercent", g.utilMean());
+                o.put("utilizationMaxPercent", g.utilMax());
+                o.put("memoryUsedMiB", g.memoryUsedMib());
+                o.put("memoryTotalMiB", g.memoryTotalMib());
+                o.put("idle", g.idle());
+                gpus.add(o);
+            }
+            if (!n.problem().isEmpty()) {
+                Map<String, Object> e = new LinkedHashMap<>();
+                e.put("node", n.node());
+                e.put("error", n.problem());
+                errors.add(e);
+            }
+        }
+        m.put("gpus", gpus);
+        m.put("errors", errors);
+        return m;
+    }
+
     /** "default/train-x7k2p (job train, 2 GPUs, 3m12s)". */
     static String pod(PodGpus p, Instant now) {
         List<String> about = new ArrayList<>();
@@ -80,6 +162,12 @@ public final class GpusText {
 
     /** The JSON document of {@code gpuctl gpus --json}; docs/gpus.md documents it. Fields are only ever added. */
     public static Map<String, Object> document(String cluster, GpuUsage.Report report, Instant now) {
+        return document(cluster, report, java.util.Optional.empty(), now);
+    }
+
+    /** The document with, when the GPUs were sampled, their use ({@code sample}; null when not sampled). */
+    public static Map<String, Object> document(String cluster, GpuUsage.Report report, java.util.Optional<GpuActivity.Report> activity,
+                                               Instant now) {
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put("schema", SCHEMA);
         doc.put("cluster", cluster);
@@ -107,6 +195,7 @@ public final class GpusText {
         total.put("allocated", report.allocated());
         total.put("free", report.free());
         doc.put("total", total);
+        doc.put("sample", activity.map(GpusText::activityDocument).orElse(null));
         return doc;
     }
 

@@ -78,8 +78,8 @@ class CliHelpTest {
                     cl.getCommandSpec().qualifiedName() + " " + option.longestName() + ": " + description);
             }
         }
-        assertEquals(9, seen, "bootstrap --command-timeout and --wait-timeout, verify --wait-timeout, join-token --ttl, drain and"
-            + " remove-node --drain-timeout, certs renew --command-timeout, upgrade --drain-timeout and --command-timeout");
+        assertEquals(10, seen, "bootstrap --command-timeout and --wait-timeout, verify --wait-timeout, join-token --ttl, drain and"
+            + " remove-node --drain-timeout, certs renew --command-timeout, upgrade --drain-timeout and --command-timeout, gpus --sample");
     }
 
     @Test void zshGetsAZshScriptThatLoadsBashcompinitBeforePicoclisFunction() {

@@ -102,6 +102,20 @@ class GpusJobCliTest {
         return key;
     }
 
+    /** --sample: a duration up to 5m, 0 for none; anything else is exit 2 before an inventory is read or a host asked. */
+    @Test void aWrongSampleWindowIsExit2BeforeAnythingIsAsked(@TempDir Path dir) {
+        String nowhere = dir.resolve("nowhere.yaml").toString();
+        Run tooLong = run("gpus", "--sample", "6m", nowhere);
+        assertEquals(2, tooLong.code, tooLong::toString);
+        assertTrue(tooLong.err.contains("--sample 360s is too long: at most 5m"), tooLong::toString);
+        Run notADuration = run("gpus", "--sample", "fast", nowhere);
+        assertEquals(2, notADuration.code, notADuration::toString);
+        assertTrue(notADuration.err.contains("'fast' is not a duration"), notADuration::toString);
+        Run zero = run("gpus", "--sample", "0", nowhere);
+        assertEquals(2, zero.code, zero::toString);
+        assertTrue(zero.err.contains("nowhere.yaml") && !zero.err.contains("--sample"), "0 is no sampling, accepted: " + zero);
+    }
+
     /** A master that refuses connections (a loopback port nobody listens on): exit 1, the host named. */
     @Test void anUnreachableMasterIsExit1WithTheHostNamed(@TempDir Path dir) throws IOException {
         int port;

@@ -33,16 +33,16 @@ class PlanCliTest {
     @Test void theSummaryComesBeforeTheDetailsAndSaysWhichHostGetsWhichStep() {
         CliTest.Run r = CliTest.run("plan", CliTest.EXAMPLE.toString());
         assertEquals(0, r.code(), r::toString);
-        int summary = r.out().indexOf("Summary: 4 hosts, 14 steps");
+        int summary = r.out().indexOf("Summary: 4 hosts, 15 steps");
         int details = r.out().indexOf("== phase 0");
         assertTrue(summary >= 0 && summary < details, r::toString);
         List<String> lines = r.out().lines().toList();
         String header = lines.stream().filter(l -> l.trim().startsWith("HOST ")).findFirst().orElseThrow();
         assertEquals(List.of("HOST", "ROLE", "GPU", "preflight", "proxy", "time", "swap", "kernel", "runtime", "packages", "driver-hold", "init", "cni",
-            "join", "gpu", "gpu-health", "nfs"), List.of(header.trim().split(" +")));
-        assertEquals(List.of("master", "master", "no", "x", "x", "x", "x", "x", "x", "x", "-", "x", "x", "-", "x", "-", "x"),
+            "join", "gpu", "gpu-record", "gpu-health", "nfs"), List.of(header.trim().split(" +")));
+        assertEquals(List.of("master", "master", "no", "x", "x", "x", "x", "x", "x", "x", "-", "x", "x", "-", "x", "x", "-", "x"),
             List.of(lines.stream().filter(l -> l.startsWith("  master ")).findFirst().orElseThrow().trim().split(" +")));
-        assertEquals(List.of("worker-2", "worker", "yes", "x", "x", "x", "x", "x", "x", "x", "x", "-", "-", "x", "-", "x", "x"),
+        assertEquals(List.of("worker-2", "worker", "yes", "x", "x", "x", "x", "x", "x", "x", "x", "-", "-", "x", "-", "-", "x", "x"),
             List.of(lines.stream().filter(l -> l.startsWith("  worker-2 ")).findFirst().orElseThrow().trim().split(" +")));
     }
 

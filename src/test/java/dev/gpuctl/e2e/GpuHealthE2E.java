@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.gpuctl.testbed.TestBed;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -19,8 +20,10 @@ import org.junit.jupiter.api.TestMethodOrder;
 /**
  * The NVIDIA driver held and the GPUs' health on the test bed's GPU workers: bootstrap holds the driver package and
  * writes the unattended-upgrades blacklist (a re-run changes nothing); an apt upgrade leaves the held driver alone;
- * a deliberate driver upgrade without a reboot, ECC errors and a GPU fallen off the bus are each found by verify on
- * the worker where they were made, with their cause and fix, and only there; a reboot clears the mismatch.
+ * a deliberate driver upgrade without a reboot and ECC errors are each found by verify on the worker where they were
+ * made, with their cause and fix, and only there; a reboot clears the mismatch. Then the whole cluster: bootstrap
+ * records each GPU node's GPUs as its annotation gpuctl.dev/gpus-at-bootstrap (migrating an earlier host record),
+ * and verify names a GPU missing since by index and UUID.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class GpuHealthE2E {
@@ -67,7 +70,8 @@ class GpuHealthE2E {
             assertTrue(bed.ok(w, "apt-mark showhold").lines().anyMatch("nvidia-driver-emu"::equals), w);
             assertTrue(bed.ok(w, "cat " + CONF).contains("Unattended-Upgrade::Package-Blacklist {\n    \"^nvidia-(?!container-)\";"), w);
             assertTrue(bed.ok(w, "apt-config dump Unattended-Upgrade::Package-Blacklist").contains("\"^nvidia-(?!container-)\""), w + ": apt reads the file");
-            assertTrue(bed.ok(w, "cat /var/lib/gpuctl/gpus-at-bootstrap").startsWith("GPU 0: NVIDIA H200 (UUID: GPU-"), w);
+            assertEquals("no", bed.ok(w, "test -e /var/lib/gpuctl/gpus-at-bootstrap && echo yes || echo no").strip(),
+                w + ": the GPUs are recorded on the node object now, not in a host file");
         }
         assertTrue(bed.ok(bed.master(), "test -e " + CONF + " && echo yes || echo no").strip().equals("no"), "the master has no GPU driver to hold");
         Map<String, String> before = bed.fingerprints(FINGERPRINT);
@@ -79,7 +83,7 @@ class GpuHealthE2E {
     @Test @Order(2) void healthyWorkersPassEveryHealthCheck() throws Exception {
         var h = health();
         for (String w : bed.workers()) {
-            assertEquals(4, h.get(w).size(), h::toString);
+            assertEquals(3, h.get(w).size(), h::toString);
             assertEquals("", failed(h.get(w)), w + ": " + h);
         }
     }
@@ -117,13 +121,82 @@ class GpuHealthE2E {
         assertTrue(failed(h.get(w1)).lines().noneMatch(l -> l.contains("ECC error")), h::toString);
         assertTrue(h.get(bed.master()).isEmpty(), "the master has no GPU checks: " + h);
 
-        // a reboot loads the new module: the mismatch is gone; w2: the GPU falls off the bus instead
+        // a reboot loads the new module: the mismatch is gone
         bed.reboot(w1);
-        bed.ok(w2, "rm -f /etc/gpuctl-testbed/ecc; echo 0 > /etc/gpuctl-testbed/gpus-lost");
+        bed.ok(w2, "rm -f /etc/gpuctl-testbed/ecc");
         h = health();
         assertEquals("", failed(h.get(w1)), h::toString);
-        assertTrue(failed(h.get(w2)).contains("1 GPU(s) recorded at bootstrap, none listed now: nvidia-smi found no GPU"), h::toString);
-        bed.ok(w2, "rm -f /etc/gpuctl-testbed/gpus-lost");
-        assertEquals("", failed(health().get(w2)));
+        assertEquals("", failed(h.get(w2)), h::toString);
+    }
+
+    /** The gpu-record check of verify --json on the master, per GPU node: node -> problem ("" when ok). */
+    static Map<String, String> records() throws Exception {
+        Gpuctl.Run r = Gpuctl.run("verify", "--json", "--wait-timeout", "1", inventory.toString());
+        Map<String, String> out = new LinkedHashMap<>();
+        for (JsonNode h : new ObjectMapper().readTree(r.out()).path("hosts")) {
+            for (JsonNode c : h.path("checks")) {
+                if (!c.path("step").asText().equals("gpu-record")) continue;
+                String node = c.path("check").asText().replaceAll("^node (\\S+):.*", "$1");
+                out.put(node, c.path("ok").asBoolean() ? "" : c.path("problem").asText());
+            }
+        }
+        return out;
+    }
+
+    static JsonNode annotations(String node) throws Exception {
+        JsonNode n = new ObjectMapper().readTree(bed.ok(bed.master(), "kubectl --kubeconfig=/etc/kubernetes/admin.conf get node " + node + " -o json"));
+        return n.path("metadata").path("annotations");
+    }
+
+    static String annotation(String node) throws Exception {
+        return annotations(node).path("gpuctl.dev/gpus-at-bootstrap").asText("");
+    }
+
+    /** index:UUID of each GPU nvidia-smi lists on the host, comma-separated (the record's form). */
+    static String gpusOf(String w) {
+        return String.join(",", bed.ok(w, "nvidia-smi --query-gpu=index,uuid --format=csv,noheader").strip().lines()
+            .map(l -> l.replace(", ", ":")).toList());
+    }
+
+    @Test @Order(5) void theGpusAtBootstrapAreANodeAnnotationAMissingOneIsNamedAndAnOldHostRecordIsMigrated() throws Exception {
+        String w1 = bed.workers().get(0), w2 = bed.workers().get(1);
+        Gpuctl.Run r = Gpuctl.run("bootstrap", inventory.toString());
+        assertEquals(0, r.code(), r::toString);
+        for (String w : List.of(w1, w2)) {
+            assertEquals(gpusOf(w), annotation(w), w + ": the GPUs nvidia-smi listed at bootstrap");
+            assertTrue(annotation(w).matches("0:GPU-[0-9a-f-]{36}"), annotation(w));
+        }
+        Map<String, String> rec = records();
+        assertEquals(Map.of(w1, "", w2, ""), rec, rec::toString);
+        // a re-run changes nothing: the record is never overwritten
+        JsonNode before = annotations(w1);
+        Gpuctl.Run again = Gpuctl.run("bootstrap", "--only", "gpu-record", inventory.toString());
+        assertEquals(0, again.code(), again::toString);
+        assertEquals(0, again.count("changed"), again::toString);
+        assertEquals(before, annotations(w1));
+
+        // a node an earlier gpuctl bootstrapped: no annotation, its GPUs in a host file, and it had a second GPU then
+        bed.ok(bed.master(), "kubectl --kubeconfig=/etc/kubernetes/admin.conf annotate node " + w2 + " gpuctl.dev/gpus-at-bootstrap-");
+        assertEquals("", annotation(w2));
+        bed.ok(w2, "mkdir -p /var/lib/gpuctl; { nvidia-smi -L; echo 'GPU 1: NVIDIA H200 (UUID: GPU-11111111-2222-3333-4444-555555555555)'; }"
+            + " > /var/lib/gpuctl/gpus-at-bootstrap");
+        Gpuctl.Run migrate = Gpuctl.run("bootstrap", "--only", "gpu-record", inventory.toString());
+        assertEquals(gpusOf(w2) + ",1:GPU-11111111-2222-3333-4444-555555555555", annotation(w2), "w2: taken over from the host file");
+        assertEquals(1, migrate.code(), "the GPU recorded then is missing now: " + migrate);
+        assertTrue(migrate.err().contains("node " + w2 + ": every GPU recorded at bootstrap (annotation gpuctl.dev/gpus-at-bootstrap) listed by nvidia-smi:"
+            + " 1 GPU(s) listed by nvidia-smi, 2 recorded at bootstrap; missing: GPU 1 (GPU-11111111-2222-3333-4444-555555555555)"), migrate::toString);
+        rec = records();
+        assertEquals("", rec.get(w1), rec::toString);
+        assertTrue(rec.get(w2).startsWith("1 GPU(s) listed by nvidia-smi, 2 recorded at bootstrap; missing: GPU 1 (GPU-11111111-2222-3333-4444-555555555555)"),
+            rec::toString);
+
+        // w1's GPU falls off the bus: named by index and UUID, on w1's check only
+        bed.ok(w1, "echo 0 > /etc/gpuctl-testbed/gpus-lost");
+        rec = records();
+        assertTrue(rec.get(w1).startsWith("1 GPU(s) recorded at bootstrap, none listed now"), rec::toString);
+        assertTrue(rec.get(w2).contains("GPU-11111111-2222-3333-4444-555555555555") && !rec.get(w2).contains(annotation(w1).substring(2)),
+            "w1's lost GPU is named on w1's check only: " + rec);
+        bed.ok(w1, "rm -f /etc/gpuctl-testbed/gpus-lost");
+        assertEquals("", records().get(w1));
     }
 }

@@ -2,6 +2,7 @@ package dev.gpuctl.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -415,5 +416,94 @@ class GpusJobE2E {
         assertEquals(1, podSpec.path("containers").size(), podSpec::toString);
         Gpuctl.Run again = Gpuctl.run("bootstrap", inventory.toString());
         assertEquals(0, again.count("changed"), again::toString);
+    }
+
+    /** The sampled GPU of {@code gpus --json --sample}'s document that a pod of this job holds, or null. */
+    static JsonNode sampledGpuOf(JsonNode doc, String podName) {
+        for (JsonNode g : doc.path("sample").path("gpus")) {
+            for (JsonNode p : g.path("pods")) if (p.path("name").asText().equals(podName)) return g;
+        }
+        return null;
+    }
+
+    /**
+     * Two 1-GPU jobs, one driving its GPU (the emulated workload's GPUCTL_TESTBED_GPU_UTIL, see
+     * testbed/emulators/README.md) and one holding it idle: the kubelet's device checkpoint on each node names the pod
+     * by UID beside its GPU's UUID, and {@code gpus --sample} flags the idle one's GPU only, in the table and in --json;
+     * when the idle job is deleted, its checkpoint entry goes and nothing is flagged. Runs alone too: it first deletes
+     * the Jobs earlier tests left.
+     */
+    @Test @Order(7) void gpusSampleFlagsTheGpuAPodHoldsIdleAndNotTheBusyOne() throws IOException, InterruptedException {
+        for (JsonNode j : kubectl("get jobs -n default -o json").path("items")) {
+            bed.ok(bed.master(), KUBECTL + "-n default delete job " + j.path("metadata").path("name").asText());
+        }
+        Path busy = inventory.resolveSibling("busy.yaml"), idle = inventory.resolveSibling("idle.yaml");
+        Files.writeString(busy, "name: busy\nimage: registry.internal/trainer:cu118\ncommand: [sleep, \"600\"]\ngpus: 1\n"
+            + "env: { GPUCTL_TESTBED_GPU_UTIL: \"97\" }\n");
+        Files.writeString(idle, "name: idle\nimage: registry.internal/notebook:cu118\ncommand: [sleep, \"600\"]\ngpus: 1\n");
+        for (Path spec : List.of(busy, idle)) {
+            Gpuctl.Run r = Gpuctl.run("job", "submit", spec.toString(), inventory.toString());
+            assertEquals(0, r.code(), r::toString);
+        }
+        JsonNode busyPod = boundPod("busy"), idlePod = boundPod("idle");
+        String busyName = busyPod.path("metadata").path("name").asText(), idleName = idlePod.path("metadata").path("name").asText();
+        String idleNode = idlePod.path("spec").path("nodeName").asText();
+
+        // each GPU beside its pod, once the kubelets have written their checkpoints (a heartbeat, 5 s, after Running)
+        JsonNode doc = null, busyGpu = null, idleGpu = null;
+        Gpuctl.Run json = null;
+        for (long deadline = System.nanoTime() + 90_000_000_000L; System.nanoTime() < deadline; Thread.sleep(2000)) {
+            json = Gpuctl.run("gpus", "--json", "--sample", "3s", inventory.toString());
+            assertEquals(0, json.code(), json::toString);
+            doc = JSON.readTree(json.out());
+            busyGpu = sampledGpuOf(doc, busyName);
+            idleGpu = sampledGpuOf(doc, idleName);
+            if (busyGpu != null && idleGpu != null) break;
+        }
+        System.out.println("$ gpuctl gpus --json --sample 3s inventory.yaml\n" + json.out());
+        assertTrue(busyGpu != null && idleGpu != null, doc::toString);
+        assertEquals(3.0, doc.path("sample").path("windowSeconds").asDouble(), doc::toString);
+        assertEquals(0, doc.path("sample").path("errors").size(), doc::toString);
+        assertTrue(idleGpu.path("idle").asBoolean(), idleGpu::toString);
+        assertEquals(0, idleGpu.path("utilizationMaxPercent").asInt(-1), idleGpu::toString);
+        assertTrue(idleGpu.path("memoryUsedMiB").asLong() > 0, "held: memory allocated " + idleGpu);
+        assertTrue(idleGpu.path("samples").asInt() >= 1, "sampled over the window: " + idleGpu);
+        assertFalse(busyGpu.path("idle").asBoolean(), busyGpu::toString);
+        assertTrue(busyGpu.path("utilizationMaxPercent").asInt() > 90, busyGpu::toString);
+        int flagged = 0;
+        for (JsonNode g : doc.path("sample").path("gpus")) flagged += g.path("idle").asBoolean() ? 1 : 0;
+        assertEquals(1, flagged, "only the idle job's GPU: " + doc.path("sample"));
+        assertNotEquals(busyGpu.path("uuid").asText(), idleGpu.path("uuid").asText());
+
+        // the real state on the node: the kubelet's checkpoint gives the idle pod (by UID) that GPU (by UUID)
+        String checkpoint = bed.ok(idleNode, "cat /var/lib/kubelet/device-plugins/kubelet_internal_checkpoint");
+        JsonNode entries = JSON.readTree(checkpoint).path("Data").path("PodDeviceEntries");
+        boolean found = false;
+        for (JsonNode e : entries) {
+            found |= e.path("PodUID").asText().equals(idlePod.path("metadata").path("uid").asText())
+                && e.path("DeviceIDs").toString().contains(idleGpu.path("uuid").asText());
+        }
+        assertTrue(found, checkpoint);
+        assertTrue(bed.ok(idleNode, "nvidia-smi --query-gpu=uuid --format=csv,noheader").contains(idleGpu.path("uuid").asText()));
+
+        Gpuctl.Run table = Gpuctl.run("gpus", "--sample", "3s", inventory.toString());
+        assertEquals(0, table.code(), table::toString);
+        System.out.println("$ gpuctl gpus --sample 3s inventory.yaml\n" + table.out());
+        assertTrue(table.out().lines().anyMatch(l -> l.startsWith(idleNode + " ") && l.contains("default/" + idleName) && l.endsWith("IDLE")), table::toString);
+        assertTrue(table.out().lines().anyMatch(l -> l.contains("default/" + busyName) && !l.contains("IDLE")), table::toString);
+        assertTrue(table.out().contains("1 GPU is held but idle: " + idleNode + " GPU " + idleGpu.path("index").asInt() + " (default/" + idleName + ")"),
+            table::toString);
+
+        // the idle job deleted: the kubelet drops its entry, and nothing is flagged any more
+        bed.ok(bed.master(), KUBECTL + "-n default delete job idle");
+        String uid = idlePod.path("metadata").path("uid").asText();
+        for (long deadline = System.nanoTime() + 60_000_000_000L; bed.ok(idleNode, "cat /var/lib/kubelet/device-plugins/kubelet_internal_checkpoint").contains(uid);
+             Thread.sleep(1000)) {
+            assertTrue(System.nanoTime() < deadline, "the deleted pod's entry stays in the checkpoint on " + idleNode);
+        }
+        JsonNode after = JSON.readTree(Gpuctl.run("gpus", "--json", "--sample", "2s", inventory.toString()).out());
+        for (JsonNode g : after.path("sample").path("gpus")) assertFalse(g.path("idle").asBoolean(), after::toString);
+        assertTrue(sampledGpuOf(after, busyName) != null, after::toString);
+        bed.ok(bed.master(), KUBECTL + "-n default delete job busy");
     }
 }

@@ -103,16 +103,22 @@ class GpuHealthTest {
 
     @Test
     void gpusListedAgainstTheRecord() {
-        assertEquals(Optional.empty(), GpuHealth.missingGpus(LIST, LIST));
-        String two = LIST + "GPU 1: NVIDIA H200 (UUID: GPU-11111111-2222-3333-4444-555555555555)\n";
-        String p = GpuHealth.missingGpus(two, LIST).orElseThrow();
-        assertTrue(p.startsWith("1 GPU(s) listed by nvidia-smi -L, 2 recorded at bootstrap; missing: GPU 1 NVIDIA H200 (GPU-11111111-2222-3333-4444-555555555555)"), p);
+        // the record as the annotation keeps it, from the real H200's nvidia-smi -L (and from its --query-gpu)
+        String one = GpuHealth.record(NvidiaSmi.parseList(LIST).gpus());
+        assertTrue(one.matches("0:GPU-[0-9a-f-]{36}"), one);
+        assertEquals(List.of(new GpuHealth.Recorded(0, one.substring(2))), GpuHealth.parseRecord(one));
+        String two = one + ",1:GPU-11111111-2222-3333-4444-555555555555";
+        assertEquals(Optional.empty(), GpuHealth.missingFromRecord(one, one, ""));
+        String p = GpuHealth.missingFromRecord(two, one, "").orElseThrow();
+        assertTrue(p.startsWith("1 GPU(s) listed by nvidia-smi, 2 recorded at bootstrap; missing: GPU 1 (GPU-11111111-2222-3333-4444-555555555555)"), p);
         assertTrue(p.contains("RMA"), p);
         // renumbered but all there: fine
-        assertEquals(Optional.empty(), GpuHealth.missingGpus(two, two.replace("GPU 1:", "GPU 7:")));
-        assertTrue(GpuHealth.missingGpus("", LIST).orElseThrow().contains("gpuctl bootstrap --only gpu-health"));
-        String none = GpuHealth.missingGpus(LIST, "No devices were found\n").orElseThrow();
+        assertEquals(Optional.empty(), GpuHealth.missingFromRecord(two, "3:GPU-11111111-2222-3333-4444-555555555555," + one, ""));
+        String none = GpuHealth.missingFromRecord(one, "", "nvidia-smi found no GPU").orElseThrow();
         assertTrue(none.startsWith("1 GPU(s) recorded at bootstrap, none listed now: nvidia-smi found no GPU"), none);
+        // a UUID keeps only what UUIDs are made of: the record is safe on a command line
+        assertEquals("0:GPU-abc", GpuHealth.record(List.of(new NvidiaSmi.Gpu(0, "x", "GPU-a'b;c", null, null, null, null, null))));
+        assertEquals(List.of(), GpuHealth.parseRecord("garbage,:x,1:"));
     }
 
     /**

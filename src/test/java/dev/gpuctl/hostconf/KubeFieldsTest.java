@@ -21,7 +21,7 @@ class KubeFieldsTest {
         KubeFields.Query q = new KubeFields.Query(List.of("metadata.name", "spec.containers[*].resources"));
         assertEquals("{range .items[*]}{.metadata.name}{\"\\t\"}{.spec.containers[*].resources}{\"\\n\"}{end}", q.jsonpath());
         assertEquals("-o 'jsonpath=" + q.jsonpath() + "'", q.outputFlag());
-        for (KubeFields.Query each : List.of(KubeFields.NODES, KubeFields.PODS, KubeFields.JOBS)) {
+        for (KubeFields.Query each : List.of(KubeFields.NODES, KubeFields.PODS, KubeFields.GPU_PODS, KubeFields.JOBS)) {
             assertFalse(each.jsonpath().contains("env") || each.jsonpath().contains("template") || each.jsonpath().contains("'"), each.jsonpath());
         }
     }

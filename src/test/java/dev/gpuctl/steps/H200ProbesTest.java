@@ -45,7 +45,9 @@ class H200ProbesTest {
         Probe p = probe("nvidia-smi answers");
         ExecResult r = new ExecResult(0, fixture("nvidia-smi-query-noheader-nounits.txt"), "");
         assertEquals(Optional.empty(), p.judge().apply(r, new Facts()));
-        assertEquals(Map.of("gpu.h200.count", "1", "gpu.h200.driver", "580.159.04"), p.learn().apply(r));
+        Map<String, String> learned = p.learn().apply(r);
+        assertEquals(Map.of("gpu.h200.count", "1", "gpu.h200.driver", "580.159.04", "gpu.h200.gpusProblem", "",
+            "gpu.h200.gpus", "0:" + NvidiaSmi.parseQuery(fixture("nvidia-smi-query-noheader-nounits.txt")).gpus().get(0).uuid()), learned);
     }
 
     @Test void theParsersReadEveryCapturedFormat() throws IOException {

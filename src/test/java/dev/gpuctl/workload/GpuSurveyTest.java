@@ -64,7 +64,7 @@ class GpuSurveyTest {
     static Scripted master() throws IOException {
         return new Scripted("master", new java.util.LinkedHashMap<>(Map.of(
             "get nodes " + KubeFields.NODES.outputFlag(), ok(KubectlPrints.fields(KubeFields.NODES, GpuUsageTest.fixture("nodes.json"))),
-            "get pods -A " + KubeFields.PODS.outputFlag(), ok(KubectlPrints.fields(KubeFields.PODS, GpuUsageTest.fixture("pods.json"))),
+            "get pods -A " + KubeFields.GPU_PODS.outputFlag(), ok(KubectlPrints.fields(KubeFields.GPU_PODS, GpuUsageTest.fixture("pods.json"))),
             "get jobs -n default " + KubeFields.JOBS.outputFlag(), ok(KubectlPrints.fields(KubeFields.JOBS,
                 "{\"items\": [{\"metadata\": {\"name\": \"taken\"}, \"status\": {\"active\": 1}}]}")),
             "mkdir -p -m 0700", ok(""),
@@ -93,7 +93,46 @@ class GpuSurveyTest {
         // the master has no GPU: nvidia-smi is not asked there; kubectl goes through its admin.conf
         // only the fields the report reads: never -o json, whose pods carry their environment values
         assertEquals(List.of("kubectl --kubeconfig=/etc/kubernetes/admin.conf get nodes " + KubeFields.NODES.outputFlag(),
-            "kubectl --kubeconfig=/etc/kubernetes/admin.conf get pods -A " + KubeFields.PODS.outputFlag()), master.ran);
+            "kubectl --kubeconfig=/etc/kubernetes/admin.conf get pods -A " + KubeFields.GPU_PODS.outputFlag()), master.ran);
+    }
+
+    @Test void withAWindowEveryGpuNodeIsSampledAndItsCheckpointReadInOneCommand() throws IOException {
+        String pods = "{\"items\": [{\"metadata\": {\"namespace\": \"team-a\", \"name\": \"train-x7k2p\", \"uid\": \"5e0b4b1e-7a4c-4d52-9d7e-1f3c2a9b8c01\"},"
+            + " \"spec\": {\"nodeName\": \"worker-1\", \"containers\": [{\"resources\": {\"limits\": {\"nvidia.com/gpu\": \"1\"}}}]},"
+            + " \"status\": {\"phase\": \"Running\"}}]}";
+        Scripted master = new Scripted("master", Map.of(
+            "get nodes " + KubeFields.NODES.outputFlag(), ok(KubectlPrints.fields(KubeFields.NODES, GpuUsageTest.fixture("nodes.json"))),
+            "get pods -A " + KubeFields.GPU_PODS.outputFlag(), ok(KubectlPrints.fields(KubeFields.GPU_PODS, pods))));
+        String checkpoint = java.nio.file.Files.readString(Path.of("src/test/resources/kubelet/kubelet_internal_checkpoint-two-pods.json"));
+        String samples = java.nio.file.Files.readString(Path.of("src/test/resources/h200/health/held-idle-lms500.csv"));
+        Scripted w1 = new Scripted("worker-1", new java.util.LinkedHashMap<>(Map.of(
+            "timeout 2.500 nvidia-smi --query-gpu=index,uuid,utilization.gpu,utilization.memory,memory.used,memory.total --format=csv,noheader,nounits -lms 500",
+            ok(checkpoint + "\n" + GpuSurvey.SEP + "\n" + samples + GpuSurvey.SEP + " 124\n"),
+            "nvidia-smi --query-gpu=index,name", ok("0, NVIDIA H200, GPU-01bc1429-cdbb-796f-97d8-790afa7693b9, 143771, 580.159.04, Disabled, Default, 00000000:01:00.0\n"))));
+        Scripted w2 = new Scripted("worker-2", Map.of("nvidia-smi", new ExecResult(9, "NVIDIA-SMI has failed because it"
+            + " couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n", "")));
+        Function<dev.gpuctl.inventory.Node, Remote> connector = n -> switch (n.name()) {
+            case "master" -> master;
+            case "worker-1" -> w1;
+            case "worker-2" -> w2;
+            default -> throw new RemoteException(RemoteException.Kind.UNREACHABLE, n.name(), n.name() + ": cannot connect to "
+                + n.address() + ":22: connection refused.");
+        };
+        GpuSurvey.Survey s = GpuSurvey.survey(EXAMPLE, connector, Duration.ofMillis(2500));
+        GpuActivity.Report a = s.activity().orElseThrow();
+        assertEquals(List.of("worker-1", "worker-2", "worker-3"), a.nodes().stream().map(GpuActivity.NodeUse::node).toList());
+        GpuActivity.GpuUse g = a.nodes().get(0).gpus().get(0);
+        assertTrue(g.idle(), g::toString);
+        assertEquals(List.of(new GpuActivity.PodRef("team-a", "train-x7k2p")), g.pods());
+        assertEquals(List.of(g), a.idle());
+        assertTrue(a.nodes().get(1).problem().startsWith("sampling failed (exit 9)"), a.nodes().get(1).problem());
+        assertTrue(a.nodes().get(2).problem().contains("cannot connect"), a.nodes().get(2).problem());
+        assertEquals(1, s.usage().nodes().get(0).gpus().size());
+        // the checkpoint is read with the sampling, on the same connection: one command each, nothing else
+        assertEquals(2, w1.ran.size(), w1.ran::toString);
+        assertTrue(w1.ran.get(1).startsWith("cat /var/lib/kubelet/device-plugins/kubelet_internal_checkpoint 2>/dev/null; echo; echo @@@gpuctl; timeout 2.500 nvidia-smi"), w1.ran::toString);
+        // no window: nothing sampled
+        assertTrue(GpuSurvey.survey(EXAMPLE, connector, Duration.ZERO).activity().isEmpty());
     }
 
     @Test void kubectlFailingOnTheMasterNamesHostCommandExitAndStderr() {
