@@ -66,6 +66,6 @@ public final class GpuHealthStep implements Step {
     @Override public List<Op> apply(HostContext ctx) {
         return List.of(Op.Run.of("record the GPUs nvidia-smi -L lists (" + RECORD + ", once)",
                 "mkdir -p -m 0755 /var/lib/gpuctl && " + HostWrite.replaceWithOutput(RECORD, "nvidia-smi -L", "0644"))
-            .unless("test -s " + RECORD));
+            .unless("test -s " + RECORD).journalling(Sh.journalWrite(RECORD)));
     }
 }
