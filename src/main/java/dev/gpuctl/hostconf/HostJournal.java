@@ -186,7 +186,8 @@ public final class HostJournal {
     /**
      * Defines {@code gj KIND HEX...} and {@code hx STRING} in a command's shell: {@code hx} prints a string's hex
      * ({@link #encode}); {@code gj} appends {@code v1 KIND HEX... .} to the journal unless a line for the same kind and
-     * first argument is there already. It creates {@value #DIR} (0755) and the journal (0600) when missing, and refuses
+     * first argument is there already; {@code gw PATH} does {@link #beforeWrite} for a path known only on the host. It
+     * creates {@value #DIR} (0755) and the journal (0600) when missing, and refuses
      * (exit 1, before the change) a journal or directory that is a link or not root's.
      */
     public static final String SHELL_FUNCTIONS =
@@ -197,7 +198,12 @@ public final class HostJournal {
         + "echo 'gpuctl: refusing to write its change journal " + PATH + ": it and " + DIR
         + " must be root-owned and no link; fix them and run again' >&2; return 1; fi; "
         + "grep -q \"^" + VERSION + " $1 $2 \" " + PATH + " 2>/dev/null && return 0; "
-        + "( umask 077; printf '%s .\\n' \"" + VERSION + " $*\" >> " + PATH + " ); }; ";
+        + "( umask 077; printf '%s .\\n' \"" + VERSION + " $*\" >> " + PATH + " ); }; "
+        // gw PATH: beforeWrite for a path known only on the host (a user's home, say)
+        + "gw() { _go=\"$1" + BACKUP_SUFFIX + "\"; if { [ -e \"$1\" ] || [ -L \"$1\" ]; } && [ ! -e \"$_go\" ] && [ ! -L \"$_go\" ]; then "
+        + "cp -p -- \"$1\" \"$_go\" || return 1; fi; _gh=$(hx \"$1\"); "
+        + "grep -qE \"^" + VERSION + " file-(created|replaced) $_gh \" " + PATH + " 2>/dev/null && return 0; "
+        + "if [ -e \"$1\" ] || [ -L \"$1\" ]; then gj file-replaced \"$_gh\" \"$(hx \"$_go\")\"; else gj file-created \"$_gh\"; fi; }; ";
 
     /** A call of {@code gj} for an entry known to gpuctl (every argument a literal hex word): needs {@link #SHELL_FUNCTIONS}. */
     public static String append(Entry e) {

@@ -47,11 +47,15 @@ class RestoreHostE2E {
         bed = TestBed.own("rh", 1);
         h1 = bed.workers().get(0);
         inventory = bed.inventory("docker", "flannel");
+        // a second swap area started by an enabled swap unit (a vendor unit: systemd masks only those), on besides fstab's /swap.img
+        bed.ok(h1, "dd if=/dev/zero of=/swap2 bs=1M count=1 status=none && chmod 0600 /swap2 && mkswap /swap2 >/dev/null"
+            + " && printf '[Swap]\\nWhat=/swap2\\n\\n[Install]\\nWantedBy=swap.target\\n' > /usr/lib/systemd/system/swap2.swap"
+            + " && systemctl daemon-reload && systemctl enable -q swap2.swap && swapon /swap2");
         filesBefore = files(h1);
         unitsBefore = units(h1);
         swapsBefore = swaps(h1);
         holdsBefore = bed.ok(h1, "apt-mark showhold");
-        assertFalse(swapsBefore.isBlank(), "the worker starts with swap on");
+        assertTrue(swapsBefore.contains("/swap.img") && swapsBefore.contains("/swap2"), swapsBefore);
         Gpuctl.Run r = Gpuctl.run("bootstrap", inventory.toString());
         assertEquals(0, r.code(), r::toString);
     }
@@ -96,7 +100,13 @@ class RestoreHostE2E {
         // each file's kind says truly whether it was there before bootstrap
         files.forEach((path, e) -> assertEquals(e instanceof HostJournal.FileReplaced, filesBefore.containsKey(path), path + ": " + e));
         assertTrue(journal.entries().stream().anyMatch(e -> e instanceof HostJournal.SwapOff s && swapsBefore.contains(s.device())), journal.entries()::toString);
-        assertTrue(journal.entries().stream().anyMatch(e -> e instanceof HostJournal.UnitMasked m && unitsBefore.containsKey(m.unit())), journal.entries()::toString);
+        assertTrue(journal.entries().contains(new HostJournal.UnitMasked("swap2.swap", "enabled")), journal.entries()::toString);
+        assertTrue(journal.entries().contains(new HostJournal.SwapOff("/swap2")), journal.entries()::toString);
+        // what a unit was, as the journal says, is what the host said before bootstrap
+        for (HostJournal.Entry e : journal.entries()) {
+            if (e instanceof HostJournal.UnitMasked m) assertEquals(unitsBefore.get(m.unit()), m.before(), m.unit());
+            if (e instanceof HostJournal.UnitEnabled u && unitsBefore.containsKey(u.unit())) assertEquals(unitsBefore.get(u.unit()), u.before(), u.unit());
+        }
         assertTrue(journal.entries().stream().anyMatch(e -> e.equals(new HostJournal.PackageHeld("kubelet"))), journal.entries()::toString);
 
         // a re-run that changes nothing adds nothing
@@ -145,6 +155,7 @@ class RestoreHostE2E {
                 assertEquals(m.before(), bed.ssh(h1, "systemctl is-enabled " + m.unit()).out().strip(), m.unit());
             }
         }
+        assertEquals("enabled", bed.ok(h1, "systemctl is-enabled swap2.swap").strip(), "the masked swap unit is not enabled again");
         assertEquals(swapsBefore, swaps(h1), "swap is not as it was");
         assertEquals(holdsBefore, bed.ok(h1, "apt-mark showhold"));
     }

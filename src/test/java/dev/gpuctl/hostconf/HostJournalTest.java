@@ -147,4 +147,16 @@ class HostJournalTest {
         assertEquals("", Files.readString(elsewhere));
         assertFalse(Files.exists(f));
     }
+
+    @Test void aPathKnownOnlyOnTheHostIsJournalledAndBackedUpTheSameWay() throws Exception {
+        Path home = Files.createDirectories(dir.resolve("home/ann/.kube"));
+        Files.writeString(home.resolve("config"), "ann's\n");
+        String gw = HostJournal.SHELL_FUNCTIONS + "h=" + dir.resolve("home/ann") + "; gw \"$h/.kube/config\" && gw \"$h/.kube/other\"";
+        assertEquals(0, sh(gw).exit());
+        assertEquals(0, sh(gw).exit());
+        assertEquals("ann's\n", Files.readString(home.resolve("config.gpuctl-orig")));
+        assertEquals(List.of(new FileReplaced(home.resolve("config").toString(), home.resolve("config.gpuctl-orig").toString()),
+            new FileCreated(home.resolve("other").toString())), HostJournal.parse(journal()).entries());
+        assertEquals(2, journal().lines().count(), "a re-run added a line");
+    }
 }
