@@ -172,6 +172,7 @@ public final class HostRestore {
         }
         entries.addAll(0, proved);
         boolean units = false;
+        List<Action> swapOns = new ArrayList<>();
         for (int i = entries.size() - 1; i >= 0; i--) {
             Entry e = entries.get(i);
             if (e instanceof FileReplaced f) {
@@ -211,12 +212,14 @@ public final class HostRestore {
                     + "; then apt-mark unhold -- " + q + " >/dev/null || { echo " + ShellWords.quote("apt-mark unhold " + p.pkg() + " failed") + " >&2; exit 1; }; fi"));
             } else if (e instanceof SwapOff s) {
                 String q = ShellWords.quote(s.device());
-                actions.add(new Action("turn swap " + s.device() + " on again (it was on)", "systemctl daemon-reload; "
+                swapOns.add(0, new Action("turn swap " + s.device() + " on again (it was on)", "systemctl daemon-reload; "
                     + "if ! swapon --show=NAME --noheadings | grep -qxF -- " + q + "; then swapon -- " + q + " || { echo "
                     + ShellWords.quote("swapon " + s.device() + " failed") + " >&2; exit 1; }; fi"));
             }
         }
         if (units) actions.add(new Action("reload systemd", "systemctl daemon-reload"));
+        // last, once fstab and the swap units are back, in the order they were on (as /proc/swaps listed them)
+        actions.addAll(swapOns);
         return new Plan(actions, refusals, notes, a.journalState().equals("present"));
     }
 

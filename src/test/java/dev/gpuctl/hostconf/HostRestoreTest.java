@@ -55,13 +55,13 @@ class HostRestoreTest {
     }
 
     @Test void everythingIsUndoneInTheReverseOrderOfTheChanges() {
-        String j = journal(new SwapOff("/swap.img"), new FileReplaced("/etc/fstab", "/etc/fstab.gpuctl-orig"),
+        String j = journal(new SwapOff("/swap.img"), new SwapOff("/swap2"), new FileReplaced("/etc/fstab", "/etc/fstab.gpuctl-orig"),
             new UnitMasked("swap.img.swap", "generated"), new FileCreated("/etc/sysctl.d/k8s.conf"), new UnitEnabled("chrony", "disabled"),
             new UnitEnabled("kubelet", ""), new PackageHeld("kubelet"));
         Plan p = HostRestore.plan(HostRestore.answer(answerText("present", 0, List.of("f 0 /etc/fstab.gpuctl-orig"), j)));
         assertEquals(List.of("release the hold on kubelet", "disable chrony (it was disabled)", "remove /etc/sysctl.d/k8s.conf (gpuctl created it)",
             "unmask swap.img.swap (it was generated)", "put back /etc/fstab from /etc/fstab.gpuctl-orig (content, owner, mode)",
-            "turn swap /swap.img on again (it was on)", "reload systemd"), p.actions().stream().map(HostRestore.Action::what).toList());
+            "reload systemd", "turn swap /swap.img on again (it was on)", "turn swap /swap2 on again (it was on)"), p.actions().stream().map(HostRestore.Action::what).toList());
         assertEquals(List.of(), p.refusals());
         assertEquals(List.of("kubelet came with a package gpuctl installed (no such unit before): left enabled; gpuctl does not remove packages"), p.notes());
         assertTrue(p.archiveJournal());
