@@ -48,7 +48,8 @@ class RestoreHostE2E {
         h1 = bed.workers().get(0);
         inventory = bed.inventory("docker", "flannel");
         // a second swap area started by an enabled swap unit (a vendor unit: systemd masks only those), on besides fstab's /swap.img
-        bed.ok(h1, "dd if=/dev/zero of=/swap2 bs=1M count=1 status=none && chmod 0600 /swap2 && mkswap /swap2 >/dev/null"
+        bed.ok(h1, "for i in $(seq 120); do grep -q '^/swap.img ' /proc/swaps && break; sleep 1; done; "  // the boot's swap unit first
+            + "dd if=/dev/zero of=/swap2 bs=1M count=1 status=none && chmod 0600 /swap2 && mkswap /swap2 >/dev/null"
             + " && printf '[Swap]\\nWhat=/swap2\\n\\n[Install]\\nWantedBy=swap.target\\n' > /usr/lib/systemd/system/swap2.swap"
             + " && systemctl daemon-reload && systemctl enable -q swap2.swap && swapon /swap2");
         filesBefore = files(h1);
