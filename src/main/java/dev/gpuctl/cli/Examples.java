@@ -82,11 +82,14 @@ final class Examples {
             "gpuctl uncordon -i inventory.yaml worker-2")),
         Map.entry("gpuctl remove-node", List.of(
             "gpuctl remove-node -i inventory.yaml worker-2",
-            "gpuctl remove-node -i inventory.yaml --force worker-2")),
+            "gpuctl remove-node -i inventory.yaml --force worker-2",
+            "gpuctl remove-node -i inventory.yaml --restore-host --dry-run worker-2",
+            "gpuctl remove-node -i inventory.yaml --restore-host worker-2")),
         Map.entry("gpuctl reset", List.of(
             "gpuctl reset --dry-run inventory.yaml",
             "gpuctl reset inventory.yaml           # asks for the cluster's name",
-            "gpuctl reset --yes inventory.yaml")),
+            "gpuctl reset --yes inventory.yaml",
+            "gpuctl reset --yes --restore-host inventory.yaml")),
         Map.entry("gpuctl completion", List.of(
             "source <(gpuctl completion bash)                        # bash, this shell",
             "source <(gpuctl completion zsh)                         # zsh, this shell",

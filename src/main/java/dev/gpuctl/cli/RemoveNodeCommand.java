@@ -1,6 +1,7 @@
 package dev.gpuctl.cli;
 
 import dev.gpuctl.engine.Maintenance;
+import dev.gpuctl.hostconf.HostJournal;
 import dev.gpuctl.inventory.Inventory;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,7 +18,10 @@ import picocli.CommandLine.Spec;
     description = {"Take workers out of the cluster for good (a repair, a loan to another team): drain them (GPU Jobs waited",
         "for, evicted only with --force), delete the nodes, then kubeadm reset each host and remove what reset leaves",
         "(/etc/cni/net.d, CNI interfaces, KUBE-/CNI iptables chains, join leftovers). The host preparation stays:",
-        "`gpuctl bootstrap` with the host back in the inventory joins it again. The master is refused (use reset)."})
+        "`gpuctl bootstrap` with the host back in the inventory joins it again. The master is refused (use reset).",
+        "With --restore-host the host preparation is undone too, from the change journal gpuctl keeps on each host",
+        "(" + HostJournal.PATH + "): files put back from their .gpuctl-orig backups (or removed when gpuctl made them),",
+        "units unmasked or disabled as they were, package holds released, swap on as it was; packages stay installed."})
 final class RemoveNodeCommand implements Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "HOST", description = "Workers of the inventory to remove.") List<String> hosts;
     @Option(names = {"-i", "--inventory"}, paramLabel = "FILE",
@@ -26,7 +30,9 @@ final class RemoveNodeCommand implements Callable<Integer> {
     @Option(names = "--drain-timeout", paramLabel = "DURATION", converter = Converters.DurationValue.class,
         description = "How long to wait for the GPU Jobs, and kubectl drain for evictions, e.g. 30m or 2h (a bare number is seconds; default 10m).")
     Duration drainTimeout = Maintenance.DEFAULT_DRAIN_TIMEOUT;
-    @Option(names = "--dry-run", description = "Connect and check; say what would change; change nothing.") boolean dryRun;
+    @Option(names = "--restore-host", description = "Afterwards put each host's preparation back as it was before gpuctl (see above).")
+    boolean restoreHost;
+    @Option(names = "--dry-run", description = "Connect and check; say what would change (with --restore-host: what each host would get back); change nothing.") boolean dryRun;
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
@@ -39,11 +45,13 @@ final class RemoveNodeCommand implements Callable<Integer> {
             throw new GpuctlException(ExitCode.USAGE, inv.master().name() + " is the master: remove-node takes workers only;"
                 + " `gpuctl reset` takes the whole cluster down. Nothing was changed.");
         }
-        PhaseRuns.run(inv, file, r -> Maintenance.removeNodes(r, hosts, drainTimeout, force), dryRun, acceptNew,
+        PhaseRuns.run(inv, file, r -> Maintenance.removeNodes(r, hosts, drainTimeout, force, restoreHost), dryRun, acceptNew,
             Maintenance.commandTimeout(drainTimeout, Duration.ofMinutes(10)), spec.commandLine().getErr(), "remove-node",
             "Fix the cause and run remove-node again: it resumes where it stopped (a node already deleted is not drained again).");
         spec.commandLine().getOut().println(dryRun ? "dry run complete: nothing was changed"
-            : "removed: " + String.join(", ", hosts) + " (host preparation kept; take them out of the inventory, or bootstrap to join them again)");
+            : "removed: " + String.join(", ", hosts) + (restoreHost
+                ? " (host preparation put back as it was before gpuctl; each journal archived in " + HostJournal.PATH + ".restored-*)"
+                : " (host preparation kept; take them out of the inventory, or bootstrap to join them again)"));
         return ExitCode.OK.code();
     }
 }

@@ -20,11 +20,14 @@ import picocli.CommandLine.Spec;
 @Command(name = "reset",
     description = {"Take the whole cluster down: shows what it will do, asks (unless --yes), then kubeadm resets every",
         "worker, then the master, and removes what reset leaves; this machine's .gpuctl/CLUSTER is archived, not deleted.",
-        "The host preparation stays. A second reset changes nothing."})
+        "The host preparation stays, unless --restore-host: then every host's files, units, package holds and swap are",
+        "put back as they were before gpuctl, from the change journal it keeps on each host. A second reset changes nothing."})
 final class ResetCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
     @Option(names = "--yes", description = "Do not ask for confirmation.") boolean yes;
-    @Option(names = "--dry-run", description = "Connect and check; say what would change; change nothing.") boolean dryRun;
+    @Option(names = "--restore-host", description = "After the reset, put every host's preparation back as it was before gpuctl.")
+    boolean restoreHost;
+    @Option(names = "--dry-run", description = "Connect and check; say what would change (with --restore-host: what each host would get back); change nothing.") boolean dryRun;
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
@@ -33,7 +36,7 @@ final class ResetCommand implements Callable<Integer> {
         Path file = inventory.resolve(parent.env);
         Inventory inv = Inventories.load(file, parent.env);
         var err = spec.commandLine().getErr();
-        err.print(Maintenance.resetPlan(inv));
+        err.print(Maintenance.resetPlan(inv, restoreHost));
         err.flush();
         if (!yes && !dryRun) {
             err.print("Type the cluster's name (" + inv.cluster().name() + ") to reset it: ");
@@ -44,7 +47,7 @@ final class ResetCommand implements Callable<Integer> {
                     + "; nothing was changed");
             }
         }
-        PhaseRuns.run(inv, file, r -> Maintenance.reset(r, inv), dryRun, acceptNew, Duration.ofMinutes(10), err, "reset",
+        PhaseRuns.run(inv, file, r -> Maintenance.reset(r, inv, restoreHost), dryRun, acceptNew, Duration.ofMinutes(10), err, "reset",
             "Fix the cause and run reset again: hosts already clean are left as they are.");
         var out = spec.commandLine().getOut();
         if (dryRun) {

@@ -96,13 +96,4 @@ final class HostFiles {
         String s = Integer.toOctalString(mode);
         return "0".repeat(Math.max(0, 4 - s.length())) + s;
     }
-
-    /**
-     * Backs up what is at {@code path} (a link's target: its content, mode and owner) to {@code PATH.gpuctl-orig}
-     * once, never overwriting an earlier backup, nor following a link planted at the backup's path.
-     */
-    static String backupCommand(String path, String target) {
-        String orig = Sh.quote(path + ".gpuctl-orig");
-        return "if [ ! -e " + orig + " ] && [ ! -L " + orig + " ]; then cp -p -- " + Sh.quote(target) + " " + orig + "; fi";
-    }
 }

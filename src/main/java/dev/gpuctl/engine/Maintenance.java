@@ -40,20 +40,40 @@ public final class Maintenance {
 
     /** Drain (the same GPU-aware drain), kubectl delete node, then reset each host: {@link Drain#removeNodes}. */
     public static Runner.Result removeNodes(Runner runner, List<String> nodes, Duration timeout, boolean force) {
-        return runner.run(Drain.removeNodes(nodes, timeout, force));
+        return removeNodes(runner, nodes, timeout, force, false);
+    }
+
+    /** {@link #removeNodes(Runner, List, Duration, boolean)}; with {@code restoreHost}, each host's preparation put back after. */
+    public static Runner.Result removeNodes(Runner runner, List<String> nodes, Duration timeout, boolean force, boolean restoreHost) {
+        return runner.run(Drain.removeNodes(nodes, timeout, force, restoreHost));
     }
 
     /** Every worker reset, then the master: {@link Drain#resetCluster}. */
     public static Runner.Result reset(Runner runner, Inventory inv) {
-        return runner.run(Drain.resetCluster(workers(inv), inv.master().name()));
+        return reset(runner, inv, false);
+    }
+
+    /** {@link #reset(Runner, Inventory)}; with {@code restoreHost}, every host's preparation put back after. */
+    public static Runner.Result reset(Runner runner, Inventory inv, boolean restoreHost) {
+        return runner.run(Drain.resetCluster(workers(inv), inv.master().name(), restoreHost));
     }
 
     private static List<String> workers(Inventory inv) {
         return inv.nodes().stream().filter(n -> !n.isMaster()).map(Node::name).toList();
     }
 
+    /** What --restore-host does on each host, for people. */
+    public static final String RESTORE_WORK = "put back every file gpuctl changed from its .gpuctl-orig backup (content, owner, mode),"
+        + " remove the files it created, unmask or disable the units it masked or enabled, release its package holds, turn swap on"
+        + " as it was, in the reverse order of the host's change journal " + dev.gpuctl.hostconf.HostJournal.PATH + ", which is then archived";
+
     /** What reset will do, for people, before it asks: the order, each host's work, what stays. */
     public static String resetPlan(Inventory inv) {
+        return resetPlan(inv, false);
+    }
+
+    /** {@link #resetPlan(Inventory)}; with {@code restoreHost}, the restore of every host's preparation too. */
+    public static String resetPlan(Inventory inv, boolean restoreHost) {
         String socket = inv.cluster().runtime().criSocket();
         String work = "kubeadm reset -f --cri-socket " + socket + "; remove " + NodeCleanup.CNI_CONF_DIR + ", the CNI interfaces ("
             + String.join(", ", NodeCleanup.CNI_INTERFACES) + ", cali*), the KUBE-/CNI-/FLANNEL-/cali- iptables chains, gpuctl's join leftovers";
@@ -63,10 +83,13 @@ public final class Maintenance {
         if (!workers.isEmpty()) sb.append("  ").append(n++).append(". workers ").append(String.join(", ", workers)).append(", in parallel: ").append(work).append('\n');
         sb.append("  ").append(n++).append(". master ").append(inv.master().name()).append(": the same; the cluster's etcd data, certificates and"
             + " every workload in it are gone\n");
+        if (restoreHost) sb.append("  ").append(n++).append(". every host: ").append(RESTORE_WORK).append('\n');
         sb.append("  ").append(n).append(". this machine: ").append(inv.stateDir().resolve(inv.cluster().name()))
             .append(" (kubeconfig, cached join command) moved to ").append(inv.stateDir().resolve("archive")).append("/\n");
-        sb.append("kept: each host's preparation (time sync, swap off, kernel modules and sysctls, container runtime, Kubernetes packages),"
-            + " NFS exports and mounts, container images, the inventory, the ssh user's ~/.kube/config\n");
+        sb.append(restoreHost ? "kept: the packages gpuctl installed (and the units they enabled), the kernel's live sysctl values until a"
+                + " reboot, NFS mounts, container images, the inventory, the ssh user's ~/.kube/config\n"
+            : "kept: each host's preparation (time sync, swap off, kernel modules and sysctls, container runtime, Kubernetes packages),"
+                + " NFS exports and mounts, container images, the inventory, the ssh user's ~/.kube/config\n");
         return sb.toString();
     }
 

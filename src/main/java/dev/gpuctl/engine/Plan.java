@@ -91,6 +91,7 @@ public record Plan(String cluster, String summary, List<String> cidrConflicts, L
             m.put("command", r.command());
             if (r.unless() != null) m.put("skipWhen", r.unless());
             if (!r.onlyIfChanged().isEmpty()) m.put("onlyIfChanged", String.join(" ", r.onlyIfChanged()));
+            if (r.journal() != null) m.put("journal", r.journal().what());
         } else if (op instanceof Op.WriteFile w) {
             m.put("kind", "write");
             if (w.unless() != null) m.put("skipWhen", w.unless());

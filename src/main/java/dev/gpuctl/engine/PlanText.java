@@ -111,6 +111,7 @@ public final class PlanText {
                 case "run" -> {
                     if (op.containsKey("skipWhen")) sb.append("          skip when: $ ").append(op.get("skipWhen")).append('\n');
                     if (op.containsKey("onlyIfChanged")) sb.append("          only if changed: ").append(op.get("onlyIfChanged")).append('\n');
+                    if (op.containsKey("journal")) sb.append("          journalled first: ").append(op.get("journal")).append('\n');
                     sb.append("          $ ").append(op.get("command")).append('\n');
                 }
                 case "write" -> {

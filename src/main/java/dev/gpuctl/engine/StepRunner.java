@@ -1,5 +1,6 @@
 package dev.gpuctl.engine;
 
+import dev.gpuctl.hostconf.HostJournal;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
@@ -341,7 +342,7 @@ final class StepRunner {
         if (op instanceof Op.Run r) {
             if (!r.onlyIfChanged().isEmpty() && r.onlyIfChanged().stream().noneMatch(changed::contains)) return false;
             if (r.unless() != null && exec(r.unless()).ok()) return false;
-            ExecResult res = exec(r.command());
+            ExecResult res = exec(r.hostCommand());
             if (!res.ok()) throw new OpFailed(r.what(), facts.mask(facts.substitute(r.command())), res);
             changed.addAll(r.changes());
             return true;
@@ -422,17 +423,21 @@ final class StepRunner {
     private void write(String path, String what, Optional<HostFiles.Existing> existing, String content, String mode,
                        String owner, String shown) {
         String target = existing.map(HostFiles.Existing::target).orElse(path);
-        existing.ifPresent(e -> backupOnce(path, e.target(), what));
+        journalBeforeWrite(path, target, what);
         log.line((existing.isEmpty() ? "write " : "edit ") + path
             + (target.equals(path) ? "" : " (a link: writing its target " + target + ")") + " (" + mode + " " + owner + ")" + shown);
         remote.upload(content.getBytes(StandardCharsets.UTF_8), target, mode, owner);
     }
 
-    /** Keeps the file as it was before gpuctl first changed it: PATH.gpuctl-orig, never overwritten. */
-    private void backupOnce(String path, String target, String what) {
-        String command = HostFiles.backupCommand(path, target);
+    /**
+     * Before a write: keeps the file as it was before gpuctl first changed it (PATH.gpuctl-orig, never overwritten) and
+     * records the change in the host's change journal ({@link HostJournal#beforeWrite}), in one command; the write does
+     * not happen when that fails, so no file is changed without its journal line.
+     */
+    private void journalBeforeWrite(String path, String target, String what) {
+        String command = HostJournal.beforeWrite(path, target);
         ExecResult r = exec(command);
-        if (!r.ok()) throw new OpFailed("back up " + path + " before: " + what, command, r);
+        if (!r.ok()) throw new OpFailed("back up " + path + " and journal the change before: " + what, command, r);
     }
 
     private static void sleep(Duration d) {

@@ -90,7 +90,10 @@ public final class ControlPlaneStep implements Step {
                         + "|| cp -p -- \"$d/config\" \"$d/config.gpuctl-orig\"; } "
                         + "&& install -m 0600 -o " + user + " " + Kube.ADMIN_CONF + " \"$d/config.gpuctl-tmp\" "
                         + "&& mv -fT -- \"$d/config.gpuctl-tmp\" \"$d/config\"")
-                .unless("cmp -s " + Kube.ADMIN_CONF + " \"" + userKubeconfig(ctx) + "\"");
+                .unless("cmp -s " + Kube.ADMIN_CONF + " \"" + userKubeconfig(ctx) + "\"")
+                .journalling(new Op.Journal("the ssh user's ~/.kube/config (backed up once when it exists)",
+                    dev.gpuctl.hostconf.HostJournal.SHELL_FUNCTIONS + "pw=$(getent passwd " + user + ") || exit 1; "
+                        + "h=$(printf '%s\\n' \"$pw\" | cut -d: -f6); gw \"$h/.kube/config\" || exit 1"));
     }
 
     /** admin.conf copied to this machine's .gpuctl/CLUSTER/admin.conf. */

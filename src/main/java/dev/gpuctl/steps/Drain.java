@@ -33,18 +33,44 @@ public final class Drain {
      * cluster (a kubelet still running would register its node again).
      */
     public static List<Phase> removeNodes(List<String> nodes, Duration timeout, boolean force) {
+        return removeNodes(nodes, timeout, force, false);
+    }
+
+    /** {@link #removeNodes(List, Duration, boolean)}, then, with {@code restoreHost}, {@link #restoreHosts} on them. */
+    public static List<Phase> removeNodes(List<String> nodes, Duration timeout, boolean force, boolean restoreHost) {
         List<Step> drain = force
             ? List.of(new CordonStep(nodes, true, true), new EvictStep(nodes, timeout, true))
             : List.of(new CordonStep(nodes, true, true), new GpuJobsStep(nodes, timeout), new EvictStep(nodes, timeout, false));
-        return List.of(new Phase("drain", "drain " + String.join(", ", nodes), drain, false),
+        List<Phase> phases = new java.util.ArrayList<>(List.of(new Phase("drain", "drain " + String.join(", ", nodes), drain, false),
             new Phase("reset", "reset the hosts", List.of(new ResetHostStep(nodes)), false),
-            new Phase("delete-node", "delete from the cluster", List.of(new DeleteNodeStep(nodes)), false));
+            new Phase("delete-node", "delete from the cluster", List.of(new DeleteNodeStep(nodes)), false)));
+        if (restoreHost) phases.add(restoreHosts(nodes));
+        return List.copyOf(phases);
     }
 
     /** reset's phases: every worker reset (in parallel), then the master. */
     public static List<Phase> resetCluster(List<String> workers, String master) {
-        return List.of(new Phase("reset-workers", "reset the workers", List.of(new ResetHostStep(workers)), false),
-            new Phase("reset-master", "reset the master", List.of(new ResetHostStep(List.of(master))), false));
+        return resetCluster(workers, master, false);
+    }
+
+    /** {@link #resetCluster(List, String)}, then, with {@code restoreHost}, {@link #restoreHosts} on every host. */
+    public static List<Phase> resetCluster(List<String> workers, String master, boolean restoreHost) {
+        List<Phase> phases = new java.util.ArrayList<>(List.of(new Phase("reset-workers", "reset the workers", List.of(new ResetHostStep(workers)), false),
+            new Phase("reset-master", "reset the master", List.of(new ResetHostStep(List.of(master))), false)));
+        if (restoreHost) {
+            List<String> all = new java.util.ArrayList<>(workers);
+            all.add(master);
+            phases.add(restoreHosts(all));
+        }
+        return List.copyOf(phases);
+    }
+
+    /**
+     * {@code --restore-host}: each host's preparation put back from its change journal and backups
+     * ({@link RestoreHostStep}), after the host was reset.
+     */
+    public static Phase restoreHosts(List<String> hosts) {
+        return new Phase("restore-host", "put the hosts' preparation back", List.of(new RestoreHostStep(hosts)), false);
     }
 
     /** Make the nodes schedulable again. */

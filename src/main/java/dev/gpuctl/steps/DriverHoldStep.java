@@ -51,6 +51,6 @@ public final class DriverHoldStep implements Step {
                 DriverPackages.APT_CONF, DriverPackages.aptConf(kernel), "0644"),
             new Op.Capture("find the installed NVIDIA driver" + (kernel ? " and kernel" : "") + " packages not held yet",
                 PACKAGES_AND_HOLDS, out -> Map.of(unheldFact(ctx), String.join(" ", unheld(out, kernel))), false),
-            Op.Run.of("hold them (apt-mark hold)", "apt-mark hold " + fact + " >/dev/null").unless("test -z \"" + fact + "\""));
+            Op.Run.of("hold them (apt-mark hold)", "apt-mark hold " + fact + " >/dev/null").journalling(Sh.journalHold(fact)).unless("test -z \"" + fact + "\""));
     }
 }

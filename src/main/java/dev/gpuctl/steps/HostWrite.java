@@ -55,7 +55,10 @@ public final class HostWrite {
             + sha256.map(h -> sha256Check(file, h, url)).orElse("");
     }
 
-    /** Installs {@code source} as {@code target} (mode, root-owned) through a temp file beside it and a rename. */
+    /**
+     * Installs {@code source} as {@code target} (mode, root-owned) through a temp file beside it and a rename. The op
+     * journals the target first ({@link Sh#journalWrite}), which backs it up once.
+     */
     static String install(String source, String target, String mode) {
         String side = Sh.quote(target + ".gpuctl-tmp");
         return "install -m " + mode + " -o root -g root -- " + source + " " + side + " && mv -fT -- " + side + " " + Sh.quote(target);
@@ -64,7 +67,7 @@ public final class HostWrite {
     /**
      * Replaces {@code target} with what {@code producer} prints to stdout: the old file is backed up once
      * ({@code TARGET.gpuctl-orig}, never overwritten), the output goes to a temp file beside the target, and is
-     * renamed over it only when the producer succeeded.
+     * renamed over it only when the producer succeeded. The op journals the target first ({@link Sh#journalWrite}).
      */
     static String replaceWithOutput(String target, String producer, String mode) {
         String t = Sh.quote(target);

@@ -68,9 +68,9 @@ public final class KubePackagesStep implements Step {
                     + String.join(" ", PACKAGES))
             .unless("test \"$(dpkg-query -W -f='${Version} ${db:Status-Status}\\n' " + String.join(" ", PACKAGES)
                 + " 2>/dev/null | grep -c '^" + minor.replace(".", "\\.") + "\\..* installed$')\" = " + PACKAGES.size()));
-        ops.add(Op.Run.of("hold them", "apt-mark hold " + String.join(" ", PACKAGES) + " >/dev/null")
+        ops.add(Op.Run.of("hold them", "apt-mark hold " + String.join(" ", PACKAGES) + " >/dev/null").journalling(Sh.journalHold(String.join(" ", PACKAGES)))
             .unless("test \"$(apt-mark showhold | grep -cxE '" + String.join("|", PACKAGES) + "')\" = " + PACKAGES.size()));
-        ops.add(Op.Run.of("enable kubelet at boot", "systemctl enable kubelet").unless("systemctl is-enabled -q kubelet"));
+        ops.add(Op.Run.of("enable kubelet at boot", "systemctl enable kubelet").journalling(Sh.journalEnable(List.of("kubelet"))).unless("systemctl is-enabled -q kubelet"));
         return ops;
     }
 }

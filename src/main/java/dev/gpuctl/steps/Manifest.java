@@ -56,7 +56,7 @@ final class Manifest {
         } else {
             ops.add(Op.Run.of("fetch " + what + ref.checksum().map(h -> " (sha256 " + h + ")").orElse(""),
                     fetchCommand(ref.url().toString(), ref.checksum(), path))
-                .unless("test -s " + path).changing(path));
+                .unless("test -s " + path).changing(path).journalling(Sh.journalWrite(path)));
             if (!rule.isEmpty()) ops.add(new Op.EditFile(what + ": " + rule, path, rule, patch, "0600"));
         }
         return ops;

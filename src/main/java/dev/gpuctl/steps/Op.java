@@ -21,18 +21,32 @@ public sealed interface Op {
      * @param unless        when set, a read-only command run first: exit 0 means "already right", skip
      * @param onlyIfChanged when non-empty, run only if one of these paths was changed earlier in this step
      * @param changes       paths this command changes (so later onlyIfChanged ops see them)
+     * @param journal       when set, shell text run first in the same command, that records in the host's change journal
+     *                      what the command is about to change (and how it was); the command does not run when it fails
      */
-    record Run(String what, String command, String unless, List<String> onlyIfChanged, List<String> changes)
+    record Run(String what, String command, String unless, List<String> onlyIfChanged, List<String> changes, Journal journal)
         implements Op {
         public Run {
             onlyIfChanged = List.copyOf(onlyIfChanged);
             changes = List.copyOf(changes);
         }
-        public static Run of(String what, String command) { return new Run(what, command, null, List.of(), List.of()); }
-        public Run unless(String check) { return new Run(what, command, check, onlyIfChanged, changes); }
-        public Run onlyIfChanged(String... paths) { return new Run(what, command, unless, List.of(paths), changes); }
-        public Run changing(String... paths) { return new Run(what, command, unless, onlyIfChanged, List.of(paths)); }
+        public static Run of(String what, String command) { return new Run(what, command, null, List.of(), List.of(), null); }
+        public Run unless(String check) { return new Run(what, command, check, onlyIfChanged, changes, journal); }
+        public Run onlyIfChanged(String... paths) { return new Run(what, command, unless, List.of(paths), changes, journal); }
+        public Run changing(String... paths) { return new Run(what, command, unless, onlyIfChanged, List.of(paths), journal); }
+        public Run journalling(Journal j) { return new Run(what, command, unless, onlyIfChanged, changes, j); }
+
+        /** What runs on the host: the journal's lines first (a failure there stops it), then the command. */
+        public String hostCommand() {
+            return journal == null ? command : "{ " + journal.shell() + "\n} || exit 1; " + command;
+        }
     }
+
+    /**
+     * What a {@link Run} records in the host's change journal before it changes anything: for people ({@code what},
+     * shown by the plan) and as shell.
+     */
+    record Journal(String what, String shell) {}
 
     /**
      * Makes a file hold exactly {@code content}: skipped when it already does; else the old file is backed up

@@ -105,7 +105,8 @@ public final class RuntimeStep implements Step {
             ops.add(Op.Run.of("containerd's default config",
                     "install -d -m 0755 /etc/containerd || exit 1; "
                         + HostWrite.replaceWithOutput(CONTAINERD_TOML, "containerd config default", "0644"))
-                .unless("grep -Eq '^[[:space:]]*version[[:space:]]*=' " + CONTAINERD_TOML + " 2>/dev/null").changing(CONTAINERD_TOML));
+                .unless("grep -Eq '^[[:space:]]*version[[:space:]]*=' " + CONTAINERD_TOML + " 2>/dev/null").changing(CONTAINERD_TOML)
+                .journalling(Sh.journalWrite(CONTAINERD_TOML)));
             ops.add(new Op.EditFile("runc with systemd cgroups", CONTAINERD_TOML,
                 "set SystemdCgroup = true in the runc runtime's options (config version 2 or 3)",
                 ContainerdConfig::ensureSystemdCgroup, "0644"));
@@ -113,7 +114,7 @@ public final class RuntimeStep implements Step {
                 ops.add(Op.Run.of("nvidia as containerd's default runtime",
                         "nvidia-ctk runtime configure --runtime=containerd --set-as-default")
                     .unless("grep -Eq 'default_runtime_name[[:space:]]*=[[:space:]]*\"nvidia\"' " + CONTAINERD_TOML)
-                    .changing(CONTAINERD_TOML));
+                    .changing(CONTAINERD_TOML).journalling(Sh.journalWrite(CONTAINERD_TOML)));
             }
             ops.add(Op.Run.of("restart containerd to load its config", "systemctl restart containerd").onlyIfChanged(CONTAINERD_TOML));
             ops.add(Sh.enableNow(List.of("containerd")));

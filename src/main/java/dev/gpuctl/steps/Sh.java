@@ -1,7 +1,9 @@
 package dev.gpuctl.steps;
 
 import dev.gpuctl.hostconf.ShellWords;
+import dev.gpuctl.hostconf.HostJournal;
 import java.util.Collection;
+import java.util.List;
 
 /** Small helpers for writing shell commands safely. */
 public final class Sh {
@@ -68,10 +70,28 @@ public final class Sh {
         return !bad.isEmpty() && bad.stream().allMatch(l -> l.matches("\\S+ (enabled|static|indirect|generated|alias) (activating|reloading)"));
     }
 
-    /** Run: enable and start units unless they are already enabled and active. */
+    /** Journal: each unit not enabled now, with what {@code systemctl is-enabled} says (restore puts that back). */
+    public static Op.Journal journalEnable(Collection<String> units) {
+        return new Op.Journal("units not enabled yet: " + String.join(", ", units) + " (with their state)", HostJournal.beforeEnable(List.copyOf(units)));
+    }
+
+    /** Journal: each package of {@code packagesWord} (shell words) not held now. */
+    public static Op.Journal journalHold(String packagesWord) {
+        return new Op.Journal("packages not held yet: " + packagesWord, HostJournal.beforeHold(packagesWord));
+    }
+
+    /** Journal: the files at {@code paths}, each backed up once when it exists (restore puts it back, or removes it). */
+    public static Op.Journal journalWrite(String... paths) {
+        StringBuilder shell = new StringBuilder();
+        for (String p : paths) shell.append(HostJournal.beforeWrite(p, p)).append("; ");
+        return new Op.Journal(String.join(", ", paths) + " (each backed up once when it exists)", shell.toString());
+    }
+
+    /** Run: enable and start units unless they are already enabled and active; each unit not enabled before is journalled. */
     public static Op.Run enableNow(Collection<String> units) {
         String list = words(units);
         return Op.Run.of("enable and start " + String.join(", ", units), "systemctl enable --now " + list)
+            .journalling(journalEnable(units))
             .unless("for u in " + list + "; do systemctl is-enabled -q \"$u\" && systemctl is-active -q \"$u\" || exit 1; done");
     }
 }

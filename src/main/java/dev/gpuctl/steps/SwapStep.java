@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.HostJournal;
 import dev.gpuctl.hostconf.Fstab;
 import dev.gpuctl.hostconf.ProcSwaps;
 import java.util.List;
@@ -66,15 +67,17 @@ public final class SwapStep implements Step {
 
     @Override public List<Op> apply(HostContext ctx) {
         return List.of(
-            Op.Run.of("turn swap off now", "swapoff -a").unless("test \"$(wc -l < /proc/swaps)\" -le 1"),
+            Op.Run.of("turn swap off now", "swapoff -a")
+                .journalling(new Op.Journal("the active swap areas (/proc/swaps)", HostJournal.BEFORE_SWAPOFF)).unless("test \"$(wc -l < /proc/swaps)\" -le 1"),
             new Op.EditFile("comment out swap in /etc/fstab", "/etc/fstab",
                 "comment out every active swap entry (any whitespace, files and partitions)",
                 Fstab::commentOutSwap, "0644"),
             Op.Run.of("reload systemd's fstab units", "systemctl daemon-reload").onlyIfChanged("/etc/fstab"),
             Op.Run.of("mask swap units that would start at boot",
                 "units=$(" + LIST_SWAP_UNITS + ") || exit 1; "
-                    + "printf '%s\\n' \"$units\" | awk '$2==\"enabled\"||$2==\"enabled-runtime\"||$2==\"generated\"{print $1}' "
-                    + "| while read -r u; do systemctl mask --now -- \"$u\" || exit 1; done")
+                    + "printf '%s\\n' \"$units\" | awk '$2==\"enabled\"||$2==\"enabled-runtime\"||$2==\"generated\"{print $1\" \"$2}' "
+                    + "| while read -r u s; do gj unit-masked \"$(hx \"$u\")\" \"$(hx \"$s\")\" && systemctl mask --now -- \"$u\" || exit 1; done")
+                .journalling(new Op.Journal("each unit as it is masked, with its state (gj, in the loop)", HostJournal.SHELL_FUNCTIONS))
                 .unless("! " + LIST_SWAP_UNITS + " | awk '$2==\"enabled\"||$2==\"enabled-runtime\"||$2==\"generated\"{f=1} END{exit !f}'"),
             Op.WriteFile.of("disable zram swap (" + ZRAM_CONF + ")", ZRAM_CONF, ZRAM_CONTENT, "0644")
                 .unless("! " + ZRAM_GENERATOR + " || { [ -e " + ZRAM_CONF + " ] && ! grep -q '^[[:space:]]*\\[zram' " + ZRAM_CONF + "; }"),

@@ -181,6 +181,7 @@ public final class UpgradeSteps {
 
     static Op.Run hold() {
         return Op.Run.of("hold kubelet, kubeadm, kubectl", "apt-mark hold " + String.join(" ", KubePackagesStep.PACKAGES) + " >/dev/null")
+            .journalling(Sh.journalHold(String.join(" ", KubePackagesStep.PACKAGES)))
             .unless("test \"$(apt-mark showhold | grep -cxE '" + String.join("|", KubePackagesStep.PACKAGES) + "')\" = " + KubePackagesStep.PACKAGES.size());
     }
 

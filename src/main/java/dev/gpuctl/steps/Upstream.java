@@ -32,7 +32,8 @@ final class Upstream {
                     + "\"$arch\" \"$ID\" \"$VERSION_CODENAME\" > \"$d/docker.list\" || exit 1; "
                     + HostWrite.install("\"$d/docker.asc\"", KEYRINGS + "/docker.asc", "0644") + " || exit 1; "
                     + HostWrite.install("\"$d/docker.list\"", "/etc/apt/sources.list.d/docker.list", "0644"))
-            .unless("test -s /etc/apt/sources.list.d/docker.list -a -s " + KEYRINGS + "/docker.asc");
+            .unless("test -s /etc/apt/sources.list.d/docker.list -a -s " + KEYRINGS + "/docker.asc")
+            .journalling(Sh.journalWrite(KEYRINGS + "/docker.asc", "/etc/apt/sources.list.d/docker.list"));
     }
 
     /** The NVIDIA container toolkit's apt key (dearmored) and repository list, made as {@link #dockerRepo} makes Docker's. */
@@ -45,7 +46,8 @@ final class Upstream {
                     + "sed 's#deb https://#deb [signed-by=" + KEYRINGS + "/nvidia-container-toolkit.gpg] https://#' \"$d/upstream.list\" > \"$d/list\" || exit 1; "
                     + HostWrite.install("\"$d/key.gpg\"", KEYRINGS + "/nvidia-container-toolkit.gpg", "0644") + " || exit 1; "
                     + HostWrite.install("\"$d/list\"", "/etc/apt/sources.list.d/nvidia-container-toolkit.list", "0644"))
-            .unless("test -s /etc/apt/sources.list.d/nvidia-container-toolkit.list -a -s " + KEYRINGS + "/nvidia-container-toolkit.gpg");
+            .unless("test -s /etc/apt/sources.list.d/nvidia-container-toolkit.list -a -s " + KEYRINGS + "/nvidia-container-toolkit.gpg")
+            .journalling(Sh.journalWrite(KEYRINGS + "/nvidia-container-toolkit.gpg", "/etc/apt/sources.list.d/nvidia-container-toolkit.list"));
     }
 
     /**
@@ -73,6 +75,6 @@ final class Upstream {
                     + HostWrite.CURL + " -fsSL -o \"$d/Release.key\" https://pkgs.k8s.io/core:/stable:/v" + minor + "/deb/Release.key || exit 1; "
                     + "gpg --batch --yes --dearmor -o \"$d/key.gpg\" \"$d/Release.key\" || exit 1; "
                     + HostWrite.install("\"$d/key.gpg\"", KEYRINGS + "/kubernetes-apt-keyring.gpg", "0644"))
-            .unless("test -s " + KEYRINGS + "/kubernetes-apt-keyring.gpg");
+            .unless("test -s " + KEYRINGS + "/kubernetes-apt-keyring.gpg").journalling(Sh.journalWrite(KEYRINGS + "/kubernetes-apt-keyring.gpg"));
     }
 }

@@ -40,7 +40,16 @@ class HostFilesTest {
         assumeTrue("0".equals(ShRemote.run("id -u").stdout().strip()), "writes as root, like a host's root");
         SshSettings ssh = new SshSettings("root", 22, Path.of("/nonexistent/id"), Path.of("/nonexistent/kh"),
             Optional.empty(), Optional.empty());
-        local = Remotes.open(new Node("here", "127.0.0.1", Role.MASTER, false, Map.of(), ssh, "local"), SshOptions.defaults(false));
+        Remote opened = Remotes.open(new Node("here", "127.0.0.1", Role.MASTER, false, Map.of(), ssh, "local"), SshOptions.defaults(false));
+        // the change journal goes to this JVM's own directory, not this machine's
+        local = (Remote) java.lang.reflect.Proxy.newProxyInstance(Remote.class.getClassLoader(), new Class<?>[] {Remote.class}, (proxy, m, args) -> {
+            if (m.getName().equals("exec")) args[0] = dev.gpuctl.hostconf.TestJournals.redirect((String) args[0]);
+            try {
+                return m.invoke(opened, args);
+            } catch (java.lang.reflect.InvocationTargetException e) {
+                throw e.getCause();
+            }
+        });
     }
 
     @AfterEach void close() {

@@ -37,5 +37,11 @@ class MaintenanceTest {
         assertTrue(plan.contains("\n  2. master m: the same"), plan);
         assertTrue(plan.contains("\n  3. this machine: " + inv.stateDir().resolve("t")), plan);
         assertTrue(plan.contains("kept: each host's preparation"), plan);
+
+        String restoring = Maintenance.resetPlan(inv, true);
+        assertTrue(restoring.contains("\n  3. every host: put back every file gpuctl changed from its .gpuctl-orig backup"), restoring);
+        assertTrue(restoring.contains("\n  4. this machine: "), restoring);
+        assertTrue(restoring.contains("kept: the packages gpuctl installed"), restoring);
+        assertFalse(restoring.contains("kept: each host's preparation"), restoring);
     }
 }

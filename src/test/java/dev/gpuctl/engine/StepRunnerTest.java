@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gpuctl.remote.Remote;
 import dev.gpuctl.steps.Facts;
+import dev.gpuctl.steps.Op;
 import dev.gpuctl.steps.Probe;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -133,5 +135,52 @@ class StepRunnerTest {
         }
         assertFalse(logText().contains("hunter2"), logText());
         assertTrue(logText().contains("$ echo <password>\n  exit 0 (asked in the batch above)\n  stdout:\n    <password>"), logText());
+    }
+
+    @Test void aJournalledRunRecordsFirstInTheSameCommandAndDoesNotRunWhenTheJournalFails() throws IOException {
+        Path done = dir.resolve("done");
+        Op.Run run = Op.Run.of("touch", "touch " + done).journalling(new Op.Journal("a line", "echo journalled >> " + dir.resolve("j")));
+        try (HostLog log = log()) {
+            assertTrue(runner(log).apply(List.of(run)));
+        }
+        assertEquals(1, host.commands.size(), "journal and change in one command");
+        assertTrue(Files.exists(done));
+        assertEquals("journalled\n", Files.readString(dir.resolve("j")));
+
+        Files.delete(done);
+        Op.Run refused = Op.Run.of("touch", "touch " + done).journalling(new Op.Journal("a line", "echo 'no journal' >&2; false"));
+        try (HostLog log = log()) {
+            StepRunner.OpFailed f = org.junit.jupiter.api.Assertions.assertThrows(StepRunner.OpFailed.class, () -> runner(log).apply(List.of(refused)));
+            assertEquals("touch " + done, f.command, "the failure names the command, not the journal's shell");
+            assertTrue(f.result.stderr().contains("no journal"));
+        }
+        assertFalse(Files.exists(done), "the change ran without its journal line");
+    }
+
+    @Test void aFileWriteIsJournalledBeforeItIsMadeAndOnlyOnce() throws IOException {
+        Path f = dir.resolve("conf");
+        Remote remote = (Remote) java.lang.reflect.Proxy.newProxyInstance(Remote.class.getClassLoader(), new Class<?>[] {Remote.class}, (proxy, m, args) -> {
+            switch (m.getName()) {
+                case "upload":
+                    Files.write(Path.of((String) args[1]), (byte[]) args[0]);
+                    return null;
+                case "download": return Files.readAllBytes(Path.of((String) args[0]));
+                default: return m.invoke(host.remote(), args);
+            }
+        });
+        Path journal = dev.gpuctl.hostconf.TestJournals.DIR.resolve("journal");
+        Files.deleteIfExists(journal);
+        try (HostLog log = log()) {
+            StepRunner r = new StepRunner(remote, log, facts, Duration.ofSeconds(30), null);
+            assertTrue(r.apply(List.of(Op.WriteFile.of("conf", f.toString(), "one\n", "0644"))));
+            assertEquals(List.of(new dev.gpuctl.hostconf.HostJournal.FileCreated(f.toString())),
+                dev.gpuctl.hostconf.HostJournal.parse(Files.readString(journal)).entries());
+            assertTrue(r.apply(List.of(Op.WriteFile.of("conf", f.toString(), "two\n", "0644"))));
+            assertFalse(r.apply(List.of(Op.WriteFile.of("conf", f.toString(), "two\n", "0644"))));
+        }
+        assertEquals(List.of(new dev.gpuctl.hostconf.HostJournal.FileCreated(f.toString())),
+            dev.gpuctl.hostconf.HostJournal.parse(Files.readString(journal)).entries(), "a re-run added a line");
+        assertEquals(1, Files.readString(journal).lines().count());
+        Files.delete(journal);
     }
 }

@@ -32,6 +32,40 @@ class NodeLifecycleStepsTest {
         assertTrue(phases.get(1).steps().get(0).runsOn(new HostContext(inv, inv.master())));
     }
 
+    @Test void restoreHostComesLastOnTheRemovedHostsOrAfterTheMastersResetOnEveryHost() {
+        Inventory inv = SchedulableStepTest.inventory(false, false);
+        List<Phase> removed = Drain.removeNodes(List.of("w1"), Duration.ofMinutes(5), false, true);
+        assertEquals(List.of("drain", "reset", "delete-node", "restore-host"), removed.stream().map(Phase::id).toList());
+        Step restore = removed.get(3).steps().get(0);
+        assertTrue(restore.runsOn(new HostContext(inv, inv.node("w1").orElseThrow())));
+        assertFalse(restore.runsOn(new HostContext(inv, inv.master())));
+        List<Phase> reset = Drain.resetCluster(List.of("w1"), "m1", true);
+        assertEquals(List.of("reset-workers", "reset-master", "restore-host"), reset.stream().map(Phase::id).toList());
+        assertTrue(reset.get(2).steps().get(0).runsOn(new HostContext(inv, inv.master())));
+        assertEquals(List.of("drain", "reset", "delete-node"), Drain.removeNodes(List.of("w1"), Duration.ofMinutes(5), false, false)
+            .stream().map(Phase::id).toList(), "without --restore-host the preparation stays");
+    }
+
+    @Test void theRestoreCheckSaysWhatWouldComeBackAndTheApplyRunsTheScriptItLearns() {
+        Inventory inv = SchedulableStepTest.inventory(false, false);
+        HostContext w1 = new HostContext(inv, inv.node("w1").orElseThrow());
+        RestoreHostStep step = new RestoreHostStep(List.of("w1"));
+        Probe p = step.check(w1).get(0);
+        String journal = dev.gpuctl.hostconf.HostJournal.line(new dev.gpuctl.hostconf.HostJournal.FileCreated("/etc/sysctl.d/k8s.conf")) + "\n";
+        String answer = "journal present\narchived 0\n@@@backups\n\n@@@journal\n" + journal;
+        assertEquals(Optional.of("would remove /etc/sysctl.d/k8s.conf (gpuctl created it); archive the journal /var/lib/gpuctl/journal"
+            + " (/var/lib/gpuctl/journal.restored-TIME)"), p.judge().apply(new ExecResult(0, answer, ""), new Facts()));
+        assertEquals(Optional.empty(), p.judge().apply(new ExecResult(0, "journal absent\narchived 1\n@@@backups\n\n@@@journal\n", ""), new Facts()));
+        assertTrue(p.judge().apply(new ExecResult(0, "garbage", ""), new Facts()).orElseThrow().startsWith("could not read the answer"));
+
+        List<Op> ops = step.apply(w1);
+        Op.Capture read = (Op.Capture) ops.get(0);
+        String script = read.parse().apply(answer).get("restore.w1.script");
+        assertTrue(script.contains("rm -f -- /etc/sysctl.d/k8s.conf /etc/sysctl.d/k8s.conf.gpuctl-orig"), script);
+        assertTrue(script.contains("mv -fT -- /var/lib/gpuctl/journal /var/lib/gpuctl/journal.restored-"), script);
+        assertEquals("{{restore.w1.script}}", ((Op.Run) ops.get(1)).command());
+    }
+
     @Test void theHostResetUsesTheClustersCriSocketAndJudgesWhatIsLeft() {
         Inventory inv = SchedulableStepTest.inventory(false, false);
         HostContext w1 = new HostContext(inv, inv.node("w1").orElseThrow());
