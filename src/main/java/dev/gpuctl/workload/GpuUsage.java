@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -16,6 +17,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * Who holds which GPU: the cluster's nodes and pods ({@code kubectl get nodes -o json}, {@code kubectl get pods -A
@@ -34,8 +37,27 @@ public final class GpuUsage {
 
     /** One pod that holds (or waits for) GPUs. job is the owning Job's name, "" when a Job does not own it. */
     public record PodGpus(String namespace, String name, String job, int gpus, String phase, String node,
-                          Optional<Instant> started, String reason) {
+                          Optional<Instant> started, String reason, Map<String, Integer> mig) {
+        /** mig: MIG devices per resource (nvidia.com/mig-PROFILE, MIG strategy mixed), empty when it asks for none. */
+        public PodGpus {
+            mig = Collections.unmodifiableMap(new TreeMap<>(mig));
+        }
+
+        public PodGpus(String namespace, String name, String job, int gpus, String phase, String node,
+                       Optional<Instant> started, String reason) {
+            this(namespace, name, job, gpus, phase, node, started, reason, Map.of());
+        }
+
         public Optional<Duration> age(Instant now) { return started.map(s -> Duration.between(s, now)); }
+    }
+
+    /** One MIG resource of a node (MIG strategy mixed): what the device plugin offers, what pods hold. */
+    public record MigDevices(String resource, int allocatable, int allocated) {
+        /** allocatable minus allocated, never below 0. */
+        public int free() { return Math.max(0, allocatable - allocated); }
+
+        /** The profile: "1g.18gb" of nvidia.com/mig-1g.18gb. */
+        public String profile() { return resource.substring(GpuRequests.MIG_PREFIX.length()); }
     }
 
     /**
@@ -47,12 +69,19 @@ public final class GpuUsage {
      * @param reachable   false when gpuctl could not reach the node to ask nvidia-smi
      * @param allocatable nvidia.com/gpu the node offers to the scheduler
      * @param allocated   nvidia.com/gpu of the pods bound to it that are not finished
+     * @param mig         each nvidia.com/mig-PROFILE resource it offers or its pods hold (MIG strategy mixed), by name
      */
     public record NodeGpus(String name, boolean inCluster, List<NvidiaSmi.Gpu> gpus, String problem, boolean reachable,
-                           int allocatable, int allocated, List<PodGpus> pods) {
+                           int allocatable, int allocated, List<PodGpus> pods, List<MigDevices> mig) {
         public NodeGpus {
             gpus = List.copyOf(gpus);
             pods = List.copyOf(pods);
+            mig = List.copyOf(mig);
+        }
+
+        public NodeGpus(String name, boolean inCluster, List<NvidiaSmi.Gpu> gpus, String problem, boolean reachable,
+                        int allocatable, int allocated, List<PodGpus> pods) {
+            this(name, inCluster, gpus, problem, reachable, allocatable, allocated, pods, List.of());
         }
 
         /** allocatable minus allocated, never below 0. */
@@ -101,18 +130,22 @@ public final class GpuUsage {
      */
     public static Report of(List<String> gpuNodes, String nodesJson, String podsJson, Map<String, Smi> smi) {
         Map<String, Integer> allocatable = allocatable(nodesJson);
+        Map<String, Map<String, Integer>> migAllocatable = migAllocatable(nodesJson);
         Map<String, List<PodGpus>> byNode = new LinkedHashMap<>();
         List<PodGpus> waiting = new ArrayList<>();
         for (JsonNode p : items(podsJson, "get pods")) {
             int gpus = podGpus(p.path("spec"));
+            Map<String, Integer> mig = GpuRequests.podMig(p.path("spec"));
             String phase = p.path("status").path("phase").asText("Pending");
-            if (gpus == 0 || phase.equals("Succeeded") || phase.equals("Failed")) continue;
-            PodGpus pod = pod(p, gpus, phase);
+            if ((gpus == 0 && mig.isEmpty()) || phase.equals("Succeeded") || phase.equals("Failed")) continue;
+            PodGpus pod = pod(p, gpus, phase, mig);
             if (pod.node().isEmpty()) waiting.add(pod);
             else byNode.computeIfAbsent(pod.node(), k -> new ArrayList<>()).add(pod);
         }
         Set<String> names = new LinkedHashSet<>(gpuNodes);
         allocatable.entrySet().stream().filter(e -> e.getValue() > 0).map(Map.Entry::getKey).sorted().forEach(names::add);
+        migAllocatable.entrySet().stream().filter(e -> e.getValue().values().stream().anyMatch(v -> v > 0))
+            .map(Map.Entry::getKey).sorted().forEach(names::add);
         byNode.keySet().stream().sorted().forEach(names::add);
         List<NodeGpus> nodes = new ArrayList<>();
         Comparator<PodGpus> order = Comparator.comparing(PodGpus::namespace).thenComparing(PodGpus::name);
@@ -122,8 +155,15 @@ public final class GpuUsage {
             Smi s = smi.get(name);
             List<NvidiaSmi.Gpu> gpus = s == null ? List.of() : s.scan().gpus();
             String problem = s == null ? "" : s.scan().problem().orElse("");
+            Map<String, Integer> offered = migAllocatable.getOrDefault(name, Map.of());
+            Map<String, Integer> held = new TreeMap<>();
+            pods.forEach(p -> p.mig().forEach((r, n) -> held.merge(r, n, Integer::sum)));
+            Set<String> resources = new TreeSet<>(held.keySet());
+            offered.forEach((r, n) -> { if (n > 0) resources.add(r); });
+            List<MigDevices> mig = resources.stream()
+                .map(r -> new MigDevices(r, offered.getOrDefault(r, 0), held.getOrDefault(r, 0))).toList();
             nodes.add(new NodeGpus(name, allocatable.containsKey(name), gpus, problem, s == null || s.reachable(),
-                allocatable.getOrDefault(name, 0), pods.stream().mapToInt(PodGpus::gpus).sum(), pods));
+                allocatable.getOrDefault(name, 0), pods.stream().mapToInt(PodGpus::gpus).sum(), pods, mig));
         }
         waiting.sort(order);
         return new Report(nodes, waiting);
@@ -139,6 +179,19 @@ public final class GpuUsage {
             allocatable.put(n.path("metadata").path("name").asText(), quantity(n.path("status").path("allocatable").path(resource)));
         }
         return allocatable;
+    }
+
+    /** Each node's allocatable MIG resources (nvidia.com/mig-PROFILE, MIG strategy mixed), sorted by resource. */
+    public static Map<String, Map<String, Integer>> migAllocatable(String nodesJson) {
+        Map<String, Map<String, Integer>> all = new LinkedHashMap<>();
+        for (JsonNode n : items(nodesJson, "get nodes")) {
+            Map<String, Integer> mig = new TreeMap<>();
+            n.path("status").path("allocatable").fields().forEachRemaining(e -> {
+                if (e.getKey().startsWith(GpuRequests.MIG_PREFIX)) mig.put(e.getKey(), quantity(e.getValue()));
+            });
+            all.put(n.path("metadata").path("name").asText(), mig);
+        }
+        return all;
     }
 
     /**
@@ -157,7 +210,7 @@ public final class GpuUsage {
         return Optional.empty();
     }
 
-    private static PodGpus pod(JsonNode p, int gpus, String phase) {
+    private static PodGpus pod(JsonNode p, int gpus, String phase, Map<String, Integer> mig) {
         JsonNode md = p.path("metadata");
         String job = "";
         for (JsonNode o : md.path("ownerReferences")) {
@@ -171,7 +224,7 @@ public final class GpuUsage {
             }
         }
         return new PodGpus(md.path("namespace").asText("default"), md.path("name").asText(), job, gpus, phase,
-            p.path("spec").path("nodeName").asText(""), started, reason);
+            p.path("spec").path("nodeName").asText(""), started, reason, mig);
     }
 
     /** nvidia.com/gpu a pod spec asks for: {@link GpuRequests#podGpus}. */

@@ -1,5 +1,6 @@
 package dev.gpuctl.workload;
 
+import dev.gpuctl.hostconf.GpuRequests;
 import dev.gpuctl.workload.GpuUsage.NodeGpus;
 import dev.gpuctl.workload.GpuUsage.PodGpus;
 import java.time.Instant;
@@ -30,6 +31,10 @@ public final class GpusText {
                 String.valueOf(n.free()), pods.isEmpty() ? "-" : pods.get(0)});
             for (String more : pods.subList(Math.min(1, pods.size()), pods.size())) {
                 rows.add(new String[] {"", "", "", "", "", "", more});
+            }
+            for (GpuUsage.MigDevices m : n.mig()) {
+                rows.add(new String[] {"", "MIG " + m.profile(), "", String.valueOf(m.allocatable()), String.valueOf(m.allocated()),
+                    String.valueOf(m.free()), ""});
             }
             if (!n.problem().isEmpty()) notes.add(n.problem().startsWith(n.name() + ":") ? n.problem() : n.name() + ": " + n.problem());
             if (!n.inCluster()) notes.add(n.name() + ": not a node of the cluster (not joined yet? gpuctl bootstrap joins it)");
@@ -134,11 +139,12 @@ public final class GpusText {
         return m;
     }
 
-    /** "default/train-x7k2p (job train, 2 GPUs, 3m12s)". */
+    /** "default/train-x7k2p (job train, 2 GPUs, 3m12s)"; MIG devices as "2 MIG 1g.18gb". */
     static String pod(PodGpus p, Instant now) {
         List<String> about = new ArrayList<>();
         if (!p.job().isEmpty()) about.add("job " + p.job());
-        about.add(p.gpus() + (p.gpus() == 1 ? " GPU" : " GPUs"));
+        if (p.gpus() > 0 || p.mig().isEmpty()) about.add(p.gpus() + (p.gpus() == 1 ? " GPU" : " GPUs"));
+        p.mig().forEach((resource, n) -> about.add(n + " MIG " + resource.substring(GpuRequests.MIG_PREFIX.length())));
         if (!p.phase().equals("Running")) about.add(p.phase());
         p.age(now).ifPresent(a -> about.add(GpuUsage.age(a)));
         return p.namespace() + "/" + p.name() + " (" + String.join(", ", about) + ")";
@@ -185,6 +191,7 @@ public final class GpusText {
             m.put("allocated", n.allocated());
             m.put("free", n.free());
             m.put("pods", n.pods().stream().map(p -> pod(p, now, false)).toList());
+            m.put("mig", n.mig().stream().map(GpusText::mig).toList());
             nodes.add(m);
         }
         doc.put("nodes", nodes);
@@ -208,7 +215,17 @@ public final class GpusText {
         m.put("phase", p.phase());
         m.put("startTime", p.started().map(Instant::toString).orElse(null));
         m.put("ageSeconds", p.age(now).map(java.time.Duration::getSeconds).orElse(null));
+        m.put("mig", p.mig());
         if (waiting) m.put("reason", p.reason());
+        return m;
+    }
+
+    private static Map<String, Object> mig(GpuUsage.MigDevices d) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("resource", d.resource());
+        m.put("allocatable", d.allocatable());
+        m.put("allocated", d.allocated());
+        m.put("free", d.free());
         return m;
     }
 }
