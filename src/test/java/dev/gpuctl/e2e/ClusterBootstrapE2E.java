@@ -12,7 +12,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -123,6 +125,11 @@ class ClusterBootstrapE2E {
 
     @Test @Order(3) void aWorkerAddedLaterJoinsAloneAndNothingElseIsTouched() throws IOException {
         String late = bed.workers().get(2);
+        String record = "gpuctl.dev/gpus-at-bootstrap";
+        Map<String, String> recorded = new LinkedHashMap<>();
+        for (String w : bed.workers().subList(0, 2)) {
+            recorded.put(w, kubectl("get node " + w + " -o json").path("metadata").path("annotations").path(record).asText());
+        }
         Gpuctl.Run r = Gpuctl.run("bootstrap", full.toString());
         assertEquals(0, r.code(), r::toString);
         List<String> changed = r.err().lines().filter(l -> l.matches("\\S+\\s+\\S+\\s+changed \\(.*")).toList();
@@ -130,8 +137,15 @@ class ClusterBootstrapE2E {
         for (String line : changed) {
             String host = line.split("\\s+")[0];
             String step = line.split("\\s+")[1];
-            assertTrue(host.equals(late) || step.equals("gpu"), "only the new worker (and its labels) change: " + line + "\n" + r);
+            assertTrue(host.equals(late) || step.equals("gpu") || step.equals("gpu-record"),
+                "only the new worker (and its labels and GPU record) change: " + line + "\n" + r);
         }
+        // the master's gpu-record change is the new worker's record; the others' records are not touched
+        for (Map.Entry<String, String> e : recorded.entrySet()) {
+            assertFalse(e.getValue().isEmpty(), e.getKey() + " has its GPU record");
+            assertEquals(e.getValue(), kubectl("get node " + e.getKey() + " -o json").path("metadata").path("annotations").path(record).asText(), e.getKey());
+        }
+        assertTrue(kubectl("get node " + late + " -o json").path("metadata").path("annotations").path(record).asText().startsWith("0:GPU-"), r::toString);
         JsonNode node = kubectl("get node " + late + " -o json");
         assertEquals("1", node.path("status").path("allocatable").path("nvidia.com/gpu").asText(), r::toString);
     }
