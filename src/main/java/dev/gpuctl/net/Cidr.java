@@ -154,8 +154,6 @@ public record Cidr(byte[] network, int prefix) {
         return first().compareTo(other.first()) <= 0 && other.last().compareTo(last()) <= 0;
     }
 
-    public boolean isHost() { return prefix == network.length * 8; }
-
     @Override public boolean equals(Object o) {
         return o instanceof Cidr c && c.prefix == prefix && Arrays.equals(c.network, network);
     }
