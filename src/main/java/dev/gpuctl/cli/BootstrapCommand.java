@@ -5,8 +5,11 @@ import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.net.CidrCheck;
 import dev.gpuctl.remote.Remotes;
 import dev.gpuctl.remote.SshOptions;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.net.InetAddress;
 import java.time.Duration;
+import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -40,7 +43,7 @@ final class BootstrapCommand implements Callable<Integer> {
     @ParentCommand GpuctlCommand parent;
 
     static final class StepIds implements Iterable<String> {
-        @Override public java.util.Iterator<String> iterator() { return Runner.stepIds().iterator(); }
+        @Override public Iterator<String> iterator() { return Runner.stepIds().iterator(); }
     }
 
     /** How long the commands running at Ctrl-C may take to finish before they are cut off. */
@@ -48,8 +51,8 @@ final class BootstrapCommand implements Callable<Integer> {
 
     static String localHostName() {
         try {
-            return java.net.InetAddress.getLocalHost().getHostName();
-        } catch (java.io.IOException e) {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
             return "localhost";
         }
     }

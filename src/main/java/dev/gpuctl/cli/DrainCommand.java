@@ -5,6 +5,7 @@ import dev.gpuctl.engine.Maintenance;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -30,7 +31,7 @@ final class DrainCommand implements Callable<Integer> {
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
-    static Path inventoryFile(Path option, java.util.Map<String, String> env) {
+    static Path inventoryFile(Path option, Map<String, String> env) {
         return InventoryOption.orDefault(option, env);
     }
 

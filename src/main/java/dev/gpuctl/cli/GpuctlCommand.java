@@ -1,5 +1,6 @@
 package dev.gpuctl.cli;
 
+import java.util.LinkedHashMap;
 import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ScopeType;
@@ -19,7 +20,7 @@ public final class GpuctlCommand implements Runnable {
      * every command's model by reflection is most of the start-up time), and all of them for help, completion
      * and a command line it does not recognise (so a typo still gets suggestions).
      */
-    static final java.util.LinkedHashMap<String, Class<?>> SUBCOMMANDS = new java.util.LinkedHashMap<>();
+    static final LinkedHashMap<String, Class<?>> SUBCOMMANDS = new LinkedHashMap<>();
 
     static {
         SUBCOMMANDS.put("plan", PlanCommand.class);

@@ -13,6 +13,7 @@ import dev.gpuctl.remote.SshOptions;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.Map;
 
 /** Loads an inventory for a command; inventory errors become one message and exit code 2. */
 final class Inventories {
@@ -51,7 +52,7 @@ final class Inventories {
         }
     }
 
-    static Inventory load(Path file, java.util.Map<String, String> env) {
+    static Inventory load(Path file, Map<String, String> env) {
         try {
             return InventoryLoader.load(file, env);
         } catch (InventoryException e) {

@@ -19,6 +19,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
@@ -82,7 +83,7 @@ final class JobCommand implements Runnable {
             Inventory inv = inventory();
             JobSpec job = load(inv);
             Path known = KnownGpus.file(inv);
-            var seen = Files.exists(known) ? KnownGpus.parse(Files.readString(known)) : java.util.Optional.<KnownGpus.Seen>empty();
+            var seen = Files.exists(known) ? KnownGpus.parse(Files.readString(known)) : Optional.<KnownGpus.Seen>empty();
             if (seen.isPresent() && job.gpuResource().equals(JobSpec.WHOLE_GPU)) {
                 JobSubmit.unfit(job, seen.get().gpus(), "as gpuctl gpus saw it at " + seen.get().time()).ifPresent(m -> {
                     throw new GpuctlException(ExitCode.USAGE, m);

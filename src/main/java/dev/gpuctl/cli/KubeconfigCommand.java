@@ -8,6 +8,7 @@ import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.remote.SshOptions;
 import dev.gpuctl.hostconf.Kube;
+import java.io.File;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -93,7 +94,7 @@ final class KubeconfigCommand implements Callable<Integer> {
         Path f = file;
         if (f == null) {
             String kc = parent.env.getOrDefault("KUBECONFIG", "");
-            String first = kc.split(java.io.File.pathSeparator, -1)[0];
+            String first = kc.split(File.pathSeparator, -1)[0];
             String home = parent.env.getOrDefault("HOME", System.getProperty("user.home"));
             f = first.isEmpty() ? Path.of(home, ".kube", "config") : Path.of(first);
         }

@@ -1,6 +1,10 @@
 package dev.gpuctl.cli;
 
+import dev.gpuctl.engine.StateDir;
 import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import picocli.CommandLine;
 
@@ -32,16 +36,16 @@ public final class Main {
         var usage = cl.getCommandSpec().usageMessage();
         usage.exitCodeListHeading("%nExit codes:%n");
         usage.exitCodeList(ExitCode.helpList(cl.getCommandSpec().qualifiedName()));
-        java.util.List<String> examples = Examples.of(cl.getCommandSpec().qualifiedName());
+        List<String> examples = Examples.of(cl.getCommandSpec().qualifiedName());
         if (!examples.isEmpty()) {
             usage.footerHeading("%nExamples:%n");
             usage.footer(examples.stream().map(e -> "  " + e.replace("%", "%%")).toArray(String[]::new));
             // Examples, then the exit codes last
-            java.util.List<String> keys = new java.util.ArrayList<>(cl.getHelpSectionKeys());
-            keys.removeAll(java.util.List.of(CommandLine.Model.UsageMessageSpec.SECTION_KEY_FOOTER_HEADING,
+            List<String> keys = new ArrayList<>(cl.getHelpSectionKeys());
+            keys.removeAll(List.of(CommandLine.Model.UsageMessageSpec.SECTION_KEY_FOOTER_HEADING,
                 CommandLine.Model.UsageMessageSpec.SECTION_KEY_FOOTER));
             int at = keys.indexOf(CommandLine.Model.UsageMessageSpec.SECTION_KEY_EXIT_CODE_LIST_HEADING);
-            keys.addAll(at, java.util.List.of(CommandLine.Model.UsageMessageSpec.SECTION_KEY_FOOTER_HEADING,
+            keys.addAll(at, List.of(CommandLine.Model.UsageMessageSpec.SECTION_KEY_FOOTER_HEADING,
                 CommandLine.Model.UsageMessageSpec.SECTION_KEY_FOOTER));
             cl.setHelpSectionKeys(keys);
         }
@@ -59,7 +63,7 @@ public final class Main {
             }
         }
         boolean one = named != null && GpuctlCommand.SUBCOMMANDS.containsKey(named) && !named.equals("completion");
-        boolean versionOnly = named == null && java.util.Arrays.stream(args).anyMatch(a -> a.equals("--version") || a.equals("-V"));
+        boolean versionOnly = named == null && Arrays.stream(args).anyMatch(a -> a.equals("--version") || a.equals("-V"));
         for (var sub : GpuctlCommand.SUBCOMMANDS.entrySet()) {
             if (!versionOnly && (!one || sub.getKey().equals(named))) cl.addSubcommand(sub.getKey(), sub.getValue());
         }
@@ -73,7 +77,7 @@ public final class Main {
                 return g.exitCode().code();
             }
             for (Throwable t = ex; t != null; t = t.getCause()) {
-                if (t instanceof dev.gpuctl.engine.StateDir.Refused r) {
+                if (t instanceof StateDir.Refused r) {
                     e.println("gpuctl: " + r.getMessage());
                     return ExitCode.USAGE.code();
                 }

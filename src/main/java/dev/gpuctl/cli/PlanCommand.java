@@ -13,8 +13,10 @@ import dev.gpuctl.engine.PlanText;
 import dev.gpuctl.hostconf.Secrets;
 import dev.gpuctl.inventory.Inventory;
 import java.io.PrintWriter;
+import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -26,7 +28,7 @@ import picocli.CommandLine.Spec;
     description = {"Validate the inventory, check that networks do not overlap, and print what bootstrap would do: "
         + "first a summary (which host gets which step), then every step's exact commands and files on each host.",
         "Offline: opens no connection."})
-final class PlanCommand implements java.util.concurrent.Callable<Integer> {
+final class PlanCommand implements Callable<Integer> {
     /** The id of the --json document's shape; docs/plan.schema.json describes it. Fields are only ever added. */
     static final String SCHEMA = "gpuctl.plan/v1";
 
@@ -43,7 +45,7 @@ final class PlanCommand implements java.util.concurrent.Callable<Integer> {
     @Override public Integer call() throws Exception {
         Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
         if (upgrade) {
-            spec.commandLine().getOut().print(UpgradeCommand.dryRunText(inv, UpgradeCommand.options(inv, null, "1", java.time.Duration.ofMinutes(10), false)));
+            spec.commandLine().getOut().print(UpgradeCommand.dryRunText(inv, UpgradeCommand.options(inv, null, "1", Duration.ofMinutes(10), false)));
             spec.commandLine().getOut().flush();
             return ExitCode.OK.code();
         }

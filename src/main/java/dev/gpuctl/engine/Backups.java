@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
@@ -61,7 +62,7 @@ public final class Backups {
     }
 
     /** An archive on this machine, checked: its sha256, and what is wrong with it (empty: fit to restore from). */
-    public record Checked(Path archive, String sha256, java.util.Optional<String> problem) {}
+    public record Checked(Path archive, String sha256, Optional<String> problem) {}
 
     /** Checks an archive on this machine: a private regular file, its .sha256 matches, the required members are in it. */
     public static Checked check(Path archive) {

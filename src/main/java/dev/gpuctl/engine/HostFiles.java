@@ -23,9 +23,7 @@ final class HostFiles {
      * A regular file, at {@code path} itself or (for a link) at {@code target}: its permission bits (octal, as stat
      * prints them) and its numeric owner "uid:gid".
      */
-    record Existing(String path, String target, String mode, String owner) implements Target {
-        boolean isLink() { return !path.equals(target); }
-    }
+    record Existing(String path, String target, String mode, String owner) implements Target {}
 
     /** A path gpuctl must not write through, and why. */
     record Refused(String path, String reason) implements Target {}

@@ -4,6 +4,7 @@ import dev.gpuctl.hostconf.Secrets;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.steps.Facts;
 import java.io.IOException;
+import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
@@ -12,6 +13,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
+import java.util.List;
 
 /**
  * One host's log for one run: every command, its exit status and output, with secrets masked (the run's secret facts,
@@ -42,7 +44,7 @@ final class HostLog implements AutoCloseable {
         this.whole = whole;
         this.facts = whole.facts;
         this.file = whole.file;
-        this.out = new java.io.StringWriter();
+        this.out = new StringWriter();
     }
 
     /**
@@ -72,7 +74,7 @@ final class HostLog implements AutoCloseable {
     }
 
     /** The entry that opens one batch of steps' probes: "-- step a: check (asked together with steps b, c)". */
-    void stepsAsked(java.util.List<String> stepIds, String kind) {
+    void stepsAsked(List<String> stepIds, String kind) {
         line("-- step " + stepIds.get(0) + ": " + kind + (stepIds.size() > 1
             ? " (asked together with steps " + String.join(", ", stepIds.subList(1, stepIds.size())) + ")" : ""));
     }

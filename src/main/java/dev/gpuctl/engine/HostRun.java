@@ -48,8 +48,6 @@ final class HostRun implements AutoCloseable {
         this.pool = Executors.newFixedThreadPool(Math.max(1, concurrency));
     }
 
-    Facts facts() { return facts; }
-
     Path logDir() { return logDir; }
 
     HostLog log(Node node) {

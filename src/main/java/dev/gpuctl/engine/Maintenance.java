@@ -1,5 +1,6 @@
 package dev.gpuctl.engine;
 
+import dev.gpuctl.hostconf.HostJournal;
 import dev.gpuctl.hostconf.NodeCleanup;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
@@ -65,7 +66,7 @@ public final class Maintenance {
     /** What --restore-host does on each host, for people. */
     public static final String RESTORE_WORK = "put back every file gpuctl changed from its .gpuctl-orig backup (content, owner, mode),"
         + " remove the files it created, unmask or disable the units it masked or enabled, release its package holds, turn swap on"
-        + " as it was, in the reverse order of the host's change journal " + dev.gpuctl.hostconf.HostJournal.PATH + ", which is then archived";
+        + " as it was, in the reverse order of the host's change journal " + HostJournal.PATH + ", which is then archived";
 
     /** What reset will do, for people, before it asks: the order, each host's work, what stays. */
     public static String resetPlan(Inventory inv) {

@@ -4,6 +4,8 @@ import dev.gpuctl.remote.Held;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.steps.Sh;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.Optional;
 
 /**
@@ -108,7 +110,7 @@ public final class MasterLock {
     }
 
     /** "user@laptop (pid N) since TIME": who takes the lock. */
-    public static String holder(String user, String machine, long pid, java.time.Instant since) {
-        return "gpuctl bootstrap by " + user + "@" + machine + " (pid " + pid + ") since " + since.truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
+    public static String holder(String user, String machine, long pid, Instant since) {
+        return "gpuctl bootstrap by " + user + "@" + machine + " (pid " + pid + ") since " + since.truncatedTo(ChronoUnit.SECONDS);
     }
 }

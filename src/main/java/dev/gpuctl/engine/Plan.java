@@ -9,10 +9,12 @@ import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.Probe;
 import dev.gpuctl.steps.Step;
 import dev.gpuctl.steps.Steps;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * What bootstrap would do, built offline from the inventory by asking the same step objects the runner executes.
@@ -34,7 +36,7 @@ public record Plan(String cluster, String summary, List<String> cidrConflicts, L
     }
 
     /** The plan of a bootstrap narrowed to the steps named (none: every step; preflight always shows). */
-    public static Plan of(Inventory inv, java.util.Set<String> only) {
+    public static Plan of(Inventory inv, Set<String> only) {
         return of(inv, Steps.only(only));
     }
 
@@ -44,7 +46,7 @@ public record Plan(String cluster, String summary, List<String> cidrConflicts, L
             + ", podCidr " + c.podCidr() + ", serviceCidr " + c.serviceCidr() + ", packages " + c.packages().key()
             + ", " + PlanSummary.count(inv.nodes().size(), "host") + " (" + inv.nodes().stream().filter(Node::gpu).count() + " with GPUs)";
         List<String> conflicts = CidrCheck.check(inv.staticRanges()).stream().map(CidrCheck.Conflict::message).toList();
-        java.nio.file.Path base = inv.file().toAbsolutePath().getParent();
+        Path base = inv.file().toAbsolutePath().getParent();
         List<PhasePlan> out = new ArrayList<>();
         for (Phase phase : phases) {
             List<HostPlan> hosts = new ArrayList<>();
@@ -83,7 +85,7 @@ public record Plan(String cluster, String summary, List<String> cidrConflicts, L
         return m;
     }
 
-    static Map<String, String> op(Op op, java.nio.file.Path base) {
+    static Map<String, String> op(Op op, Path base) {
         Map<String, String> m = new LinkedHashMap<>();
         m.put("what", op.what());
         if (op instanceof Op.Run r) {
@@ -113,7 +115,7 @@ public record Plan(String cluster, String summary, List<String> cidrConflicts, L
         } else if (op instanceof Op.Fetch f) {
             m.put("kind", "fetch");
             m.put("path", f.remotePath());
-            java.nio.file.Path to = f.localPath().toAbsolutePath();
+            Path to = f.localPath().toAbsolutePath();
             m.put("to", to.startsWith(base) ? base.relativize(to) + " (beside the inventory)" : to.toString());
         } else if (op instanceof Op.Capture c) {
             m.put("kind", "capture");

@@ -3,6 +3,9 @@ package dev.gpuctl.engine;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Nfs;
 import dev.gpuctl.inventory.NfsExport;
+import dev.gpuctl.inventory.Node;
+import dev.gpuctl.inventory.SshSettings;
+import dev.gpuctl.net.Cidr;
 import java.util.List;
 import java.util.Map;
 
@@ -32,7 +35,7 @@ public final class PlanText {
         for (Plan.PhasePlan phase : plan.phases()) {
             sb.append("\n== phase ").append(n++).append(": ").append(phase.title()).append(" ==\n");
             for (Plan.HostPlan host : phase.hosts()) {
-                sb.append("\n[").append(host.name()).append(" ").append(host.address()).append(" ").append(host.role()).append("]").append(dev.gpuctl.net.Cidr.parseAddress(host.address()).isEmpty() ? " (address is a name: the node IP, unless nodeIp gives it, is resolved at preflight)" : "").append("\n");
+                sb.append("\n[").append(host.name()).append(" ").append(host.address()).append(" ").append(host.role()).append("]").append(Cidr.parseAddress(host.address()).isEmpty() ? " (address is a name: the node IP, unless nodeIp gives it, is resolved at preflight)" : "").append("\n");
                 for (Plan.StepPlan step : host.steps()) {
                     sb.append("  step ").append(step.id()).append(": ").append(step.title()).append('\n');
                     if (!step.prepareOnMaster().isEmpty()) {
@@ -148,7 +151,7 @@ public final class PlanText {
      * Which keys a host is logged in with, in the order they are offered: the file the inventory names, the file
      * ~/.ssh/config names, or (neither naming one) the ssh-agent's keys, then ssh's default key files.
      */
-    static String keySource(dev.gpuctl.inventory.SshSettings s) {
+    static String keySource(SshSettings s) {
         return switch (s.keyOrigin()) {
             case INVENTORY -> "key " + s.identityFile();
             case SSH_CONFIG -> "key " + s.identityFile() + " (from ~/.ssh/config)";
@@ -165,10 +168,10 @@ public final class PlanText {
      * How gpuctl reaches each host, as the inventory (over ~/.ssh/config, over the defaults) resolved it: user, root
      * or sudo, address and port, the identity file, the bastion; or "local".
      */
-    static String connections(dev.gpuctl.inventory.Inventory inv) {
+    static String connections(Inventory inv) {
         StringBuilder sb = new StringBuilder("\nConnections (the inventory, then ~/.ssh/config, then the defaults):\n");
         int width = inv.nodes().stream().mapToInt(n -> n.name().length()).max().orElse(0);
-        for (dev.gpuctl.inventory.Node n : inv.nodes()) {
+        for (Node n : inv.nodes()) {
             sb.append("  ").append(n.name()).append(" ".repeat(width - n.name().length())).append("  ");
             if (n.connection().equals("local")) {
                 sb.append("local: commands run on this machine\n");

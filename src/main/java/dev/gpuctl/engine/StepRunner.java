@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
@@ -377,7 +378,7 @@ final class StepRunner {
             String from = facts.substitute(f.remotePath()); // a path made in this step (mktemp -d) is a fact
             byte[] content = remote.download(from);
             try {
-                if (Files.exists(f.localPath()) && java.util.Arrays.equals(Files.readAllBytes(f.localPath()), content)) return false;
+                if (Files.exists(f.localPath()) && Arrays.equals(Files.readAllBytes(f.localPath()), content)) return false;
                 StateDir.writePrivate(f.localPath(), content);
             } catch (IOException ex) {
                 throw new OpFailed(f.what(), "write " + f.localPath(), new ExecResult(-1, "", ex.toString()));

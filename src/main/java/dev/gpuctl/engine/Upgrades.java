@@ -3,10 +3,13 @@ package dev.gpuctl.engine;
 import dev.gpuctl.hostconf.UpgradePolicy;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.steps.Drain;
+import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.UpgradeSteps;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -22,11 +25,11 @@ public final class Upgrades {
 
     /** The upgrade's phases and each host's commands, offline (upgrade --dry-run, plan --upgrade). */
     public static Plan plan(Inventory inv, UpgradePolicy.Options o) {
-        return Plan.of(inv, UpgradeSteps.phases(inv, o, Backups.newArchive(inv, java.time.Instant.now())));
+        return Plan.of(inv, UpgradeSteps.phases(inv, o, Backups.newArchive(inv, Instant.now())));
     }
 
     /** The runners' command timeout: at least {@code yours}, and long enough for a drain bounded by --drain-timeout. */
-    public static java.time.Duration commandTimeout(UpgradePolicy.Options o, java.time.Duration yours) {
+    public static Duration commandTimeout(UpgradePolicy.Options o, Duration yours) {
         return Drain.commandTimeout(o.drainTimeout(), yours);
     }
 
@@ -72,7 +75,7 @@ public final class Upgrades {
             if (r != null) r.abort();
         }
 
-        private Runner.Result run(List<dev.gpuctl.steps.Phase> phases) {
+        private Runner.Result run(List<Phase> phases) {
             Runner r = runners.get();
             current = r;
             if (stopping) r.requestStop();

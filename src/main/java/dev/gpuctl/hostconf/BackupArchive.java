@@ -1,6 +1,7 @@
 package dev.gpuctl.hostconf;
 
 import java.io.ByteArrayInputStream;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -122,7 +123,7 @@ public final class BackupArchive {
                 }
                 try {
                     in.skipNBytes(padded);
-                } catch (java.io.EOFException e) {
+                } catch (EOFException e) {
                     throw new Unreadable("the tar stream ends inside " + name);
                 }
                 if (type == 'x' || type == 'g') continue;

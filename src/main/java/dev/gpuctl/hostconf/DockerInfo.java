@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.gpuctl.net.Cidr;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +27,7 @@ public final class DockerInfo {
     public record Info(String serverVersion, String cgroupDriver, String cgroupVersion, String defaultRuntime,
                        Map<String, String> runtimes, String driver, String loggingDriver, List<String> warnings) {
         public Info {
-            runtimes = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(runtimes));
+            runtimes = Collections.unmodifiableMap(new LinkedHashMap<>(runtimes));
             warnings = List.copyOf(warnings);
         }
     }

@@ -17,6 +17,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 
 /** Shared JSON reading and writing for this package: strict parsing with line/column errors. */
 final class JsonText {
@@ -122,7 +123,7 @@ final class JsonText {
         if (node.isNumber()) return "a number";
         if (node.isBoolean()) return "a boolean";
         if (node.isNull()) return "null";
-        return node.getNodeType().toString().toLowerCase(java.util.Locale.ROOT);
+        return node.getNodeType().toString().toLowerCase(Locale.ROOT);
     }
 
     private static String suffix(String hint) {

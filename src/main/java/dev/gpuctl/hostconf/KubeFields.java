@@ -5,7 +5,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * The fields of a Kubernetes list that a check needs, asked for by name instead of whole objects: {@code kubectl get
@@ -29,7 +31,7 @@ public final class KubeFields {
         "status.containerStatuses", "spec.containers[*].resources", "spec.initContainers[*].resources"));
 
     /** {@link #PODS} and each pod's UID, by which the kubelet's device checkpoint names the pod (gpuctl gpus). */
-    public static final Query GPU_PODS = new Query(java.util.stream.Stream.concat(PODS.paths().stream(), java.util.stream.Stream.of("metadata.uid")).toList());
+    public static final Query GPU_PODS = new Query(Stream.concat(PODS.paths().stream(), Stream.of("metadata.uid")).toList());
 
     /**
      * What gpuctl job list, logs and delete read of a Job: where and since when, its labels, its state and the resources
@@ -107,7 +109,7 @@ public final class KubeFields {
         ArrayNode list = parent(item, listPath).putArray(last(listPath));
         try (var values = JSON.readerFor(JsonNode.class).<JsonNode>readValues(value)) {
             while (values.hasNext()) list.addObject().set(field, values.next());
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             throw new IllegalArgumentException("kubectl's value of ." + path + " is not JSON: " + shortened(value), e);
         }
     }

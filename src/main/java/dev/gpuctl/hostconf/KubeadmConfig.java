@@ -1,5 +1,7 @@
 package dev.gpuctl.hostconf;
 
+import dev.gpuctl.net.Cidr;
+
 /**
  * Renders kubeadm's configuration files (kubeadm.k8s.io/v1beta4), pure text in, text out.
  * Values are plain scalars that need no YAML quoting except where quoted below (addresses, CIDRs, names
@@ -77,7 +79,7 @@ public final class KubeadmConfig {
 
     /** An IP address, or a {{fact}} reference that is filled in with one before use. */
     static void requireIp(String value, String what) {
-        if (value.matches("\\{\\{[a-zA-Z0-9_.-]+}}") || dev.gpuctl.net.Cidr.parseAddress(value).isPresent()) return;
+        if (value.matches("\\{\\{[a-zA-Z0-9_.-]+}}") || Cidr.parseAddress(value).isPresent()) return;
         throw new IllegalArgumentException(what + " must be an IP address, not '" + value + "'");
     }
 

@@ -2,6 +2,7 @@ package dev.gpuctl.hostconf;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -146,10 +147,10 @@ public final class NvidiaMig {
     }
 
     /** Larger instances first (then by name): the order in which they are made, so that small ones do not split a GPU's slices. */
-    static final java.util.Comparator<String> LARGEST_FIRST = java.util.Comparator.<String>comparingInt(p -> {
+    static final Comparator<String> LARGEST_FIRST = Comparator.<String>comparingInt(p -> {
         Matcher m = Mig.PROFILE.matcher(p);
         return m.lookingAt() ? -Integer.parseInt(m.group(1)) : 0;
-    }).thenComparing(java.util.Comparator.naturalOrder());
+    }).thenComparing(Comparator.naturalOrder());
 
     /** The instances each GPU must have, largest first: single, as many of the profile as one GPU fits; mixed, the listed ones. */
     public static List<String> layout(Mig mig, Map<String, Integer> totals) {

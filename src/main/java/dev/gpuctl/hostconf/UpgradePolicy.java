@@ -1,5 +1,6 @@
 package dev.gpuctl.hostconf;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -21,7 +22,7 @@ public final class UpgradePolicy {
      * @param drainTimeout how long a node's drain may take
      * @param force        evict what a drain would otherwise wait for
      */
-    public record Options(KubeVersion target, int batchSize, java.time.Duration drainTimeout, boolean force) {}
+    public record Options(KubeVersion target, int batchSize, Duration drainTimeout, boolean force) {}
 
     /** How far a kubelet may lag the API server (the version skew policy since 1.28). */
     public static final int KUBELET_LAG = 3;

@@ -1,8 +1,12 @@
 package dev.gpuctl.inventory;
 
 import dev.gpuctl.net.Cidr;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Matcher;
@@ -50,7 +54,7 @@ final class ClusterReader {
      * it on the master like a {@code { url, sha256 }} from the inventory. The files are in testbed/manifests,
      * byte for byte (PinnedManifestsTest recomputes each).
      */
-    static final java.util.Map<String, String> PINNED_SHA256 = java.util.Map.of(
+    static final Map<String, String> PINNED_SHA256 = Map.of(
         "https://raw.githubusercontent.com/flannel-io/flannel/v0.28.9/Documentation/kube-flannel.yml",
         "e875824be2f552b45711dbda91af81b17eb961d00025d914d9fef18fad8f09c0",
         "https://raw.githubusercontent.com/projectcalico/calico/v3.32.1/manifests/custom-resources.yaml",
@@ -165,8 +169,8 @@ final class ClusterReader {
         if (explicit.isPresent() || c.value("cniOperatorManifest").isPresent()) return explicit;
         Node at = c.value("cniManifest").orElse(null);
         if (customResources.isFile()) {
-            java.nio.file.Path sibling = customResources.file().resolveSibling(TIGERA_OPERATOR);
-            if (java.nio.file.Files.isRegularFile(sibling)) return Optional.of(ManifestRef.ofFile(sibling));
+            Path sibling = customResources.file().resolveSibling(TIGERA_OPERATOR);
+            if (Files.isRegularFile(sibling)) return Optional.of(ManifestRef.ofFile(sibling));
             String message = c.child("cniManifest") + ": Calico's custom resources " + customResources.file()
                 + " have no " + TIGERA_OPERATOR + " beside them (" + sibling + " does not exist), and "
                 + c.child("cniOperatorManifest") + " is not set: without the Tigera operator kubectl refuses the"
@@ -297,7 +301,7 @@ final class ClusterReader {
         Optional<ScalarNode> sha = m.get().requiredScalar("sha256", "the sha256 of the manifest's content (64 hex digits)");
         Optional<String> digest = sha.filter(s -> check(SHA256.matcher(s.getValue()).matches(), s, m.get().child("sha256")
                 + ": '" + shortened(s.getValue()) + "' is not a sha256 (expected 64 hex digits, as sha256sum prints them)"))
-            .map(s -> s.getValue().toLowerCase(java.util.Locale.ROOT));
+            .map(s -> s.getValue().toLowerCase(Locale.ROOT));
         Optional<ManifestRef> ref = url.flatMap(u -> ctx.manifest(u, m.get().child("url")));
         if (ref.isPresent() && ref.get().isFile()) {
             problems.at(url.get(), m.get().child("url") + ": expected an http(s) URL (a local file needs no sha256: write"
@@ -323,7 +327,7 @@ final class ClusterReader {
 
     /** Why a URL is unsafe to fetch without a checksum: plain http, or credentials in it; empty when neither. */
     static Optional<String> urlNeedsChecksum(String url) {
-        java.net.URI u = java.net.URI.create(url);
+        URI u = URI.create(url);
         if (u.getRawUserInfo() != null) return Optional.of("a URL with credentials in it (user:password@)");
         if ("http".equalsIgnoreCase(u.getScheme())) return Optional.of("a plain http:// URL");
         return Optional.empty();

@@ -1,5 +1,7 @@
 package dev.gpuctl.inventory;
 
+import java.util.Locale;
+
 /** The kubelet's container runtime. Docker needs cri-dockerd since Kubernetes 1.24. */
 public enum ContainerRuntime {
     DOCKER("unix:///var/run/cri-dockerd.sock"),
@@ -8,5 +10,5 @@ public enum ContainerRuntime {
     private final String criSocket;
     ContainerRuntime(String criSocket) { this.criSocket = criSocket; }
     public String criSocket() { return criSocket; }
-    public String key() { return name().toLowerCase(java.util.Locale.ROOT); }
+    public String key() { return name().toLowerCase(Locale.ROOT); }
 }

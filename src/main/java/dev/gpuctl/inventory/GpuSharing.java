@@ -1,6 +1,12 @@
 package dev.gpuctl.inventory;
 
 import dev.gpuctl.hostconf.Mig;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.Optional;
 
 /**
  * How the NVIDIA device plugin shares each GPU of a node ({@code cluster.gpuSharing}, {@code nodes[].gpuSharing}):
@@ -8,17 +14,17 @@ import dev.gpuctl.hostconf.Mig;
  * so a node's allocatable is its GPU count times {@code replicas}. Or the GPUs are cut into MIG instances
  * ({@link #mig}, mode none: MIG and time-slicing or MPS on one node are refused by the inventory).
  */
-public record GpuSharing(Mode mode, int replicas, java.util.Optional<Mig> mig) {
+public record GpuSharing(Mode mode, int replicas, Optional<Mig> mig) {
     public static final GpuSharing NONE = new GpuSharing(Mode.NONE, 1);
     /** MPS serves at most 48 client processes per GPU (Volta and later); more time-slices than that is a typo. */
     public static final int MAX_REPLICAS = 48;
 
-    public GpuSharing(Mode mode, int replicas) { this(mode, replicas, java.util.Optional.empty()); }
+    public GpuSharing(Mode mode, int replicas) { this(mode, replicas, Optional.empty()); }
 
-    public static GpuSharing of(Mig mig) { return new GpuSharing(Mode.NONE, 1, java.util.Optional.of(mig)); }
+    public static GpuSharing of(Mig mig) { return new GpuSharing(Mode.NONE, 1, Optional.of(mig)); }
 
     public GpuSharing {
-        mig = mig == null ? java.util.Optional.empty() : mig;
+        mig = mig == null ? Optional.empty() : mig;
         if (mig.isPresent() && mode != Mode.NONE) throw new IllegalArgumentException("MIG with " + mode.key());
         if (mode == Mode.NONE && replicas != 1) throw new IllegalArgumentException("no sharing has 1 replica");
         if (mode != Mode.NONE && (replicas < 2 || replicas > MAX_REPLICAS)) {
@@ -52,7 +58,7 @@ public record GpuSharing(Mode mode, int replicas, java.util.Optional<Mig> mig) {
         if (mig.isPresent()) {
             Mig m = mig.get();
             String layout = m.strategy() == Mig.Strategy.SINGLE ? m.profiles().get(0) : String.join("-", m.counts().entrySet().stream()
-                .sorted(java.util.Map.Entry.<String, Integer>comparingByKey().reversed()).map(e -> e.getValue() + "x" + e.getKey()).toList());
+                .sorted(Map.Entry.<String, Integer>comparingByKey().reversed()).map(e -> e.getValue() + "x" + e.getKey()).toList());
             String name = "mig-" + m.strategy().key() + "-" + layout;
             return name.length() <= 63 ? name : "mig-" + m.strategy().key() + "-" + sha256(layout).substring(0, 12);
         }
@@ -61,9 +67,9 @@ public record GpuSharing(Mode mode, int replicas, java.util.Optional<Mig> mig) {
 
     private static String sha256(String s) {
         try {
-            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
-                .digest(s.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
-        } catch (java.security.NoSuchAlgorithmException e) {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
+                .digest(s.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
     }

@@ -2,6 +2,7 @@ package dev.gpuctl.inventory;
 
 import dev.gpuctl.hostconf.Mig;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -79,7 +80,7 @@ final class GpuSharingReader {
             return Optional.empty();
         }
         Node value = mig.value("profile").get();
-        List<ScalarNode> names = new java.util.ArrayList<>();
+        List<ScalarNode> names = new ArrayList<>();
         if (value instanceof SequenceNode seq) {
             for (Node item : seq.getValue()) {
                 if (item instanceof ScalarNode sc && Section.isPlainScalar(item)) names.add(sc);

@@ -1,5 +1,7 @@
 package dev.gpuctl.inventory;
 
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -20,7 +22,7 @@ public record JobSpec(String name, String namespace, String image, List<String> 
 
     public JobSpec {
         command = List.copyOf(command);
-        env = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(env));
+        env = Collections.unmodifiableMap(new LinkedHashMap<>(env));
     }
 
     /** A job asking for whole GPUs (nvidia.com/gpu). */
@@ -72,10 +74,10 @@ public record JobSpec(String name, String namespace, String image, List<String> 
 
         public Pod {
             args = List.copyOf(args);
-            nodeSelector = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(nodeSelector));
+            nodeSelector = Collections.unmodifiableMap(new LinkedHashMap<>(nodeSelector));
             tolerations = List.copyOf(tolerations);
             imagePullSecrets = List.copyOf(imagePullSecrets);
-            secretEnv = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(secretEnv));
+            secretEnv = Collections.unmodifiableMap(new LinkedHashMap<>(secretEnv));
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.gpuctl.inventory;
 
+import dev.gpuctl.hostconf.Mig;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -126,7 +127,7 @@ public final class JobSpecLoader {
         Optional<Long> ttl = seconds(s, "ttlSecondsAfterFinished", 0, problems);
         Optional<Long> deadline = seconds(s, "activeDeadlineSeconds", 1, problems);
         Optional<String> migProfile = s.scalar("migProfile").filter(p -> {
-            boolean ok = dev.gpuctl.hostconf.Mig.PROFILE.matcher(p.getValue()).matches();
+            boolean ok = Mig.PROFILE.matcher(p.getValue()).matches();
             if (!ok) problems.at(p, "migProfile: '" + p.getValue() + "' is not a MIG profile name (expected compute slices then memory,"
                 + " such as 1g.18gb: the job's gpus are then MIG devices nvidia.com/mig-1g.18gb of nodes with gpuSharing.mig strategy mixed)");
             return ok;

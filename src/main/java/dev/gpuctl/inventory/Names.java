@@ -2,6 +2,7 @@ package dev.gpuctl.inventory;
 
 import dev.gpuctl.net.Cidr;
 import java.util.Base64;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.regex.Pattern;
@@ -54,7 +55,7 @@ final class Names {
     }
 
     /** Label prefixes that Kubernetes (node roles included) and the NVIDIA device plugin own, with their subdomains. */
-    static final java.util.List<String> RESERVED_LABEL_DOMAINS = java.util.List.of("kubernetes.io", "k8s.io", "nvidia.com");
+    static final List<String> RESERVED_LABEL_DOMAINS = List.of("kubernetes.io", "k8s.io", "nvidia.com");
 
     /**
      * The reserved domain a label key's prefix falls under ("kubernetes.io/", "*.k8s.io/", "nvidia.com/",

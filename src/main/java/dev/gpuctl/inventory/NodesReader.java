@@ -1,11 +1,13 @@
 package dev.gpuctl.inventory;
 
+import dev.gpuctl.net.Cidr;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.nodes.NodeTuple;
@@ -28,7 +30,7 @@ final class NodesReader {
     private final Problems problems;
     private final SshReader ssh;
     private final SshConfig sshConfig;
-    private final java.util.Set<String> warnings;
+    private final Set<String> warnings;
 
     NodesReader(ReadContext ctx) {
         this.problems = ctx.problems;
@@ -69,10 +71,10 @@ final class NodesReader {
             return a;
         });
         Optional<String> nodeIp = n.scalar("nodeIp").flatMap(s -> {
-            Optional<byte[]> ip = dev.gpuctl.net.Cidr.parseAddress(s.getValue());
+            Optional<byte[]> ip = Cidr.parseAddress(s.getValue());
             if (ip.isEmpty()) problems.at(s, n.child("nodeIp") + ": '" + s.getValue() + "' is not an IP address (expected the"
                 + " IPv4 or IPv6 address the cluster uses for this node: kubeadm's advertise address, the kubelet's node-ip)");
-            return ip.map(dev.gpuctl.net.Cidr::formatAddress);
+            return ip.map(Cidr::formatAddress);
         });
         if (n.value("role").isEmpty()) n.missing("role", "master or worker");
         Optional<Role> role = Choices.read(n, "role", "role", Role.values(), Role::key);

@@ -2,15 +2,21 @@ package dev.gpuctl.inventory;
 
 import dev.gpuctl.hostconf.HostConfException;
 import dev.gpuctl.hostconf.Manifests;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.regex.Pattern;
 import org.yaml.snakeyaml.nodes.ScalarNode;
 
 /**
@@ -40,11 +46,11 @@ final class ReadContext {
     private SshConfig readSshConfig(Path file) {
         if (!Files.isRegularFile(file)) return SshConfig.EMPTY;
         try {
-            String text = Files.readString(file, java.nio.charset.StandardCharsets.UTF_8);
+            String text = Files.readString(file, StandardCharsets.UTF_8);
             SshConfig c = SshConfig.parse(text, file, file.getParent(), DISK);
             for (String p : c.problems()) problems.whole(p);
             return c;
-        } catch (java.io.IOException | java.io.UncheckedIOException e) {
+        } catch (IOException | UncheckedIOException e) {
             problems.whole(file + ": cannot read it (" + e.getMessage() + "); fix or move it, or give every node's ssh settings in the inventory");
             return SshConfig.EMPTY;
         }
@@ -53,11 +59,11 @@ final class ReadContext {
     /** Files an Include reads: regular files up to 1 MiB, as UTF-8; what cannot be read is not there (as ssh skips it). */
     static final SshConfig.Files DISK = new SshConfig.Files() {
         @Override
-        public java.util.List<String> list(Path dir) {
+        public List<String> list(Path dir) {
             try (var s = Files.list(dir)) {
                 return s.map(p -> p.getFileName().toString()).toList();
-            } catch (java.io.IOException | RuntimeException e) {
-                return java.util.List.of();
+            } catch (IOException | RuntimeException e) {
+                return List.of();
             }
         }
 
@@ -65,15 +71,15 @@ final class ReadContext {
         public Optional<String> read(Path file) {
             try {
                 if (!Files.isRegularFile(file) || Files.size(file) > 1 << 20) return Optional.empty();
-                return Optional.of(Files.readString(file, java.nio.charset.StandardCharsets.UTF_8));
-            } catch (java.io.IOException | RuntimeException e) {
+                return Optional.of(Files.readString(file, StandardCharsets.UTF_8));
+            } catch (IOException | RuntimeException e) {
                 return Optional.empty();
             }
         }
     };
 
     /** Things the user should know that do not stop the run (a ~/.ssh/config block gpuctl skipped), once each. */
-    final java.util.Set<String> warnings = new java.util.LinkedHashSet<>();
+    final Set<String> warnings = new LinkedHashSet<>();
 
     /** A path as ~/.ssh/config writes it: '~/' is HOME, a relative path is relative to HOME (as ssh reads it). */
     Optional<Path> sshConfigPath(String text) {
@@ -140,7 +146,7 @@ final class ReadContext {
             return Optional.empty();
         } catch (HostConfException e) {
             return Optional.of(e.getMessage());
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             return Optional.of("cannot read manifest " + file + ": " + (e.getMessage() == null ? e.toString() : e.getMessage()));
         }
     }
@@ -151,7 +157,7 @@ final class ReadContext {
      */
     Optional<ManifestRef> manifest(ScalarNode node, String path) {
         String text = node.getValue();
-        var scheme = java.util.regex.Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*)://.*", java.util.regex.Pattern.DOTALL)
+        var scheme = Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*)://.*", Pattern.DOTALL)
             .matcher(text);
         if (scheme.matches()) {
             String name = scheme.group(1).toLowerCase(Locale.ROOT);

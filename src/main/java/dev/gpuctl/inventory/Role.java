@@ -1,4 +1,6 @@
 package dev.gpuctl.inventory;
 
+import java.util.Locale;
+
 public enum Role { MASTER, WORKER;
-    public String key() { return name().toLowerCase(java.util.Locale.ROOT); } }
+    public String key() { return name().toLowerCase(Locale.ROOT); } }

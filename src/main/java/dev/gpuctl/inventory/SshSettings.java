@@ -1,6 +1,8 @@
 package dev.gpuctl.inventory;
 
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -14,7 +16,7 @@ import java.util.Optional;
 public record SshSettings(String user, int port, Path identityFile, Path knownHosts,
                           Optional<Bastion> bastion, Optional<String> hostKey, KeyOrigin keyOrigin) {
     /** The key files ssh tries when none is configured, in its order (ssh(1), -i). */
-    public static final java.util.List<String> DEFAULT_KEY_NAMES = java.util.List.of("id_ed25519", "id_ecdsa", "id_rsa");
+    public static final List<String> DEFAULT_KEY_NAMES = List.of("id_ed25519", "id_ecdsa", "id_rsa");
 
     /** Where a node's key comes from. */
     public enum KeyOrigin {
@@ -27,7 +29,7 @@ public record SshSettings(String user, int port, Path identityFile, Path knownHo
     }
 
     public SshSettings {
-        java.util.Objects.requireNonNull(keyOrigin, "keyOrigin");
+        Objects.requireNonNull(keyOrigin, "keyOrigin");
     }
 
     /** Settings whose key file was named in the inventory. */
@@ -39,8 +41,8 @@ public record SshSettings(String user, int port, Path identityFile, Path knownHo
     public boolean isRoot() { return "root".equals(user); }
 
     /** The key files to try in order: the named one, or the default ones beside ~/.ssh/id_ed25519. */
-    public java.util.List<Path> keyFiles() {
-        if (keyOrigin != KeyOrigin.DEFAULT) return java.util.List.of(identityFile);
+    public List<Path> keyFiles() {
+        if (keyOrigin != KeyOrigin.DEFAULT) return List.of(identityFile);
         Path dir = identityFile.getParent();
         return DEFAULT_KEY_NAMES.stream().map(n -> dir == null ? Path.of(n) : dir.resolve(n)).toList();
     }

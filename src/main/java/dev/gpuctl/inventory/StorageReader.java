@@ -1,5 +1,6 @@
 package dev.gpuctl.inventory;
 
+import dev.gpuctl.net.Cidr;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -30,7 +31,7 @@ final class StorageReader {
         // (so that a mistyped node name is not taken for one)
         boolean external = server.filter(s -> !names.contains(s.getValue())).isPresent();
         server.filter(s -> !names.contains(s.getValue()))
-            .filter(s -> Names.canonicalAddress(s.getValue()).isEmpty() || (dev.gpuctl.net.Cidr.parseAddress(s.getValue()).isEmpty()
+            .filter(s -> Names.canonicalAddress(s.getValue()).isEmpty() || (Cidr.parseAddress(s.getValue()).isEmpty()
                 && !s.getValue().contains(".")))
             .ifPresent(s -> problems.at(s, nfs.child("server") + ": no node named '" + s.getValue() + "' (expected the name of a node: "
                 + String.join(", ", names) + "; or, for a NAS that is not a node, its IP address or fully qualified host name)"));

@@ -2,6 +2,7 @@ package dev.gpuctl.inventory;
 
 import java.io.StringReader;
 import java.util.Optional;
+import java.util.function.BiFunction;
 import org.yaml.snakeyaml.DumperOptions;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
@@ -37,7 +38,7 @@ final class YamlSource {
      * @param expected the top-level keys, for the message about an empty file
      */
     static <T> T read(String displayName, String text, String what, String expected,
-                      java.util.function.BiFunction<Node, Problems, Optional<T>> reader) {
+                      BiFunction<Node, Problems, Optional<T>> reader) {
         Problems problems = new Problems(displayName);
         Optional<T> result = Optional.empty();
         try {

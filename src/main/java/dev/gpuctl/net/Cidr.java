@@ -2,6 +2,7 @@ package dev.gpuctl.net;
 
 import java.math.BigInteger;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 
@@ -45,7 +46,7 @@ public record Cidr(byte[] network, int prefix) {
     public static boolean hasHostBits(String text) {
         return parse(text).map(c -> {
             String addr = text.trim().split("/")[0];
-            return !java.util.Arrays.equals(parseAddress(addr).orElseThrow(), c.network);
+            return !Arrays.equals(parseAddress(addr).orElseThrow(), c.network);
         }).orElse(false);
     }
 
@@ -153,13 +154,11 @@ public record Cidr(byte[] network, int prefix) {
         return first().compareTo(other.first()) <= 0 && other.last().compareTo(last()) <= 0;
     }
 
-    public boolean isHost() { return prefix == network.length * 8; }
-
     @Override public boolean equals(Object o) {
-        return o instanceof Cidr c && c.prefix == prefix && java.util.Arrays.equals(c.network, network);
+        return o instanceof Cidr c && c.prefix == prefix && Arrays.equals(c.network, network);
     }
 
-    @Override public int hashCode() { return java.util.Arrays.hashCode(network) * 31 + prefix; }
+    @Override public int hashCode() { return Arrays.hashCode(network) * 31 + prefix; }
 
     /** "10.244.0.0/16"; IPv6 in RFC 5952 form ("fd00::/8": lowercase, longest zero run as "::"). */
     @Override public String toString() {

@@ -3,6 +3,7 @@ package dev.gpuctl.net;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.stream.Stream;
 
 /**
  * The CIDR overlap check: pure, no I/O. The same rule serves the offline check of the inventory
@@ -58,7 +59,7 @@ public final class CidrCheck {
 
         /** The nodes whose ranges take part, in order, each once (none when both are the inventory's). */
         public List<String> hosts() {
-            return java.util.stream.Stream.of(first.host(), second.host()).filter(h -> !h.isEmpty()).distinct().toList();
+            return Stream.of(first.host(), second.host()).filter(h -> !h.isEmpty()).distinct().toList();
         }
     }
 

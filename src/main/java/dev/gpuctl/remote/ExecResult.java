@@ -1,5 +1,7 @@
 package dev.gpuctl.remote;
 
+import java.util.Arrays;
+
 /** What one command on a host returned: exit status and both output streams, complete. */
 public record ExecResult(int exit, String stdout, String stderr) {
     public boolean ok() { return exit == 0; }
@@ -9,6 +11,6 @@ public record ExecResult(int exit, String stdout, String stderr) {
         String text = stderr.isBlank() ? stdout : stderr;
         String[] all = text.strip().split("\n");
         int from = Math.max(0, all.length - lines);
-        return String.join("\n", java.util.Arrays.copyOfRange(all, from, all.length));
+        return String.join("\n", Arrays.copyOfRange(all, from, all.length));
     }
 }

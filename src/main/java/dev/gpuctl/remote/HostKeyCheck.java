@@ -10,6 +10,8 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.PublicKey;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
 import net.schmizz.sshj.common.KeyType;
@@ -70,7 +72,7 @@ final class HostKeyCheck implements HostKeyVerifier {
             }
             List<KnownHosts.Line> mine = KnownHosts.forHost(lines, name);
             for (KnownHosts.Line l : mine) {
-                if (java.util.Arrays.equals(l.key().blob(), blob)) return true;
+                if (Arrays.equals(l.key().blob(), blob)) return true;
             }
             for (KnownHosts.Line l : lines) {
                 if (l.marker() == KnownHosts.Marker.REVOKED && KnownHosts.matches(l.hosts(), name)) {
@@ -114,7 +116,7 @@ final class HostKeyCheck implements HostKeyVerifier {
             StringBuilder plain = new StringBuilder();
             for (KnownHosts.Line l : KnownHosts.forHost(KnownHosts.parse(text()), name)) {
                 plain.append(name).append(' ').append(l.key().type()).append(' ')
-                    .append(java.util.Base64.getEncoder().encodeToString(l.key().blob())).append('\n');
+                    .append(Base64.getEncoder().encodeToString(l.key().blob())).append('\n');
             }
             return new OpenSSHKnownHosts(new StringReader(plain.toString())).findExistingAlgorithms(address, port);
         } catch (IOException | RuntimeException e) {

@@ -5,6 +5,7 @@ import java.security.InvalidKeyException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
@@ -126,7 +127,7 @@ final class KnownHosts {
 
     /** The first line whose key is this one and that revokes it, whatever its host patterns (revoked is revoked). */
     static Optional<Line> revoked(List<Line> lines, byte[] blob) {
-        return lines.stream().filter(l -> l.marker() == Marker.REVOKED && java.util.Arrays.equals(l.key().blob(), blob)).findFirst();
+        return lines.stream().filter(l -> l.marker() == Marker.REVOKED && Arrays.equals(l.key().blob(), blob)).findFirst();
     }
 
     /** The plain key lines (no marker) that name this host. */

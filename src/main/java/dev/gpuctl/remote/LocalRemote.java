@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The machine gpuctl runs on ({@code connection: local}): commands run with {@code sh -c} through
@@ -73,7 +74,7 @@ public final class LocalRemote implements Remote {
                 return Held.running(text.substring(0, nl), () -> {
                     try {
                         p.getOutputStream().close();
-                        if (!p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) kill(p);
+                        if (!p.waitFor(10, TimeUnit.SECONDS)) kill(p);
                     } catch (IOException e) {
                         kill(p);
                     } catch (InterruptedException e) {
@@ -83,7 +84,7 @@ public final class LocalRemote implements Remote {
                 });
             }
             long left = Math.max(1, deadline - System.nanoTime());
-            if (!p.waitFor(left, java.util.concurrent.TimeUnit.NANOSECONDS)) {
+            if (!p.waitFor(left, TimeUnit.NANOSECONDS)) {
                 kill(p);
                 throw RemoteException.timeout(name, command, timeout);
             }
@@ -109,7 +110,7 @@ public final class LocalRemote implements Remote {
         Drain err = Drain.start(p.getErrorStream(), "local-" + name + "-err");
         try {
             long left = deadline - System.nanoTime();
-            boolean exited = left > 0 && p.waitFor(left, java.util.concurrent.TimeUnit.NANOSECONDS);
+            boolean exited = left > 0 && p.waitFor(left, TimeUnit.NANOSECONDS);
             // A background child may keep the pipes open after the shell exited: that, too, is "not finished".
             if (!exited || !out.await(deadline) || !err.await(deadline)) {
                 kill(p);

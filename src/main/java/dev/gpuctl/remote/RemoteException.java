@@ -3,6 +3,7 @@ package dev.gpuctl.remote;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * A host could not be reached or talked to. The message is for a person: it names the host and says what
@@ -59,7 +60,7 @@ public final class RemoteException extends RuntimeException {
                                           Path knownHosts) {
         return new RemoteException(Kind.HOST_KEY_UNKNOWN, host, host + ": the host key of "
             + Fingerprints.hostPort(address, port) + " is not known: " + keyType + " key " + fingerprint
-            + ". Verify it (on the host: ssh-keygen -lf /etc/ssh/ssh_host_" + keyType.toLowerCase(java.util.Locale.ROOT)
+            + ". Verify it (on the host: ssh-keygen -lf /etc/ssh/ssh_host_" + keyType.toLowerCase(Locale.ROOT)
             + "_key.pub), then re-run with --accept-new-host-keys or add it to " + knownHosts
             + " (or pin it with hostKey: \"" + fingerprint + "\" in the node's ssh: block).");
     }

@@ -1,6 +1,7 @@
 package dev.gpuctl.remote;
 
 import dev.gpuctl.inventory.Node;
+import java.util.Collection;
 
 /** Opens the right {@link Remote} for a node. */
 public final class Remotes {
@@ -12,7 +13,7 @@ public final class Remotes {
      *
      * @throws RemoteException AUTH_FAILED naming the file and what is wrong with it
      */
-    public static void checkIdentityFiles(java.util.Collection<Node> nodes, SshOptions opts) {
+    public static void checkIdentityFiles(Collection<Node> nodes, SshOptions opts) {
         for (Node n : nodes) {
             if (!n.isLocal()) opts.keys().logins(n.name(), n.ssh(), opts.passphrase(), opts.agentSocket());
         }

@@ -8,6 +8,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
@@ -71,7 +72,7 @@ final class SshAgent {
         String[] f = line.strip().split("\\s+");
         if (f.length < 2) return Optional.empty();
         try {
-            byte[] blob = java.util.Base64.getDecoder().decode(f[1]);
+            byte[] blob = Base64.getDecoder().decode(f[1]);
             return keyType(blob).filter(f[0]::equals).map(t -> blob);
         } catch (IllegalArgumentException e) {
             return Optional.empty();

@@ -1,6 +1,7 @@
 package dev.gpuctl.remote;
 
 import java.io.Console;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
@@ -51,7 +52,7 @@ public record SshOptions(Duration connectTimeout, Duration keepAlive, boolean ac
         if (sock == null || sock.isBlank()) return Optional.empty();
         try {
             return Optional.of(Path.of(sock));
-        } catch (java.nio.file.InvalidPathException e) {
+        } catch (InvalidPathException e) {
             return Optional.empty();
         }
     }

@@ -13,8 +13,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import net.schmizz.keepalive.KeepAliveProvider;
 import net.schmizz.sshj.DefaultConfig;
@@ -69,7 +72,7 @@ public final class SshRemote implements Remote {
      */
     public static SshRemote connect(Node node, SshOptions opts) {
         SshSettings ssh = node.ssh();
-        java.util.List<SshKeys.Login> keys = opts.keys().logins(node.name(), ssh, opts.passphrase(), opts.agentSocket());
+        List<SshKeys.Login> keys = opts.keys().logins(node.name(), ssh, opts.passphrase(), opts.agentSocket());
         SSHClient bastion = null;
         SSHClient client = null;
         try {
@@ -77,7 +80,7 @@ public final class SshRemote implements Remote {
                 Bastion b = ssh.bastion().get();
                 bastion = newClient(opts);
                 HostKeyCheck check = new HostKeyCheck(node.name() + " (bastion " + b.address() + ")", b.address(),
-                    b.port(), ssh.knownHosts(), java.util.Optional.empty(), opts.acceptNewHostKeys());
+                    b.port(), ssh.knownHosts(), Optional.empty(), opts.acceptNewHostKeys());
                 bastion.addHostKeyVerifier(check);
                 String label = node.name() + " (bastion " + b.address() + ")";
                 handshake(label, b.address(), b.port(), check, bastion, null);
@@ -140,8 +143,8 @@ public final class SshRemote implements Remote {
      * Offers the keys in order until one is let in. A default key file that cannot be read (say, encrypted with no
      * terminal) is passed over when another key was offered before it; the failure names every key offered.
      */
-    private static void login(String label, String user, SSHClient c, java.util.List<SshKeys.Login> keys) {
-        java.util.List<String> tried = new java.util.ArrayList<>();
+    private static void login(String label, String user, SSHClient c, List<SshKeys.Login> keys) {
+        List<String> tried = new ArrayList<>();
         UserAuthException last = null;
         for (SshKeys.Login key : keys) {
             net.schmizz.sshj.userauth.method.AuthMethod method;

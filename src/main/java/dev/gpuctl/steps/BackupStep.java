@@ -6,10 +6,12 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
  * The control plane's backup, on the master: an etcd snapshot ({@code etcdctl snapshot save}: the host's etcdctl when it
@@ -72,7 +74,7 @@ public final class BackupStep implements Step {
     /** The work directory mktemp printed; anything else is refused (the path reaches rm -rf). */
     static String workDir(String out) {
         String d = out.strip();
-        if (!d.matches(java.util.regex.Pattern.quote(WORK_PREFIX) + "[A-Za-z0-9]{8}")) {
+        if (!d.matches(Pattern.quote(WORK_PREFIX) + "[A-Za-z0-9]{8}")) {
             throw new IllegalArgumentException("mktemp printed '" + d + "', not a " + WORK_PREFIX + "XXXXXXXX directory");
         }
         return d;
@@ -119,7 +121,7 @@ public final class BackupStep implements Step {
             return new Inspected(archive, "", List.of(), List.of("no backup archive at " + archive + " yet"));
         }
         try {
-            java.util.ArrayList<String> problems = new java.util.ArrayList<>();
+            ArrayList<String> problems = new ArrayList<>();
             Set<PosixFilePermission> perms = Files.getPosixFilePermissions(archive, LinkOption.NOFOLLOW_LINKS);
             if (!Set.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE).containsAll(perms)) {
                 problems.add(archive + " is readable by others (it holds private keys): chmod 600 it");

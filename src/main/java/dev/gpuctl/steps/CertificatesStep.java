@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -53,13 +54,13 @@ public final class CertificatesStep implements Step {
                 "kubeadm certs check-expiration 2>&1",
                 (r, f) -> r.ok() ? controlPlaneProblem(r.stdout(), clock.instant())
                     : Optional.of("kubeadm certs check-expiration: exit " + r.exit() + ": " + Probe.oneLine(r.stdout())),
-                r -> r.ok() ? Map.of(kubeadmFact(host), r.stdout()) : Map.of(), java.time.Duration.ZERO));
+                r -> r.ok() ? Map.of(kubeadmFact(host), r.stdout()) : Map.of(), Duration.ZERO));
             Path local = ctx.inventory().localKubeconfig();
             String shown = ".gpuctl/" + ctx.cluster().name() + "/admin.conf";
             probes.add(new Probe("this machine's kubeconfig client certificate not expired (" + shown + ")", "true",
                 (r, f) -> kubeconfigProblem(local, clock.instant()),
                 r -> kubeconfigNotAfter(local).map(i -> Map.of(kubeconfigFact(host), i.toString())).orElse(Map.of()),
-                java.time.Duration.ZERO));
+                Duration.ZERO));
         }
         probes.add(Probe.of("kubelet rotates its client certificate (rotateCertificates, kubelet-client-current.pem a link)",
             "if grep -Eq '^rotateCertificates:[[:space:]]*true[[:space:]]*$' " + KUBELET_CONFIG + " 2>/dev/null; then echo rotate=on;"
@@ -69,7 +70,7 @@ public final class CertificatesStep implements Step {
         probes.add(new Probe("kubelet client certificate valid (" + KUBELET_CURRENT + ")",
             "openssl x509 -noout -enddate -in " + KUBELET_CURRENT + " 2>&1",
             (r, f) -> kubeletProblem(r.exit(), r.stdout(), clock.instant()),
-            r -> r.ok() ? Map.of(kubeletFact(host), r.stdout()) : Map.of(), java.time.Duration.ZERO));
+            r -> r.ok() ? Map.of(kubeletFact(host), r.stdout()) : Map.of(), Duration.ZERO));
         return probes;
     }
 

@@ -7,6 +7,7 @@ import dev.gpuctl.inventory.ManifestRef;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.UnaryOperator;
 
 /**
@@ -37,7 +38,7 @@ public final class CniStep implements Step {
         String cidr = ctx.cluster().podCidr().toString();
         List<Op> ops = new ArrayList<>();
         if (cni == Cni.CALICO) {
-            java.util.Optional.ofNullable(ctx.cluster().cniOperatorManifest()).ifPresent(op -> {
+            Optional.ofNullable(ctx.cluster().cniOperatorManifest()).ifPresent(op -> {
                 String p = Manifest.remotePath("tigera-operator", op);
                 ops.addAll(Manifest.place("tigera-operator manifest", op, p, "", UnaryOperator.identity()));
                 // The operator's CRDs are too large for client-side apply's annotation: create once, as Calico documents.

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.HostJournal;
 import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.hostconf.KubeadmConfig;
 import dev.gpuctl.inventory.Node;
@@ -92,7 +93,7 @@ public final class ControlPlaneStep implements Step {
                         + "&& mv -fT -- \"$d/config.gpuctl-tmp\" \"$d/config\"")
                 .unless("cmp -s " + Kube.ADMIN_CONF + " \"" + userKubeconfig(ctx) + "\"")
                 .journalling(new Op.Journal("the ssh user's ~/.kube/config (backed up once when it exists)",
-                    dev.gpuctl.hostconf.HostJournal.SHELL_FUNCTIONS + "pw=$(getent passwd " + user + ") || exit 1; "
+                    HostJournal.SHELL_FUNCTIONS + "pw=$(getent passwd " + user + ") || exit 1; "
                         + "h=$(printf '%s\\n' \"$pw\" | cut -d: -f6); gw \"$h/.kube/config\" || exit 1"));
     }
 

@@ -1,6 +1,7 @@
 package dev.gpuctl.steps;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -41,7 +42,7 @@ public final class Drain {
         List<Step> drain = force
             ? List.of(new CordonStep(nodes, true, true), new EvictStep(nodes, timeout, true))
             : List.of(new CordonStep(nodes, true, true), new GpuJobsStep(nodes, timeout), new EvictStep(nodes, timeout, false));
-        List<Phase> phases = new java.util.ArrayList<>(List.of(new Phase("drain", "drain " + String.join(", ", nodes), drain, false),
+        List<Phase> phases = new ArrayList<>(List.of(new Phase("drain", "drain " + String.join(", ", nodes), drain, false),
             new Phase("reset", "reset the hosts", List.of(new ResetHostStep(nodes)), false),
             new Phase("delete-node", "delete from the cluster", List.of(new DeleteNodeStep(nodes)), false)));
         if (restoreHost) phases.add(restoreHosts(nodes));
@@ -55,10 +56,10 @@ public final class Drain {
 
     /** {@link #resetCluster(List, String)}, then, with {@code restoreHost}, {@link #restoreHosts} on every host. */
     public static List<Phase> resetCluster(List<String> workers, String master, boolean restoreHost) {
-        List<Phase> phases = new java.util.ArrayList<>(List.of(new Phase("reset-workers", "reset the workers", List.of(new ResetHostStep(workers)), false),
+        List<Phase> phases = new ArrayList<>(List.of(new Phase("reset-workers", "reset the workers", List.of(new ResetHostStep(workers)), false),
             new Phase("reset-master", "reset the master", List.of(new ResetHostStep(List.of(master))), false)));
         if (restoreHost) {
-            List<String> all = new java.util.ArrayList<>(workers);
+            List<String> all = new ArrayList<>(workers);
             all.add(master);
             phases.add(restoreHosts(all));
         }

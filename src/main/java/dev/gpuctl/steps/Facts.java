@@ -1,5 +1,7 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.Kubeadm;
+import dev.gpuctl.hostconf.Secrets;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -61,7 +63,7 @@ public final class Facts {
      * kubeadm bootstrap token even when gpuctl did not make it (kubeadm init prints the one it creates).
      */
     public String mask(String text) {
-        String out = dev.gpuctl.hostconf.Secrets.redact(dev.gpuctl.hostconf.Kubeadm.redactTokens(text));
+        String out = Secrets.redact(Kubeadm.redactTokens(text));
         for (String key : secret.keySet()) {
             String v = values.get(key);
             if (v != null && !v.isEmpty()) out = out.replace(v, "<" + key + ">");

@@ -2,6 +2,8 @@ package dev.gpuctl.steps;
 
 import dev.gpuctl.hostconf.DevicePluginSharing;
 import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.hostconf.Mig;
+import dev.gpuctl.hostconf.NvidiaMig;
 import dev.gpuctl.inventory.GpuSharing;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
@@ -11,6 +13,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * Step 9, GPUs in the scheduler: label GPU nodes, apply the NVIDIA device plugin, then wait until each GPU
@@ -41,7 +46,7 @@ public final class GpuStep implements Step {
             l.put(DevicePluginSharing.CONFIG_LABEL, s.configName());
             if (s.mode() == GpuSharing.Mode.MPS) l.put(DevicePluginSharing.MPS_LABEL, "true");
         }
-        l.putAll(new java.util.TreeMap<>(n.labels()));
+        l.putAll(new TreeMap<>(n.labels()));
         return l;
     }
 
@@ -49,7 +54,7 @@ public final class GpuStep implements Step {
     static List<String> unwanted(Inventory inv, Node n) {
         if (!n.gpu()) return List.of();
         Map<String, String> want = labels(inv, n);
-        return java.util.stream.Stream.of(DevicePluginSharing.CONFIG_LABEL, DevicePluginSharing.MPS_LABEL)
+        return Stream.of(DevicePluginSharing.CONFIG_LABEL, DevicePluginSharing.MPS_LABEL)
             .filter(k -> !want.containsKey(k)).toList();
     }
 
@@ -70,7 +75,7 @@ public final class GpuStep implements Step {
         List<DevicePluginSharing.Config> configs = sharingConfigs(inv);
         if (configs.isEmpty()) return "no GPU sharing: no config manager, no sharing ConfigMap";
         return "GPU sharing: config manager and ConfigMap " + DevicePluginSharing.CONFIG_MAP + " ("
-            + configs.stream().map(DevicePluginSharing.Config::name).collect(java.util.stream.Collectors.joining(", "))
+            + configs.stream().map(DevicePluginSharing.Config::name).collect(Collectors.joining(", "))
             + "), each GPU node's config picked by its " + DevicePluginSharing.CONFIG_LABEL + " label";
     }
 
@@ -164,7 +169,7 @@ public final class GpuStep implements Step {
      * A MIG node's allocatable per resource the plugin advertises (single: nvidia.com/gpu = every instance; mixed:
      * nvidia.com/mig-PROFILE = that profile's instances), from the GPU count and profiles preflight learned.
      */
-    static Probe allocatableMig(Node n, dev.gpuctl.hostconf.Mig mig) {
+    static Probe allocatableMig(Node n, Mig mig) {
         return Probe.of("node " + n.name() + " allocatable = its MIG instances (" + mig + ")", NODES_THEN_PODS, r -> Optional.empty())
             .judgedWithFacts((r, facts) -> {
                 if (!r.ok()) return Optional.of("kubectl failed: " + r.tail(2));
@@ -174,8 +179,8 @@ public final class GpuStep implements Step {
                 Optional<String> count = facts.get(gpuCountFact(n)).filter(c -> c.matches("[0-9]{1,4}"));
                 Optional<String> totals = facts.get(MigStep.totalsFact(n));
                 if (count.isEmpty() || totals.isEmpty()) return Optional.of("the node's GPUs and MIG profiles are not known (preflight learns them)");
-                Map<String, Integer> want = dev.gpuctl.hostconf.NvidiaMig.resources(mig, Integer.parseInt(count.get()),
-                    dev.gpuctl.hostconf.NvidiaMig.decode(totals.get()));
+                Map<String, Integer> want = NvidiaMig.resources(mig, Integer.parseInt(count.get()),
+                    NvidiaMig.decode(totals.get()));
                 var alloc = node.get().path("status").path("allocatable");
                 List<String> wrong = new ArrayList<>();
                 for (var e : want.entrySet()) {

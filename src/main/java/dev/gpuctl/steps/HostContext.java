@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.inventory.Cluster;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.net.Cidr;
@@ -8,7 +9,7 @@ import java.util.Optional;
 /** What a step knows when it describes its work on one host: the inventory and that host. */
 public record HostContext(Inventory inventory, Node node) {
     public boolean gpu() { return node.gpu(); }
-    public dev.gpuctl.inventory.Cluster cluster() { return inventory.cluster(); }
+    public Cluster cluster() { return inventory.cluster(); }
 
     /**
      * The IP the cluster uses for this node (kubeadm's advertise address on the master, the kubelet's node-ip, the

@@ -6,6 +6,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -22,9 +24,9 @@ final class Manifest {
     /** Where the manifest lives on the master: named after its source, so a new source is a new file. */
     static String remotePath(String name, ManifestRef ref) {
         try {
-            byte[] d = java.security.MessageDigest.getInstance("SHA-256").digest(key(ref).getBytes(StandardCharsets.UTF_8));
+            byte[] d = MessageDigest.getInstance("SHA-256").digest(key(ref).getBytes(StandardCharsets.UTF_8));
             return Kube.DIR + "/" + name + "-" + HexFormat.of().formatHex(d, 0, 4) + ".yaml";
-        } catch (java.security.NoSuchAlgorithmException e) {
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
     }

@@ -1,13 +1,20 @@
 package dev.gpuctl.steps;
 
 import dev.gpuctl.hostconf.DockerInfo;
+import dev.gpuctl.hostconf.GpuHealth;
+import dev.gpuctl.hostconf.HostConfException;
 import dev.gpuctl.hostconf.IpJson;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.hostconf.NvidiaSmi;
+import dev.gpuctl.remote.ExecResult;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.regex.Pattern;
 
 /**
  * Step 0, preflight: read-only questions to every host before anything changes anywhere. Each host's answers
@@ -63,7 +70,7 @@ public final class PreflightStep implements Step {
                 if (l.length < 2) return Map.of();
                 // product_uuid: absent in containers and on some boards; then there is nothing to compare
                 return Map.of("host." + n + ".hostname", l[0].strip(), "host." + n + ".machineId", l[1].strip(),
-                    "host." + n + ".productUuid", l.length > 2 ? l[2].strip().toLowerCase(java.util.Locale.ROOT) : "");
+                    "host." + n + ".productUuid", l.length > 2 ? l[2].strip().toLowerCase(Locale.ROOT) : "");
             }));
         if (HostContext.literalNodeIp(ctx.node()).isEmpty()) probes.add(nodeIp(ctx));
         probes.add(Probe.of("clock (compared with this machine's)", "date +%s.%N", r -> r.ok() ? Optional.empty()
@@ -121,13 +128,13 @@ public final class PreflightStep implements Step {
 
     /** "v1.34.2" from kube-apiserver's image line ("registry.k8s.io/kube-apiserver:v1.34.2"); empty when none. */
     static Optional<String> imageVersion(String imageLines) {
-        var m = java.util.regex.Pattern.compile("kube-apiserver:(v\\d+\\.\\d+\\.\\d+[^@\\s\"']*)").matcher(imageLines);
+        var m = Pattern.compile("kube-apiserver:(v\\d+\\.\\d+\\.\\d+[^@\\s\"']*)").matcher(imageLines);
         return m.find() ? Optional.of(m.group(1)) : Optional.empty();
     }
 
     /** "v1.34.2" from {@code kubelet --version} ("Kubernetes v1.34.2"); empty when none. */
     static Optional<String> kubeletVersion(String out) {
-        var m = java.util.regex.Pattern.compile("Kubernetes (v\\d+\\.\\d+\\.\\d+\\S*)").matcher(out);
+        var m = Pattern.compile("Kubernetes (v\\d+\\.\\d+\\.\\d+\\S*)").matcher(out);
         return m.find() ? Optional.of(m.group(1)) : Optional.empty();
     }
 
@@ -188,18 +195,18 @@ public final class PreflightStep implements Step {
         int nl = stdout.indexOf('\n');
         if (nl < 0) return Optional.empty();
         try {
-            return dev.gpuctl.hostconf.IpJson.sourceTowards(stdout.substring(nl + 1));
+            return IpJson.sourceTowards(stdout.substring(nl + 1));
         } catch (RuntimeException e) {
             return Optional.empty();
         }
     }
 
     /** What nvidia-smi taught: the GPU count (what allocatable nvidia.com/gpu must equal) and the driver version. */
-    /** The record ({@link dev.gpuctl.hostconf.GpuHealth#record}) of an {@code nvidia-smi -L} list an earlier gpuctl kept; "" when none or unreadable. */
+    /** The record ({@link GpuHealth#record}) of an {@code nvidia-smi -L} list an earlier gpuctl kept; "" when none or unreadable. */
     static String legacyRecord(String list) {
         try {
-            return dev.gpuctl.hostconf.GpuHealth.record(NvidiaSmi.parseList(list).gpus());
-        } catch (dev.gpuctl.hostconf.HostConfException e) {
+            return GpuHealth.record(NvidiaSmi.parseList(list).gpus());
+        } catch (HostConfException e) {
             return "";
         }
     }
@@ -208,21 +215,21 @@ public final class PreflightStep implements Step {
      * What a GPU node's nvidia-smi query teaches: its GPU count and driver, and its GPUs as a record
      * ({@link GpuRecordStep}; "" when nvidia-smi listed none, with the reason beside it).
      */
-    static Map<String, String> gpuFacts(HostContext ctx, dev.gpuctl.remote.ExecResult r) {
-        Map<String, String> facts = new java.util.HashMap<>();
+    static Map<String, String> gpuFacts(HostContext ctx, ExecResult r) {
+        Map<String, String> facts = new HashMap<>();
         String out = r.stdout();
         NvidiaSmi.GpuScan now;
         try {
             now = NvidiaSmi.parseQuery(out);
-        } catch (dev.gpuctl.hostconf.HostConfException e) {
+        } catch (HostConfException e) {
             now = new NvidiaSmi.GpuScan(List.of(), Optional.of(e.getMessage()));
         }
-        facts.put(GpuRecordStep.gpusFact(ctx.node()), dev.gpuctl.hostconf.GpuHealth.record(now.gpus()));
+        facts.put(GpuRecordStep.gpusFact(ctx.node()), GpuHealth.record(now.gpus()));
         facts.put(GpuRecordStep.gpusProblemFact(ctx.node()), now.problem().orElse(r.ok() ? "" : "nvidia-smi failed (exit " + r.exit() + "): " + r.tail(2)));
         if (!r.ok()) return facts;
         var scan = now;
         facts.put(GpuStep.gpuCountFact(ctx.node()), String.valueOf(scan.gpus().size()));
-        scan.gpus().stream().map(NvidiaSmi.Gpu::driverVersion).filter(java.util.Objects::nonNull).findFirst()
+        scan.gpus().stream().map(NvidiaSmi.Gpu::driverVersion).filter(Objects::nonNull).findFirst()
             .ifPresent(v -> facts.put("gpu." + ctx.node().name() + ".driver", v));
         return facts;
     }

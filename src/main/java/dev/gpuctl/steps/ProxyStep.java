@@ -7,6 +7,7 @@ import dev.gpuctl.inventory.Proxy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.stream.Stream;
 
 /**
  * Step 1a, proxy: with {@code cluster.proxy}, apt, the container runtime, kubelet and gpuctl's own downloads (curl,
@@ -57,7 +58,7 @@ public final class ProxyStep implements Step {
     }
 
     static boolean hasCredentials(Proxy p) {
-        return java.util.stream.Stream.of(p.http(), p.https()).flatMap(Optional::stream).anyMatch(u -> u.matches("^[a-z]+://[^/]*@.*"));
+        return Stream.of(p.http(), p.https()).flatMap(Optional::stream).anyMatch(u -> u.matches("^[a-z]+://[^/]*@.*"));
     }
 
     private record Want(String what, String path, String content) {}

@@ -2,6 +2,7 @@ package dev.gpuctl.steps;
 
 import dev.gpuctl.hostconf.BackupArchive;
 import dev.gpuctl.hostconf.Kube;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
@@ -44,9 +45,9 @@ public final class RestoreStep implements Step {
         return List.of(
             check(ctx).get(0),
             Probe.equals("API server answers (kubectl get --raw /readyz)", "timeout 20 " + Kube.kubectl("get --raw=/readyz 2>&1") + " || true", "ok")
-                .waitingUpTo(java.time.Duration.ofMinutes(4)),
+                .waitingUpTo(Duration.ofMinutes(4)),
             Probe.of("every node Ready", Kube.kubectl("get nodes --no-headers 2>&1"), r -> notReady(r.stdout(), r.ok()))
-                .waitingUpTo(java.time.Duration.ofMinutes(4)));
+                .waitingUpTo(Duration.ofMinutes(4)));
     }
 
     /** Which nodes `kubectl get nodes --no-headers` shows not Ready; empty when all are (and there is at least one). */

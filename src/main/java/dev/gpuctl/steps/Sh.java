@@ -2,8 +2,10 @@ package dev.gpuctl.steps;
 
 import dev.gpuctl.hostconf.ShellWords;
 import dev.gpuctl.hostconf.HostJournal;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
+import java.util.Optional;
 
 /** Small helpers for writing shell commands safely. */
 public final class Sh {
@@ -38,8 +40,8 @@ public final class Sh {
                 var missing = packages.stream()
                     .filter(p -> !r.stdout().lines().anyMatch(l -> l.equals(p + " installed")))
                     .toList();
-                return missing.isEmpty() ? java.util.Optional.empty()
-                    : java.util.Optional.of("not installed: " + String.join(", ", missing));
+                return missing.isEmpty() ? Optional.empty()
+                    : Optional.of("not installed: " + String.join(", ", missing));
             });
     }
 
@@ -52,13 +54,13 @@ public final class Sh {
                 var bad = r.stdout().lines()
                     .filter(l -> !l.matches("\\S+ (enabled|static|indirect|generated|alias) active"))
                     .toList();
-                return bad.isEmpty() ? java.util.Optional.empty()
-                    : java.util.Optional.of("not enabled+active: " + String.join("; ", bad));
+                return bad.isEmpty() ? Optional.empty()
+                    : Optional.of("not enabled+active: " + String.join("; ", bad));
             }).waitingWhileStarting(UNIT_START_WAIT, r -> stillStarting(r.stdout()));
     }
 
     /** How long a unit that is still starting (after a boot or a restart) is waited for before it is judged. */
-    public static final java.time.Duration UNIT_START_WAIT = java.time.Duration.ofMinutes(2);
+    public static final Duration UNIT_START_WAIT = Duration.ofMinutes(2);
 
     /**
      * True when every wrong line of {@link #unitsRunning}'s answer ("unit enabled-state active-state") is a unit on

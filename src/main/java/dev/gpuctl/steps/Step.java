@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -38,7 +39,7 @@ public interface Step {
      * The progress line shown when a verify starts waiting for a wrong probe of this step (a drain waiting for a GPU
      * Job, say), given its problem and how long it will wait; null (the default): the wait is only logged.
      */
-    default String whileWaiting(String problem, java.time.Duration upTo) { return null; }
+    default String whileWaiting(String problem, Duration upTo) { return null; }
 
     /** Ops run once on the master before this step applies on any host (e.g. create a join token). */
     default List<Op> prepareOnMaster(HostContext masterCtx) { return List.of(); }

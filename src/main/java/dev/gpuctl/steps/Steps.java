@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -25,7 +26,7 @@ public final class Steps {
      * then the certificates (read-only checks that bootstrap does not run: {@code gpuctl certs renew} is what renews).
      */
     public static List<Phase> verifyPhases() {
-        List<Phase> all = new java.util.ArrayList<>(phases());
+        List<Phase> all = new ArrayList<>(phases());
         all.add(new Phase("scheduling", "scheduling", List.of(new SchedulingStep()), false));
         all.add(certificates());
         return List.copyOf(all);

@@ -4,11 +4,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.hostconf.KubeFields;
 import dev.gpuctl.hostconf.KubeVersion;
+import dev.gpuctl.hostconf.NvidiaSmi;
 import dev.gpuctl.hostconf.UpgradePolicy;
 import dev.gpuctl.hostconf.UpgradePolicy.Options;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.inventory.PackageSource;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -16,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
  * {@code gpuctl upgrade} as phases on the one engine (DESIGN.md "Day 2"): a read-only preflight on every host (every
@@ -55,7 +58,7 @@ public final class UpgradeSteps {
      * Before any change: preflight (read-only, every host), then the control-plane backup into {@code backup} on the
      * master (skipped once the control plane is at the target); the backup is checked before {@link #masterPhases}.
      */
-    public static List<Phase> preparePhases(Inventory inv, Options o, java.nio.file.Path backup) {
+    public static List<Phase> preparePhases(Inventory inv, Options o, Path backup) {
         List<Phase> phases = new ArrayList<>();
         phases.add(new Phase("preflight", "upgrade preflight: every host, read-only", List.of(new Preflight(o.target())), true));
         Phase b = BackupStep.phase(backup);
@@ -99,7 +102,7 @@ public final class UpgradeSteps {
     }
 
     /** Every phase of the upgrade, for the plan: preflight and backup, the master's, then each batch's. */
-    public static List<Phase> phases(Inventory inv, Options o, java.nio.file.Path backup) {
+    public static List<Phase> phases(Inventory inv, Options o, Path backup) {
         List<Phase> phases = new ArrayList<>(preparePhases(inv, o, backup));
         phases.addAll(masterPhases(inv, o));
         List<List<String>> batches = batches(inv, o);
@@ -206,7 +209,7 @@ public final class UpgradeSteps {
                     + " cluster; bootstrap it first (gpuctl bootstrap)")));
             if (ctx.gpu()) {
                 probes.add(Probe.of("nvidia-smi answers (its GPU count is what the node must offer again)",
-                        "nvidia-smi --query-gpu=" + dev.gpuctl.hostconf.NvidiaSmi.QUERY_FIELDS + " --format=csv,noheader,nounits 2>&1",
+                        "nvidia-smi --query-gpu=" + NvidiaSmi.QUERY_FIELDS + " --format=csv,noheader,nounits 2>&1",
                         r -> r.ok() ? Optional.empty() : Optional.of("nvidia-smi failed (exit " + r.exit() + "): " + r.tail(2)))
                     .learning(r -> PreflightStep.gpuFacts(ctx, r)));
             }
@@ -295,14 +298,14 @@ public final class UpgradeSteps {
             List<Probe> probes = new ArrayList<>(check(ctx));
             probes.add(Probe.of("the API server answers at " + target + " (kubectl version)", Kube.kubectl("version -o json"),
                 r -> {
-                    var m = java.util.regex.Pattern.compile("\"serverVersion\"[^}]*?\"gitVersion\"\\s*:\\s*\"([^\"]+)\"").matcher(r.stdout());
+                    var m = Pattern.compile("\"serverVersion\"[^}]*?\"gitVersion\"\\s*:\\s*\"([^\"]+)\"").matcher(r.stdout());
                     return m.find() && KubeVersion.parse(m.group(1)).filter(target::metBy).isPresent() ? Optional.empty()
                         : Optional.of("the API server does not answer at " + target + ": " + r.tail(2));
                 }).waitingUpTo(Duration.ofMinutes(2)));
             probes.add(Probe.of("kubeadm-config's kubernetesVersion at " + target,
                 Kube.kubectl("-n kube-system get configmap kubeadm-config -o jsonpath='{.data.ClusterConfiguration}'"),
                 r -> {
-                    var m = java.util.regex.Pattern.compile("(?m)^kubernetesVersion:\\s*\"?(v[0-9.]+)").matcher(r.stdout());
+                    var m = Pattern.compile("(?m)^kubernetesVersion:\\s*\"?(v[0-9.]+)").matcher(r.stdout());
                     return m.find() && KubeVersion.parse(m.group(1)).filter(target::metBy).isPresent() ? Optional.empty()
                         : Optional.of("kubeadm-config does not say " + target);
                 }));
@@ -329,7 +332,7 @@ public final class UpgradeSteps {
             if (ctx.gpu()) {
                 // what NodeBack waits for: the node's allocatable nvidia.com/gpu equal to this count again
                 probes.add(Probe.of("nvidia-smi answers (its GPU count is what the node must offer again)",
-                        "nvidia-smi --query-gpu=" + dev.gpuctl.hostconf.NvidiaSmi.QUERY_FIELDS + " --format=csv,noheader,nounits 2>&1",
+                        "nvidia-smi --query-gpu=" + NvidiaSmi.QUERY_FIELDS + " --format=csv,noheader,nounits 2>&1",
                         r -> r.ok() ? Optional.empty() : Optional.of("nvidia-smi failed (exit " + r.exit() + "): " + r.tail(2)))
                     .learning(r -> PreflightStep.gpuFacts(ctx, r)));
             }

@@ -1,5 +1,7 @@
 package dev.gpuctl.steps;
 
+import java.util.List;
+
 /**
  * Where {@code packages: upstream} takes packages from: the projects' official apt repositories and keys.
  * The distribution and codename are read on the host from /etc/os-release when the command runs.
@@ -15,7 +17,7 @@ final class Upstream {
     /** What the repository set-up commands below need: curl, CA certificates, gpg. */
     static Op.Run prerequisites() {
         return Sh.aptInstall("curl, CA certificates and gpg for the upstream repositories",
-            java.util.List.of("curl", "ca-certificates", "gnupg"));
+            List.of("curl", "ca-certificates", "gnupg"));
     }
 
     /**
@@ -62,7 +64,7 @@ final class Upstream {
                     + HostWrite.CURL + " -fsSL -o \"$d/cri-dockerd.deb\" "
                     + "\"https://github.com/Mirantis/cri-dockerd/releases/download/v" + v + "/cri-dockerd_" + v + ".3-0.$ID-${VERSION_CODENAME}_$arch.deb\" || exit 1; "
                     + "DEBIAN_FRONTEND=noninteractive apt-get install -y -q \"$d/cri-dockerd.deb\"")
-            .unless(Sh.allInstalled(java.util.List.of("cri-dockerd")));
+            .unless(Sh.allInstalled(List.of("cri-dockerd")));
     }
 
     static String kubernetesRepoLine(String minor) {

@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
@@ -143,7 +144,7 @@ public final class GpuSurvey {
      */
     static String sampleCommand(Duration window) {
         return "cat " + DeviceCheckpoint.PATH + " 2>/dev/null; echo; echo " + SEP + "; timeout "
-            + String.format(java.util.Locale.ROOT, "%.3f", window.toMillis() / 1000.0) + " " + GpuSamples.COMMAND + " 2>&1; echo \"" + SEP + " $?\"";
+            + String.format(Locale.ROOT, "%.3f", window.toMillis() / 1000.0) + " " + GpuSamples.COMMAND + " 2>&1; echo \"" + SEP + " $?\"";
     }
 
     static final String SEP = "@@@gpuctl";

@@ -3,11 +3,13 @@ package dev.gpuctl.workload;
 import dev.gpuctl.hostconf.GpuRequests;
 import dev.gpuctl.workload.GpuUsage.NodeGpus;
 import dev.gpuctl.workload.GpuUsage.PodGpus;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /** Renders a {@link GpuUsage.Report}: the table {@code gpuctl gpus} prints, and its JSON document (gpuctl.gpus/v1). */
 public final class GpusText {
@@ -95,7 +97,7 @@ public final class GpusText {
     }
 
     /** "3s", "2.5s". */
-    public static String seconds(java.time.Duration d) {
+    public static String seconds(Duration d) {
         long ms = d.toMillis();
         return ms % 1000 == 0 ? ms / 1000 + "s" : java.math.BigDecimal.valueOf(ms, 3).stripTrailingZeros().toPlainString() + "s";
     }
@@ -168,11 +170,11 @@ public final class GpusText {
 
     /** The JSON document of {@code gpuctl gpus --json}; docs/gpus.md documents it. Fields are only ever added. */
     public static Map<String, Object> document(String cluster, GpuUsage.Report report, Instant now) {
-        return document(cluster, report, java.util.Optional.empty(), now);
+        return document(cluster, report, Optional.empty(), now);
     }
 
     /** The document with, when the GPUs were sampled, their use ({@code sample}; null when not sampled). */
-    public static Map<String, Object> document(String cluster, GpuUsage.Report report, java.util.Optional<GpuActivity.Report> activity,
+    public static Map<String, Object> document(String cluster, GpuUsage.Report report, Optional<GpuActivity.Report> activity,
                                                Instant now) {
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put("schema", SCHEMA);
@@ -214,7 +216,7 @@ public final class GpusText {
         m.put("gpus", p.gpus());
         m.put("phase", p.phase());
         m.put("startTime", p.started().map(Instant::toString).orElse(null));
-        m.put("ageSeconds", p.age(now).map(java.time.Duration::getSeconds).orElse(null));
+        m.put("ageSeconds", p.age(now).map(Duration::getSeconds).orElse(null));
         m.put("mig", p.mig());
         if (waiting) m.put("reason", p.reason());
         return m;

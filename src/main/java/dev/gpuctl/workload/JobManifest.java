@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * The guide's training Job (batch/v1) for a {@link JobSpec}: backoffLimit 0 (a failing run must not hold GPUs
@@ -125,7 +126,7 @@ public final class JobManifest {
     private static List<Volume> volumes(JobSpec spec) {
         Optional<Volume> dataset = spec.dataset().map(m -> new Volume("dataset", m, true));
         Optional<Volume> ckpt = spec.checkpoint().map(m -> new Volume("ckpt", m, false));
-        return java.util.stream.Stream.of(dataset, ckpt).flatMap(Optional::stream).toList();
+        return Stream.of(dataset, ckpt).flatMap(Optional::stream).toList();
     }
 
     /** Plain when YAML reads it back as this very string, else double-quoted. */

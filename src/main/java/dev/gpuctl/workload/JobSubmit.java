@@ -7,6 +7,7 @@ import dev.gpuctl.remote.Remote;
 import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.hostconf.ShellWords;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 
@@ -50,7 +51,7 @@ public final class JobSubmit {
     public static String submit(JobSpec spec, String manifest, Remote master) {
         String next = "Nothing was applied. Is the cluster up? Check it with: gpuctl verify";
         String nodes = GpuSurvey.fields(master, "get nodes", KubeFields.NODES, next);
-        Map<String, Integer> gpus = new java.util.LinkedHashMap<>();
+        Map<String, Integer> gpus = new LinkedHashMap<>();
         GpuUsage.allocatable(nodes, spec.gpuResource()).forEach(gpus::put);
         unfit(spec, gpus, spec.gpuResource() + " allocatable in the cluster now").ifPresent(m -> {
             throw WorkloadException.refused(m);

@@ -1,5 +1,7 @@
 package dev.gpuctl.workload;
 
+import dev.gpuctl.remote.ExecResult;
+
 /**
  * A command on a host ran and failed (kubectl on the master): the message names host, command, exit and stderr.
  * {@link #refused()}: the input was refused before anything changed (a job that can never run, a name taken).
@@ -20,7 +22,7 @@ public final class WorkloadException extends RuntimeException {
     public boolean refused() { return refused; }
 
     /** "h0: `kubectl ... get nodes -o json` failed (exit 1): <stderr tail>. <next>". */
-    static WorkloadException failed(String host, String command, dev.gpuctl.remote.ExecResult r, String next) {
+    static WorkloadException failed(String host, String command, ExecResult r, String next) {
         return new WorkloadException(host + ": `" + command + "` failed (exit " + r.exit() + "):\n  "
             + r.tail(5).replace("\n", "\n  ") + "\n" + next);
     }
