@@ -201,7 +201,6 @@ public final class PreflightStep implements Step {
         }
     }
 
-    /** What nvidia-smi taught: the GPU count (what allocatable nvidia.com/gpu must equal) and the driver version. */
     /** The record ({@link GpuHealth#record}) of an {@code nvidia-smi -L} list an earlier gpuctl kept; "" when none or unreadable. */
     static String legacyRecord(String list) {
         try {
