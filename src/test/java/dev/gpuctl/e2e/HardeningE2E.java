@@ -256,7 +256,7 @@ class HardeningE2E {
 
         Gpuctl.Run plan = Gpuctl.run(env, "plan", aliased.toString());
         assertEquals(0, plan.code(), plan::toString);
-        assertTrue(plan.out().contains(w1 + "  ssh root@" + bed.address(w1) + ":22 (root), key " + bed.clientKey() + ", via root@"
+        assertTrue(plan.out().contains(w1 + "  ssh root@" + bed.address(w1) + ":22 (root), key " + bed.clientKey() + " (from ~/.ssh/config), via root@"
             + bed.address(master) + ":22"), plan::toString);
         String mark = bed.ok(w1, "date +%s").strip();
         Gpuctl.Run verify = Gpuctl.run(env, "verify", aliased.toString());
