@@ -139,12 +139,6 @@ public final class NodeDrain {
             + (force ? " --force" : "");
     }
 
-    /** The cordoned nodes in an answer of "NAME\tUNSCHEDULABLE" lines (kubectl jsonpath), in its order. */
-    public static List<String> cordoned(String answer) {
-        return answer.lines().map(l -> l.split("\t", -1)).filter(f -> f.length == 2 && f[1].strip().equals("true"))
-            .map(f -> f[0]).toList();
-    }
-
     /** "worker-2 is cordoned (SchedulingDisabled): no new pods there; `gpuctl uncordon worker-2` ends its maintenance". */
     public static String cordonedProblem(List<String> nodes) {
         String list = String.join(", ", nodes);

@@ -22,6 +22,10 @@ public final class Facts {
     private final Map<String, Boolean> secret = new ConcurrentHashMap<>();
     /** Typed facts by key name: each parsed once from the text its probe learned. */
     private final Map<String, Object> parsed = new ConcurrentHashMap<>();
+    /** Per key, the last probe answer read as its record: several probes that share one answer parse it once. */
+    private final Map<String, Parsed> answers = new ConcurrentHashMap<>();
+
+    private record Parsed(String text, Object value) {}
 
     /**
      * A fact read as a record: {@code name} is the text fact a probe learns, {@code parser} the pure parser (in
@@ -43,6 +47,19 @@ public final class Facts {
         String text = values.get(key.name());
         if (text == null) return Optional.empty();
         return Optional.of(key.type().cast(parsed.computeIfAbsent(key.name(), k -> key.parser().apply(text))));
+    }
+
+    /**
+     * A probe's answer read as the key's record: several probes answered by one run of a command (one cluster read
+     * serves every node's checks) get the record parsed once, since they are handed the same answer; a new answer
+     * (a probe asked again while it is waited for) is parsed anew.
+     */
+    public <T> T answer(Key<T> key, String text) {
+        Parsed last = answers.get(key.name());
+        if (last != null && last.text() == text) return key.type().cast(last.value());
+        T value = key.parser().apply(text);
+        answers.put(key.name(), new Parsed(text, value));
+        return value;
     }
 
     /** Replaces every {{key}} with its value; an unknown key is an error (a step ran before what it needs). */

@@ -1,11 +1,9 @@
 package dev.gpuctl.steps;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.gpuctl.hostconf.ClusterView;
 import dev.gpuctl.hostconf.GpuHealth;
 import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.inventory.Node;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -19,10 +17,9 @@ import java.util.Optional;
  */
 public final class GpuRecordStep implements Step {
     public static final String ID = "gpu-record";
-    public static final String ANNOTATION = "gpuctl.dev/gpus-at-bootstrap";
+    public static final String ANNOTATION = ClusterView.GPU_RECORD_ANNOTATION;
     /** nvidia-smi -L as an earlier gpuctl kept it on the node itself; read for the migration only. */
     public static final String LEGACY_RECORD = "/var/lib/gpuctl/gpus-at-bootstrap";
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     @Override public String id() { return ID; }
     @Override public String title() { return "GPUs recorded at bootstrap (node annotation " + ANNOTATION + ")"; }
@@ -36,25 +33,19 @@ public final class GpuRecordStep implements Step {
     /** The record read from {@link #LEGACY_RECORD}, when the node has one. */
     public static String legacyFact(Node n) { return "gpu." + n.name() + ".gpusRecordedOnHost"; }
 
-    static String node(Node n) { return Kube.kubectl("get node " + n.name() + " -o json"); }
-
-    /** The annotation's value on the node, from {@code kubectl get node -o json}; empty when it has none. */
-    static Optional<String> recorded(String nodeJson) {
-        try {
-            JsonNode v = JSON.readTree(nodeJson).path("metadata").path("annotations").path(ANNOTATION);
-            return v.isTextual() && !v.asText().isBlank() ? Optional.of(v.asText()) : Optional.empty();
-        } catch (IOException e) {
-            return Optional.empty();
-        }
+    /** The annotation's value on the node, one line; empty when it has none (the apply's guard). */
+    static String recordedCommand(Node n) {
+        return Kube.kubectl("get node " + n.name() + " -o 'jsonpath={.metadata.annotations." + ANNOTATION.replace(".", "\\.") + "}'");
     }
 
     @Override public List<Probe> check(HostContext ctx) {
         List<Probe> probes = new ArrayList<>();
         for (Node n : GpuStep.gpuNodes(ctx)) {
-            probes.add(Probe.of("node " + n.name() + ": every GPU recorded at bootstrap (annotation " + ANNOTATION + ") listed by nvidia-smi",
-                node(n), r -> Optional.empty()).judgedWithFacts((r, facts) -> {
-                    if (!r.ok()) return Optional.of("kubectl failed (exit " + r.exit() + "): " + r.tail(2));
-                    Optional<String> then = recorded(r.stdout());
+            probes.add(KubeJson.cluster("node " + n.name() + ": every GPU recorded at bootstrap (annotation " + ANNOTATION + ") listed by nvidia-smi",
+                (view, facts) -> {
+                    var node = view.node(n.name());
+                    if (node.isEmpty()) return Optional.of("node " + n.name() + " not found (kubectl get nodes)");
+                    Optional<String> then = node.get().gpuRecord();
                     if (then.isEmpty()) {
                         return Optional.of("no GPU list recorded at bootstrap (node " + n.name() + " has no annotation " + ANNOTATION
                             + ") — fix: gpuctl bootstrap --only " + ID + " records it");
@@ -75,7 +66,7 @@ public final class GpuRecordStep implements Step {
             ops.add(Op.Run.of("record " + n.name() + "'s GPUs (annotation " + ANNOTATION + ", once; an earlier host record taken over)",
                     "r='" + Facts.ref(legacyFact(n)) + "'; [ -n \"$r\" ] || r='" + Facts.ref(gpusFact(n)) + "'; "
                         + Kube.kubectl("annotate node " + n.name() + " " + ANNOTATION + "=\"$r\""))
-                .unless(node(n) + " | grep -qF '\"" + ANNOTATION + "\"'"));
+                .unless(recordedCommand(n) + " | grep -q ."));
         }
         return ops;
     }

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.ClusterView;
 import dev.gpuctl.hostconf.DevicePluginSharing;
 import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.hostconf.Mig;
@@ -86,27 +87,18 @@ public final class GpuStep implements Step {
     /** The fact preflight learns from each GPU node's nvidia-smi. */
     public static String gpuCountFact(Node n) { return "gpu." + n.name() + ".count"; }
 
-    /**
-     * The cluster's nodes, and its nodes then its pods (the fields the checks read, see {@link KubeJson}): every
-     * node's probe asks the same command, so that a batch runs it once for all nodes (one kubectl call instead of one
-     * per node; see the step runner).
-     */
-    static final String NODES = KubeJson.NODES;
-    static final String NODES_THEN_PODS = NODES + " && echo @@@ && " + KubeJson.pods("-A");
-
     @Override public List<Probe> check(HostContext ctx) {
         List<Probe> probes = new ArrayList<>();
         for (Node n : ctx.inventory().nodes()) {
             Map<String, String> want = labels(ctx.inventory(), n);
             List<String> unwanted = unwanted(ctx.inventory(), n);
             if (want.isEmpty()) continue;
-            probes.add(Probe.of("node " + n.name() + " labelled " + want, NODES, r -> {
-                if (!r.ok()) return Optional.of("kubectl failed: " + r.tail(2));
-                var node = KubeJson.node(KubeJson.nodes(r.stdout()), n.name());
+            probes.add(KubeJson.cluster("node " + n.name() + " labelled " + want, view -> {
+                var node = view.node(n.name());
                 if (node.isEmpty()) return Optional.of("node " + n.name() + " not found (kubectl get nodes)");
-                var have = node.get().path("metadata").path("labels");
-                var missing = want.entrySet().stream().filter(e -> !e.getValue().equals(have.path(e.getKey()).asText(null))).map(Map.Entry::getKey).toList();
-                var stale = unwanted.stream().filter(have::has).toList();
+                Map<String, String> have = node.get().labels();
+                var missing = want.entrySet().stream().filter(e -> !e.getValue().equals(have.get(e.getKey()))).map(Map.Entry::getKey).toList();
+                var stale = unwanted.stream().filter(have::containsKey).toList();
                 if (!missing.isEmpty()) return Optional.of("labels missing or different: " + missing);
                 return stale.isEmpty() ? Optional.empty() : Optional.of("labels left from an earlier GPU sharing setting: " + stale);
             }));
@@ -146,23 +138,18 @@ public final class GpuStep implements Step {
     static Probe allocatable(Node n, GpuSharing sharing) {
         if (sharing.mig().isPresent()) return allocatableMig(n, sharing.mig().get());
         String times = sharing.shared() ? " × " + sharing.replicas() + " (" + sharing.mode().key() + ")" : "";
-        return Probe.of("node " + n.name() + " allocatable nvidia.com/gpu = its nvidia-smi count" + times,
-                NODES_THEN_PODS, r -> Optional.empty())
-            .judgedWithFacts((r, facts) -> {
-                if (!r.ok()) return Optional.of("kubectl failed: " + r.tail(2));
-                String[] parts = r.stdout().split("(?m)^@@@\n", 2);
-                var node = KubeJson.node(KubeJson.nodes(parts[0]), n.name());
-                if (node.isEmpty()) return Optional.of("node " + n.name() + " not found (kubectl get nodes)");
-                String have = node.get().path("status").path("allocatable").path("nvidia.com/gpu").asText("0");
-                Optional<String> count = facts.get(gpuCountFact(n));
-                String want = count.filter(c -> c.matches("[0-9]{1,4}")).map(c -> String.valueOf(Integer.parseInt(c) * sharing.replicas()))
-                    .orElse("?");
-                if (have.equals(want)) return Optional.empty();
-                String pod = parts.length < 2 ? "" : pluginPod(KubeJson.podList(parts[1]), n.name());
-                return Optional.of("allocatable nvidia.com/gpu is " + have + ", nvidia-smi counts " + count.orElse("?")
-                    + (sharing.shared() ? " GPUs × " + sharing.replicas() + " replicas = " + want : "") + "; " + pod
-                    + " — check that nvidia is the default runtime on " + n.name() + " (gpuctl verify --hosts " + n.name() + ")");
-            });
+        return KubeJson.cluster("node " + n.name() + " allocatable nvidia.com/gpu = its nvidia-smi count" + times, (view, facts) -> {
+            var node = view.node(n.name());
+            if (node.isEmpty()) return Optional.of("node " + n.name() + " not found (kubectl get nodes)");
+            String have = node.get().allocatable("nvidia.com/gpu");
+            Optional<String> count = facts.get(gpuCountFact(n));
+            String want = count.filter(c -> c.matches("[0-9]{1,4}")).map(c -> String.valueOf(Integer.parseInt(c) * sharing.replicas()))
+                .orElse("?");
+            if (have.equals(want)) return Optional.empty();
+            return Optional.of("allocatable nvidia.com/gpu is " + have + ", nvidia-smi counts " + count.orElse("?")
+                + (sharing.shared() ? " GPUs × " + sharing.replicas() + " replicas = " + want : "") + "; " + pluginPod(view, n.name())
+                + " — check that nvidia is the default runtime on " + n.name() + " (gpuctl verify --hosts " + n.name() + ")");
+        });
     }
 
     /**
@@ -170,42 +157,29 @@ public final class GpuStep implements Step {
      * nvidia.com/mig-PROFILE = that profile's instances), from the GPU count and profiles preflight learned.
      */
     static Probe allocatableMig(Node n, Mig mig) {
-        return Probe.of("node " + n.name() + " allocatable = its MIG instances (" + mig + ")", NODES_THEN_PODS, r -> Optional.empty())
-            .judgedWithFacts((r, facts) -> {
-                if (!r.ok()) return Optional.of("kubectl failed: " + r.tail(2));
-                String[] parts = r.stdout().split("(?m)^@@@\n", 2);
-                var node = KubeJson.node(KubeJson.nodes(parts[0]), n.name());
-                if (node.isEmpty()) return Optional.of("node " + n.name() + " not found (kubectl get nodes)");
-                Optional<String> count = facts.get(gpuCountFact(n)).filter(c -> c.matches("[0-9]{1,4}"));
-                Optional<String> totals = facts.get(MigStep.totalsFact(n));
-                if (count.isEmpty() || totals.isEmpty()) return Optional.of("the node's GPUs and MIG profiles are not known (preflight learns them)");
-                Map<String, Integer> want = NvidiaMig.resources(mig, Integer.parseInt(count.get()),
-                    NvidiaMig.decode(totals.get()));
-                var alloc = node.get().path("status").path("allocatable");
-                List<String> wrong = new ArrayList<>();
-                for (var e : want.entrySet()) {
-                    String have = alloc.path(e.getKey()).asText("0");
-                    if (!have.equals(String.valueOf(e.getValue()))) wrong.add(e.getKey() + " is " + have + ", expected " + e.getValue());
-                }
-                if (wrong.isEmpty()) return Optional.empty();
-                String pod = parts.length < 2 ? "" : pluginPod(KubeJson.podList(parts[1]), n.name());
-                return Optional.of("allocatable " + String.join(", ", wrong) + " (" + count.get() + " GPUs cut as " + mig + "); " + pod
-                    + " — check the instances on " + n.name() + " (nvidia-smi -L) and the plugin's log");
-            });
+        return KubeJson.cluster("node " + n.name() + " allocatable = its MIG instances (" + mig + ")", (view, facts) -> {
+            var node = view.node(n.name());
+            if (node.isEmpty()) return Optional.of("node " + n.name() + " not found (kubectl get nodes)");
+            Optional<String> count = facts.get(gpuCountFact(n)).filter(c -> c.matches("[0-9]{1,4}"));
+            Optional<String> totals = facts.get(MigStep.totalsFact(n));
+            if (count.isEmpty() || totals.isEmpty()) return Optional.of("the node's GPUs and MIG profiles are not known (preflight learns them)");
+            Map<String, Integer> want = NvidiaMig.resources(mig, Integer.parseInt(count.get()), NvidiaMig.decode(totals.get()));
+            List<String> wrong = new ArrayList<>();
+            for (var e : want.entrySet()) {
+                String have = node.get().allocatable(e.getKey());
+                if (!have.equals(String.valueOf(e.getValue()))) wrong.add(e.getKey() + " is " + have + ", expected " + e.getValue());
+            }
+            if (wrong.isEmpty()) return Optional.empty();
+            return Optional.of("allocatable " + String.join(", ", wrong) + " (" + count.get() + " GPUs cut as " + mig + "); "
+                + pluginPod(view, n.name()) + " — check the instances on " + n.name() + " (nvidia-smi -L) and the plugin's log");
+        });
     }
 
     /** "device plugin pod kube-system/NAME is CrashLoopBackOff (kubectl -n kube-system logs NAME)", or that there is none. */
-    static String pluginPod(com.fasterxml.jackson.databind.JsonNode pods, String node) {
-        for (var p : pods.path("items")) {
-            String name = p.path("metadata").path("name").asText();
-            if (!name.contains("nvidia-device-plugin") || !node.equals(p.path("spec").path("nodeName").asText())) continue;
-            String ns = p.path("metadata").path("namespace").asText();
-            String state = p.path("status").path("phase").asText("Unknown");
-            for (var c : p.path("status").path("containerStatuses")) {
-                String reason = c.path("state").path("waiting").path("reason").asText("");
-                if (!reason.isEmpty()) state = reason;
-            }
-            return "device plugin pod " + ns + "/" + name + " is " + state + " (kubectl -n " + ns + " logs " + name + ")";
+    static String pluginPod(ClusterView view, String node) {
+        for (ClusterView.PodState p : view.pods()) {
+            if (!p.name().contains("nvidia-device-plugin") || !node.equals(p.node())) continue;
+            return "device plugin pod " + p.namespace() + "/" + p.name() + " is " + p.state() + " (kubectl -n " + p.namespace() + " logs " + p.name() + ")";
         }
         return "no device plugin pod runs on " + node;
     }

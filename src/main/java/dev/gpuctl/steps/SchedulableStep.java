@@ -1,7 +1,6 @@
 package dev.gpuctl.steps;
 
 import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.remote.ExecResult;
 import java.util.List;
 import java.util.Optional;
 
@@ -27,17 +26,15 @@ public final class SchedulableStep implements Step {
         return Kube.kubectl("get node " + Sh.quote(node) + " -o 'jsonpath={range .spec.taints[*]}{.key}{\"\\n\"}{end}'");
     }
 
-    /** Why the answer shows the control-plane taint still there, or that kubectl failed; empty when it is gone. */
-    static Optional<String> problem(ExecResult r, String node) {
-        if (!r.ok()) return Optional.of("kubectl failed (exit " + r.exit() + "): " + r.tail(2));
-        boolean tainted = r.stdout().lines().map(String::strip).anyMatch(TAINT::equals);
-        return tainted ? Optional.of("node " + node + " still has the " + TAINT + " taint: pods do not run there") : Optional.empty();
+    /** Why the node's taints still hold the control-plane taint; empty when it is gone. */
+    static Optional<String> problem(List<String> taintKeys, String node) {
+        return taintKeys.contains(TAINT) ? Optional.of("node " + node + " still has the " + TAINT + " taint: pods do not run there") : Optional.empty();
     }
 
     @Override public List<Probe> check(HostContext ctx) {
         String node = ctx.node().name();
-        return List.of(Probe.of("no " + TAINT + " taint on " + node + " (controlPlaneSchedulable)", taintKeys(node),
-            r -> problem(r, node)));
+        return List.of(KubeJson.cluster("no " + TAINT + " taint on " + node + " (controlPlaneSchedulable)",
+            view -> view.node(node).map(n -> problem(n.taintKeys(), node)).orElse(Optional.of("node " + node + " not found (kubectl get nodes)"))));
     }
 
     @Override public List<Op> apply(HostContext ctx) {

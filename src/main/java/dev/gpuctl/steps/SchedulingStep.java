@@ -1,6 +1,6 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.hostconf.ClusterView;
 import dev.gpuctl.hostconf.NodeDrain;
 import dev.gpuctl.inventory.Node;
 import java.util.List;
@@ -17,14 +17,11 @@ public final class SchedulingStep implements Step {
     @Override public boolean readsCluster() { return true; }
     @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }
 
-    /** Each node's name and spec.unschedulable, tab-separated, one a line. */
-    static final String NODES = Kube.kubectl("get nodes -o 'jsonpath={range .items[*]}{.metadata.name}{\"\\t\"}{.spec.unschedulable}{\"\\n\"}{end}'");
-
     @Override public List<Probe> check(HostContext ctx) {
         List<String> names = ctx.inventory().nodes().stream().map(Node::name).toList();
-        return List.of(Probe.of("no node of the inventory cordoned", NODES, r -> {
-            if (!r.ok()) return Optional.of("kubectl failed (exit " + r.exit() + "): " + r.tail(2));
-            List<String> cordoned = NodeDrain.cordoned(r.stdout()).stream().filter(names::contains).toList();
+        return List.of(KubeJson.cluster("no node of the inventory cordoned", view -> {
+            List<String> cordoned = view.nodes().stream().filter(ClusterView.NodeState::unschedulable).map(ClusterView.NodeState::name)
+                .filter(names::contains).toList();
             return cordoned.isEmpty() ? Optional.empty() : Optional.of(NodeDrain.cordonedProblem(cordoned));
         }));
     }

@@ -30,6 +30,29 @@ public final class KubectlPrints {
         }
     }
 
+    /**
+     * What kubectl prints for {@link ClusterView#COMMAND}, given the {@code -o json} lists of nodes and of pods it
+     * would otherwise print: the nodes' lines (tagged N), then the pods' (tagged P).
+     */
+    public static String clusterView(String nodesJson, String podsJson) {
+        try {
+            StringBuilder out = new StringBuilder();
+            tagged(out, "N", ClusterView.NODE_FIELDS, JSON.readTree(nodesJson));
+            tagged(out, "P", ClusterView.POD_FIELDS, JSON.readTree(podsJson));
+            return out.toString();
+        } catch (java.io.IOException e) {
+            throw new IllegalArgumentException(e);
+        }
+    }
+
+    private static void tagged(StringBuilder out, String tag, List<String> paths, JsonNode list) {
+        for (JsonNode item : list.path("items")) {
+            out.append(tag);
+            for (String path : paths) out.append('\t').append(value(item, path));
+            out.append('\n');
+        }
+    }
+
     private static String value(JsonNode item, String path) {
         int star = path.indexOf("[*]");
         if (star < 0) return text(at(item, path));
@@ -42,7 +65,7 @@ public final class KubectlPrints {
     }
 
     private static JsonNode at(JsonNode n, String path) {
-        for (String p : path.split("\\.")) n = n.path(p);
+        for (String p : path.split("(?<!\\\\)\\.")) n = n.path(p.replace("\\.", "."));
         return n;
     }
 

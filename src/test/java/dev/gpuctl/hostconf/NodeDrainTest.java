@@ -84,9 +84,7 @@ class NodeDrainTest {
         assertEquals("1s", NodeDrain.goDuration(Duration.ZERO));
     }
 
-    @Test void cordonedNodesAreReadFromTheNodeListAndNamedWithTheWayBack() {
-        assertEquals(List.of("w2", "w3"), NodeDrain.cordoned("m\t\nw1\tfalse\nw2\ttrue\nw3\ttrue\n"));
-        assertEquals(List.of(), NodeDrain.cordoned(""));
+    @Test void cordonedNodesAreNamedWithTheWayBack() {
         assertEquals("w2 is cordoned (SchedulingDisabled): no new pods there; `gpuctl uncordon w2` ends the maintenance",
             NodeDrain.cordonedProblem(List.of("w2")));
         assertEquals("w2, w3 are cordoned (SchedulingDisabled): no new pods there; `gpuctl uncordon w2 w3` ends the maintenance",

@@ -37,9 +37,10 @@ class GpuRecordStepTest {
 
     static Facts facts(String preflightAnswer, int exit) { return facts(preflightAnswer, exit, ""); }
 
+    /** kubectl's answer to the cluster question: node w1, with the annotation when it is given. */
     static String node(String annotation) {
-        return "{\"metadata\": {\"name\": \"w1\", \"annotations\": {\"node.alpha.kubernetes.io/ttl\": \"0\""
-            + (annotation == null ? "" : ", \"gpuctl.dev/gpus-at-bootstrap\": \"" + annotation + "\"") + "}}}";
+        return dev.gpuctl.hostconf.KubectlPrints.clusterView("{\"items\": [{\"metadata\": {\"name\": \"w1\", \"annotations\": {\"node.alpha.kubernetes.io/ttl\": \"0\""
+            + (annotation == null ? "" : ", \"gpuctl.dev/gpus-at-bootstrap\": \"" + annotation + "\"") + "}}}]}", "{}");
     }
 
     @Test void runsOnTheMasterOnlyAndAnnotatesEachGpuNodeOnce() {
@@ -52,7 +53,8 @@ class GpuRecordStepTest {
         Op.Run run = (Op.Run) ops.get(0);
         assertEquals("r='{{gpu.w1.gpusRecordedOnHost}}'; [ -n \"$r\" ] || r='{{gpu.w1.gpus}}';"
             + " kubectl --kubeconfig=/etc/kubernetes/admin.conf annotate node w1 gpuctl.dev/gpus-at-bootstrap=\"$r\"", run.command());
-        assertEquals("kubectl --kubeconfig=/etc/kubernetes/admin.conf get node w1 -o json | grep -qF '\"gpuctl.dev/gpus-at-bootstrap\"'", run.unless());
+        assertEquals("kubectl --kubeconfig=/etc/kubernetes/admin.conf get node w1 -o 'jsonpath={.metadata.annotations.gpuctl\\.dev/gpus-at-bootstrap}'"
+            + " | grep -q .", run.unless());
     }
 
     /** The annotate command as the runner would run it, with the facts filled in, through sh with kubectl echoing its args. */
@@ -81,7 +83,7 @@ class GpuRecordStepTest {
 
     @Test void theCheckNamesTheMissingGpuByIndexAndUuid() {
         Probe p = new GpuRecordStep().check(GpuHealthStepTest.ctx(INV, "master")).get(0);
-        assertEquals("kubectl --kubeconfig=/etc/kubernetes/admin.conf get node w1 -o json", p.command());
+        assertEquals(dev.gpuctl.hostconf.ClusterView.COMMAND, p.command());
         Facts now = facts(QUERY, 0);
         String recordedOne = "0:GPU-01bc1429-cdbb-796f-97d8-790afa7693b9";
         assertEquals(Optional.empty(), p.judge().apply(new ExecResult(0, node(recordedOne), ""), now));

@@ -3,7 +3,7 @@ package dev.gpuctl.steps;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.KubeFields;
+import dev.gpuctl.hostconf.ClusterView;
 import dev.gpuctl.hostconf.KubectlPrints;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryLoader;
@@ -40,10 +40,8 @@ class GpuStepTest {
 
     static String json(String name) throws IOException { return Files.readString(KUBECTL.resolve(name)); }
 
-    /** What kubectl prints for the step's node question, from the recorded {@code get nodes -o json}. */
-    static String nodes() throws IOException { return KubectlPrints.fields(KubeFields.NODES, json("nodes.json")); }
-
-    static String pods() throws IOException { return KubectlPrints.fields(KubeFields.PODS, json("pods.json")); }
+    /** What kubectl prints for the cluster question, from the recorded {@code get nodes -o json} and {@code get pods -o json}. */
+    static String cluster() throws IOException { return KubectlPrints.clusterView(json("nodes.json"), json("pods.json")); }
 
     static Optional<String> judge(Probe p, String stdout, Facts facts) {
         return p.judge().apply(new ExecResult(0, stdout, ""), facts);
@@ -51,20 +49,20 @@ class GpuStepTest {
 
     @Test void everyNodesProbesAskOneNodeListSoABatchRunsItOnce() {
         Set<String> commands = check().stream().filter(p -> !p.what().contains("device plugin")).map(Probe::command).collect(Collectors.toSet());
-        assertEquals(Set.of(GpuStep.NODES, GpuStep.NODES_THEN_PODS), commands, "4 label probes and 4 capacity probes, 2 commands");
+        assertEquals(Set.of(ClusterView.COMMAND), commands, "4 label probes and 4 capacity probes, 1 command");
     }
 
     @Test void labelsAreReadFromTheNodeList() throws IOException {
-        String nodes = nodes();
+        String nodes = cluster();
         assertEquals(Optional.empty(), judge(probe("node worker-1 labelled"), nodes, new Facts()));
         assertEquals(Optional.of("labels missing or different: [gpu-memory]"), judge(probe("node worker-2 labelled"), nodes, new Facts()));
         assertEquals(Optional.of("node worker-9 not found (kubectl get nodes)"), judge(probe("node worker-9 labelled"), nodes, new Facts()));
         assertTrue(probe("node worker-1 labelled").judge().apply(new ExecResult(1, "", "The connection to the server was refused\n"), new Facts())
-            .orElseThrow().startsWith("kubectl failed: "));
+            .orElseThrow().startsWith("kubectl failed (exit 1): "));
     }
 
     @Test void allocatableIsComparedWithEachNodesNvidiaSmiCount() throws IOException {
-        String out = nodes() + "@@@\n" + pods();
+        String out = cluster();
         Facts facts = new Facts();
         facts.put(GpuStep.gpuCountFact(INV.node("worker-1").orElseThrow()), "2", false);
         facts.put(GpuStep.gpuCountFact(INV.node("worker-2").orElseThrow()), "8", false);
@@ -80,13 +78,13 @@ class GpuStepTest {
     @Test void theChecksAskForFieldsNotWholeObjects() {
         for (Probe p : check()) {
             if (p.what().contains("device plugin")) continue;
-            assertTrue(p.command().contains("-o 'jsonpath={range .items[*]}") && !p.command().contains("-o json"), p.command());
+            assertTrue(p.command().contains("-o 'jsonpath={range .items[") && !p.command().contains("-o json"), p.command());
             assertTrue(!p.command().contains("env"), "a pod's environment is never asked for: " + p.command());
         }
     }
 
     @Test void theDevicePluginPodOfTheNodeIsNamedWithItsState() throws IOException {
-        var pods = KubeJson.podList(pods());
+        var pods = ClusterView.parse(cluster());
         assertEquals("device plugin pod kube-system/nvidia-device-plugin-daemonset-4qv8s is Running"
             + " (kubectl -n kube-system logs nvidia-device-plugin-daemonset-4qv8s)", GpuStep.pluginPod(pods, "worker-1"));
         assertEquals("no device plugin pod runs on worker-3", GpuStep.pluginPod(pods, "worker-3"));
@@ -119,12 +117,12 @@ class GpuStepTest {
         assertEquals("node worker-1 allocatable nvidia.com/gpu = its nvidia-smi count × 2 (time-slicing)", w1.what());
         Facts facts = new Facts();
         facts.put(GpuStep.gpuCountFact(SHARED.node("worker-1").orElseThrow()), "2", false);
-        String out = nodes() + "@@@\n" + pods(); // worker-1 advertises 2: right unshared, half of what 2 GPUs × 2 replicas give
+        String out = cluster(); // worker-1 advertises 2: right unshared, half of what 2 GPUs × 2 replicas give
         assertEquals(Optional.of("allocatable nvidia.com/gpu is 2, nvidia-smi counts 2 GPUs × 2 replicas = 4; device plugin pod"
                 + " kube-system/nvidia-device-plugin-daemonset-4qv8s is Running (kubectl -n kube-system logs nvidia-device-plugin-daemonset-4qv8s)"
                 + " — check that nvidia is the default runtime on worker-1 (gpuctl verify --hosts worker-1)"),
             judge(w1, out, facts));
         Probe labelled = probes.stream().filter(p -> p.what().startsWith("node worker-1 labelled")).findFirst().orElseThrow();
-        assertEquals(Optional.of("labels missing or different: [nvidia.com/device-plugin.config]"), judge(labelled, nodes(), new Facts()));
+        assertEquals(Optional.of("labels missing or different: [nvidia.com/device-plugin.config]"), judge(labelled, cluster(), new Facts()));
     }
 }

@@ -110,9 +110,9 @@ class MigStepTest {
         String json = GpuStepTest.json("nodes.json");
         String recorded = "\"allocatable\": {\"cpu\": \"64\", \"memory\": \"65746948Ki\", \"nvidia.com/gpu\": \"2\"";
         assertTrue(json.contains(recorded), "the recorded worker-1 advertises 2 GPUs; 7 MIG devices here");
-        String nodes = dev.gpuctl.hostconf.KubectlPrints.fields(dev.gpuctl.hostconf.KubeFields.NODES,
-            json.replaceFirst(java.util.regex.Pattern.quote(recorded), java.util.regex.Matcher.quoteReplacement(recorded.replace("\"2\"", "\"7\""))));
-        String out = nodes + "@@@\n" + GpuStepTest.pods();
+        String out = dev.gpuctl.hostconf.KubectlPrints.clusterView(
+            json.replaceFirst(java.util.regex.Pattern.quote(recorded), java.util.regex.Matcher.quoteReplacement(recorded.replace("\"2\"", "\"7\""))),
+            GpuStepTest.json("pods.json"));
         assertEquals(Optional.empty(), w1.judge().apply(new ExecResult(0, out, ""), facts));
         String why = w2.judge().apply(new ExecResult(0, out, ""), facts).orElseThrow();
         assertTrue(why.startsWith("allocatable nvidia.com/mig-1g.18gb is 0, expected 2, nvidia.com/mig-3g.71gb is 0, expected 1"

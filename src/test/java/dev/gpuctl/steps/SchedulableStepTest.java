@@ -8,6 +8,7 @@ import dev.gpuctl.engine.Plan;
 import dev.gpuctl.engine.PlanSummary;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryLoader;
+import dev.gpuctl.hostconf.ClusterView;
 import dev.gpuctl.remote.ExecResult;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -34,10 +35,16 @@ class SchedulableStepTest {
     @Test void theProbeFindsTheTaintByKeyAndNamesAFailingKubectl() {
         String node = "m1";
         assertEquals(Optional.of("node m1 still has the node-role.kubernetes.io/control-plane taint: pods do not run there"),
-            SchedulableStep.problem(new ExecResult(0, "node.kubernetes.io/not-ready\nnode-role.kubernetes.io/control-plane\n", ""), node));
-        assertEquals(Optional.empty(), SchedulableStep.problem(new ExecResult(0, "nvidia.com/gpu\n", ""), node));
-        assertEquals(Optional.empty(), SchedulableStep.problem(new ExecResult(0, "", ""), node));
-        assertTrue(SchedulableStep.problem(new ExecResult(1, "", "The connection to the server was refused\n"), node)
+            SchedulableStep.problem(List.of("node.kubernetes.io/not-ready", "node-role.kubernetes.io/control-plane"), node));
+        assertEquals(Optional.empty(), SchedulableStep.problem(List.of("nvidia.com/gpu"), node));
+        assertEquals(Optional.empty(), SchedulableStep.problem(List.of(), node));
+        Probe p = new SchedulableStep().check(new HostContext(inventory(true, false), inventory(true, false).master())).get(0);
+        assertEquals(ClusterView.COMMAND, p.command());
+        String tainted = "N\tm1\t{}\t\t\t[{\"key\":\"node-role.kubernetes.io/control-plane\",\"effect\":\"NoSchedule\"}]\t{}\t[]\n";
+        assertEquals(Optional.of("node m1 still has the node-role.kubernetes.io/control-plane taint: pods do not run there"),
+            p.judge().apply(new ExecResult(0, tainted, ""), new Facts()));
+        assertEquals(Optional.empty(), p.judge().apply(new ExecResult(0, "N\tm1\t{}\t\t\t\t{}\t[]\n", ""), new Facts()));
+        assertTrue(p.judge().apply(new ExecResult(1, "", "The connection to the server was refused\n"), new Facts())
             .orElseThrow().startsWith("kubectl failed (exit 1): The connection to the server was refused"));
     }
 
@@ -94,15 +101,14 @@ class SchedulableStepTest {
         Inventory inv = inventory(true, true);
         HostContext ctx = new HostContext(inv, inv.master());
         SchedulableStep step = new SchedulableStep();
-        Probe probe = step.check(ctx).get(0);
         Op.Run op = (Op.Run) step.apply(ctx).get(0);
 
-        assertTrue(SchedulableStep.problem(sh(bin, taints, probe.command()), "m1").isPresent(), "tainted at first");
+        assertTrue(SchedulableStep.problem(sh(bin, taints, SchedulableStep.taintKeys("m1")).stdout().lines().toList(), "m1").isPresent(), "tainted at first");
         assertEquals(1, sh(bin, taints, op.unless()).exit(), "the op is not skipped while the taint is there");
         ExecResult applied = sh(bin, taints, op.command());
         assertEquals(0, applied.exit(), applied::toString);
         assertEquals("nvidia.com/gpu\n", Files.readString(taints), "only the control-plane taint is removed");
-        assertEquals(Optional.empty(), SchedulableStep.problem(sh(bin, taints, probe.command()), "m1"));
+        assertEquals(Optional.empty(), SchedulableStep.problem(sh(bin, taints, SchedulableStep.taintKeys("m1")).stdout().lines().toList(), "m1"));
 
         Files.writeString(dir.resolve("taints.calls"), "");
         assertEquals(0, sh(bin, taints, op.unless()).exit(), "a re-run skips the op");

@@ -26,4 +26,37 @@ class TypedFactsTest {
         assertEquals(List.of("c"), facts.get(key).orElseThrow().words());
         assertEquals(2, parses.get());
     }
+
+    @Test void probesSharingOneAnswerParseItOnceAndAFreshAnswerAgain() throws Exception {
+        AtomicInteger parses = new AtomicInteger();
+        Facts.Key<Words> key = new Facts.Key<>("cluster words", Words.class, t -> {
+            parses.incrementAndGet();
+            return new Words(List.of(t.split(" ")));
+        });
+        Facts facts = new Facts();
+        String answer = new String("a b".toCharArray());
+        Words first = facts.answer(key, answer);
+        assertEquals(List.of("a", "b"), first.words());
+        assertEquals(first, facts.answer(key, answer));
+        assertEquals(1, parses.get(), "several probes judged on one answer");
+        assertEquals(first, facts.answer(key, new String("a b".toCharArray())));
+        assertEquals(2, parses.get(), "a probe asked again gets a new answer, read anew");
+    }
+
+    @Test void theMastersClusterChecksShareOneCommandAndOneParse() throws Exception {
+        var inv = GpuStepTest.INV;
+        var ctx = new HostContext(inv, inv.master());
+        List<Probe> probes = new java.util.ArrayList<>();
+        for (Step s : List.of(new CniStep(), new GpuStep(), new GpuRecordStep(), new SchedulingStep())) probes.addAll(s.verify(ctx));
+        List<Probe> cluster = probes.stream().filter(p -> p.command().equals(dev.gpuctl.hostconf.ClusterView.COMMAND)).toList();
+        assertEquals(probes.size() - 2, cluster.size(), "all but the two kubectl diffs read the one answer: "
+            + probes.stream().map(Probe::command).filter(c -> !c.equals(dev.gpuctl.hostconf.ClusterView.COMMAND)).toList());
+        String answer = GpuStepTest.cluster();
+        var r = new dev.gpuctl.remote.ExecResult(0, answer, "");
+        Facts facts = new Facts();
+        cluster.get(0).judge().apply(r, facts);
+        var parsed = facts.answer(KubeJson.CLUSTER, answer);
+        for (Probe p : cluster) p.judge().apply(r, facts);
+        org.junit.jupiter.api.Assertions.assertSame(parsed, facts.answer(KubeJson.CLUSTER, answer), "parsed once for all of them");
+    }
 }
