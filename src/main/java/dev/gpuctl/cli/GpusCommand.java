@@ -7,6 +7,7 @@ import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.remote.Remotes;
 import dev.gpuctl.remote.SshOptions;
+import dev.gpuctl.engine.GpuSurveyRun;
 import dev.gpuctl.workload.GpuSurvey;
 import dev.gpuctl.workload.GpuUsage;
 import dev.gpuctl.workload.GpusText;
@@ -52,8 +53,9 @@ final class GpusCommand implements Callable<Integer> {
         GpuUsage.Report report;
         GpuSurvey.Survey survey;
         try {
-            survey = GpuSurvey.survey(inv, n -> n.isMaster() ? Inventories.openCluster(inv, ssh, inventory.resolve(parent.env))
+            GpuSurveyRun.Answers answers = GpuSurveyRun.ask(inv, n -> n.isMaster() ? Inventories.openCluster(inv, ssh, inventory.resolve(parent.env))
                 : Remotes.open(n, ssh), sample);
+            survey = GpuSurvey.of(inv, answers::answer, answers.unreachable(), sample);
             report = survey.usage();
         } catch (RemoteException | WorkloadException e) {
             throw new GpuctlException(ExitCode.STEP_FAILED, e.getMessage(), e);

@@ -3,6 +3,7 @@ package dev.gpuctl.engine;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.inventory.Role;
+import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.steps.CertificatesStep;
@@ -158,6 +159,11 @@ public final class Runner {
     /** What the run learned under {@code key} (a probe's or a capture's fact), once it has run. */
     public Optional<String> learned(String key) {
         return facts.get(key);
+    }
+
+    /** The whole answer of a probe that keeps it ({@link Probe#keeping}), by its key, once it has run. */
+    public Optional<ExecResult> answer(String key) {
+        return facts.kept(key);
     }
 
     List<Node> selected() {

@@ -2,6 +2,7 @@ package dev.gpuctl.steps;
 
 import dev.gpuctl.hostconf.Kubeadm;
 import dev.gpuctl.hostconf.Secrets;
+import dev.gpuctl.remote.ExecResult;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -26,6 +27,9 @@ public final class Facts {
     private final Map<String, Parsed> answers = new ConcurrentHashMap<>();
 
     private record Parsed(String text, Object value) {}
+
+    /** Whole answers kept by their probe's key, for a command that reports them ({@link Probe#keeping}). */
+    private final Map<String, ExecResult> kept = new ConcurrentHashMap<>();
 
     /**
      * A fact read as a record: {@code name} is the text fact a probe learns, {@code parser} the pure parser (in
@@ -61,6 +65,12 @@ public final class Facts {
         answers.put(key.name(), new Parsed(text, value));
         return value;
     }
+
+    /** Keeps a probe's answer under its key (the last one asked). */
+    public void keep(String key, ExecResult answer) { kept.put(key, answer); }
+
+    /** The answer kept under {@code key}; empty when its probe was not asked (its host was not reached). */
+    public Optional<ExecResult> kept(String key) { return Optional.ofNullable(kept.get(key)); }
 
     /** Replaces every {{key}} with its value; an unknown key is an error (a step ran before what it needs). */
     public String substitute(String text) {

@@ -32,6 +32,17 @@ public record Probe(String what, String command, BiFunction<ExecResult, Facts, O
         return new Probe(what, command, (r, f) -> judge.apply(r), r -> Map.of(), Duration.ZERO);
     }
 
+    /**
+     * A question whose whole answer a command reports (gpuctl gpus): kept under {@code key} ({@link Facts#kept}) and
+     * never judged here, so that a failing answer (nvidia-smi without a driver) is the report's line, not a problem.
+     */
+    public static Probe keeping(String what, String command, String key) {
+        return new Probe(what, command, (r, facts) -> {
+            facts.keep(key, r);
+            return Optional.empty();
+        }, r -> Map.of(), Duration.ZERO);
+    }
+
     /** Right when the command's trimmed stdout equals {@code expected}. */
     public static Probe equals(String what, String command, String expected) {
         return of(what, command, r -> r.stdout().strip().equals(expected) ? Optional.empty()

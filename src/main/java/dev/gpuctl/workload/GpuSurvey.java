@@ -2,6 +2,7 @@ package dev.gpuctl.workload;
 
 import dev.gpuctl.hostconf.DeviceCheckpoint;
 import dev.gpuctl.hostconf.GpuSamples;
+import dev.gpuctl.hostconf.GpuQuestions;
 import dev.gpuctl.hostconf.HostConfException;
 import dev.gpuctl.hostconf.KubeFields;
 import dev.gpuctl.hostconf.NvidiaSmi;
@@ -9,24 +10,19 @@ import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
-import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.hostconf.Kube;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.function.Function;
 
 /**
- * Asks the cluster who holds which GPU: kubectl on the master (its admin.conf, so this machine needs no
- * kubeconfig) for nodes and pods, and nvidia-smi on every GPU node of the inventory, in parallel. Read-only.
+ * Who holds which GPU, from what the hosts answered ({@link GpuQuestions}: kubectl on the master, with its admin.conf,
+ * so this machine needs no kubeconfig; nvidia-smi on every GPU node), and the master's kubectl for the job commands.
+ * Read-only.
  */
 public final class GpuSurvey {
     static final Duration TIMEOUT = Duration.ofMinutes(1);
@@ -34,22 +30,12 @@ public final class GpuSurvey {
 
     private GpuSurvey() {}
 
-    /**
-     * The nodes' and pods' JSON from the master: the fields the report reads ({@link KubeFields}), in the shape of
-     * {@code kubectl get -o json}'s list; never whole pods, whose environment values are nobody's business here.
-     */
-    public record ClusterState(String nodesJson, String podsJson) {}
-
     /** kubectl ARGS on the master; its stdout, or a {@link WorkloadException} naming the host, command and stderr. */
     public static String kubectl(Remote master, String args, String next) {
         String command = Kube.kubectl(args);
         ExecResult r = master.exec(command, TIMEOUT);
         if (!r.ok()) throw WorkloadException.failed(master.name(), command, r, next);
         return r.stdout();
-    }
-
-    public static ClusterState clusterState(Remote master) {
-        return new ClusterState(fields(master, "get nodes", KubeFields.NODES, NEXT), fields(master, "get pods -A", KubeFields.GPU_PODS, NEXT));
     }
 
     /** kubectl ARGS on the master asking for the query's fields; the answer as {@code -o json}-shaped list text. */
@@ -62,55 +48,72 @@ public final class GpuSurvey {
         }
     }
 
-    /**
-     * The report: the master must answer (a {@link RemoteException} or {@link WorkloadException} otherwise); a GPU
-     * node that cannot be reached or whose nvidia-smi fails is a line of the report, not an exception.
-     */
-    public static GpuUsage.Report survey(Inventory inv, Function<Node, Remote> connector) {
-        return survey(inv, connector, Duration.ZERO).usage();
-    }
-
     /** Who holds which GPU and, when a window was sampled, how each GPU was used meanwhile. */
     public record Survey(GpuUsage.Report usage, Optional<GpuActivity.Report> activity) {}
-
-    /** What one GPU node answered: nvidia-smi's list, and its GPUs' use over the window (absent: not sampled). */
-    private record Answer(GpuUsage.Smi smi, Optional<Sampled> sampled) {}
 
     /** The kubelet's device checkpoint and the window's samples, as the node printed them; or why not. */
     record Sampled(String checkpoint, String samples, String problem) {}
 
     /**
-     * {@link #survey(Inventory, Function)}, and with a positive {@code window} every GPU node's GPUs sampled for that
-     * long ({@link GpuSamples#COMMAND}), all nodes at once, and the kubelet's device checkpoint read there (which pod
-     * holds which GPU): the whole takes about the window, however many nodes.
+     * The report from what the hosts answered to {@link GpuQuestions} (asked by the engine, all hosts at once), each
+     * answer found by its key. The master must have answered (a {@link WorkloadException} naming it otherwise); a GPU
+     * node that was not reached or whose nvidia-smi failed is a line of the report, not an exception.
+     *
+     * @param answer      a question's whole answer by its key; empty when its host was not reached
+     * @param unreachable hosts that were not reached, with why
+     * @param window      how long the GPUs were sampled (ZERO: not sampled)
      */
-    public static Survey survey(Inventory inv, Function<Node, Remote> connector, Duration window) {
+    public static Survey of(Inventory inv, Function<String, Optional<ExecResult>> answer, Map<String, String> unreachable, Duration window) {
+        String master = inv.master().name();
+        if (unreachable.containsKey(master)) throw new WorkloadException(unreachable.get(master));
+        String nodes = fields(master, GpuQuestions.NODES, answer.apply(GpuQuestions.NODES_KEY), KubeFields.NODES);
+        String pods = fields(master, GpuQuestions.PODS, answer.apply(GpuQuestions.PODS_KEY), KubeFields.GPU_PODS);
         List<Node> gpuNodes = inv.nodes().stream().filter(Node::gpu).toList();
-        ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(64, gpuNodes.size())));
-        boolean sample = window.compareTo(Duration.ZERO) > 0;
-        try (Remote master = connector.apply(inv.master())) {
-            Map<String, Future<Answer>> asked = new LinkedHashMap<>();
-            for (Node n : gpuNodes) {
-                asked.put(n.name(), pool.submit(() -> n.isMaster() ? answer(master, sample ? window : null) : answerOf(n, connector, sample ? window : null)));
-            }
-            ClusterState state = clusterState(master);
-            Map<String, Answer> answers = new LinkedHashMap<>();
-            for (var e : asked.entrySet()) answers.put(e.getKey(), get(e.getValue()));
-            Map<String, GpuUsage.Smi> smi = new LinkedHashMap<>();
-            answers.forEach((k, v) -> smi.put(k, v.smi()));
-            try {
-                GpuUsage.Report usage = GpuUsage.of(gpuNodes.stream().map(Node::name).toList(), state.nodesJson(), state.podsJson(), smi);
-                if (!sample) return new Survey(usage, Optional.empty());
-                Map<String, GpuActivity.PodRef> pods = GpuActivity.livePods(state.podsJson());
-                List<GpuActivity.NodeUse> nodes = new ArrayList<>();
-                answers.forEach((name, a) -> nodes.add(activity(name, a.sampled().orElseThrow(), pods)));
-                return new Survey(usage, Optional.of(new GpuActivity.Report(window, nodes)));
-            } catch (IllegalArgumentException e) {
-                throw new WorkloadException(inv.master().name() + ": " + e.getMessage());
-            }
-        } finally {
-            pool.shutdownNow();
+        Map<String, GpuUsage.Smi> smi = new LinkedHashMap<>();
+        for (Node n : gpuNodes) {
+            String why = unreachable.get(n.name());
+            smi.put(n.name(), why != null ? GpuUsage.Smi.failed(why, false)
+                : answer.apply(GpuQuestions.smiKey(n.name())).map(r -> smi(n.name(), r))
+                    .orElse(GpuUsage.Smi.failed(n.name() + ": nvidia-smi was not asked", false)));
         }
+        try {
+            GpuUsage.Report usage = GpuUsage.of(gpuNodes.stream().map(Node::name).toList(), nodes, pods, smi);
+            if (window.isZero()) return new Survey(usage, Optional.empty());
+            Map<String, GpuActivity.PodRef> live = GpuActivity.livePods(pods);
+            List<GpuActivity.NodeUse> uses = new ArrayList<>();
+            for (Node n : gpuNodes) {
+                String why = unreachable.get(n.name());
+                Sampled s = why != null ? new Sampled("", "", why)
+                    : sampled(n.name(), answer.apply(GpuQuestions.checkpointKey(n.name())), answer.apply(GpuQuestions.samplesKey(n.name())));
+                uses.add(activity(n.name(), s, live));
+            }
+            return new Survey(usage, Optional.of(new GpuActivity.Report(window, uses)));
+        } catch (IllegalArgumentException e) {
+            throw new WorkloadException(master + ": " + e.getMessage());
+        }
+    }
+
+    /** The master's answer to a kubectl question, as {@code -o json}-shaped list text; a failure names host and command. */
+    static String fields(String master, String command, Optional<ExecResult> answer, KubeFields.Query query) {
+        ExecResult r = answer.orElseThrow(() -> new WorkloadException(master + ": `" + command + "` was not asked. " + NEXT));
+        if (!r.ok()) throw WorkloadException.failed(master, command, r, NEXT);
+        try {
+            return query.json(r.stdout());
+        } catch (IllegalArgumentException e) {
+            throw new WorkloadException(master + ": " + command + ": " + e.getMessage() + ". " + NEXT);
+        }
+    }
+
+    /**
+     * A node's checkpoint and samples: the sampling's exit 124 ({@code timeout} stopping it) or 0 is a window
+     * sampled; 127 is nvidia-smi missing; anything else is the sampling's failure, in its words.
+     */
+    static Sampled sampled(String node, Optional<ExecResult> checkpoint, Optional<ExecResult> samples) {
+        if (samples.isEmpty()) return new Sampled("", "", node + ": the GPUs were not sampled");
+        ExecResult r = samples.get();
+        if (r.exit() == 127) return new Sampled("", "", "nvidia-smi is not installed on " + node);
+        if (r.exit() != 0 && r.exit() != 124) return new Sampled("", "", "sampling failed (exit " + r.exit() + "): " + r.tail(2));
+        return new Sampled(checkpoint.map(ExecResult::stdout).orElse(""), r.stdout(), "");
     }
 
     /** One node's GPU use from what it printed; an unreadable checkpoint is the node's problem, not an exception. */
@@ -123,56 +126,11 @@ public final class GpuSurvey {
         }
     }
 
-    private static Answer answerOf(Node n, Function<Node, Remote> connector, Duration window) {
-        try (Remote r = connector.apply(n)) {
-            return answer(r, window);
-        } catch (RemoteException e) {
-            return new Answer(GpuUsage.Smi.failed(e.getMessage(), e.kind() == RemoteException.Kind.TIMEOUT),
-                window == null ? Optional.empty() : Optional.of(new Sampled("", "", e.getMessage())));
-        }
-    }
-
-    private static Answer answer(Remote host, Duration window) {
-        GpuUsage.Smi smi = smi(host);
-        if (window == null) return new Answer(smi, Optional.empty());
-        return new Answer(smi, Optional.of(sample(host, window)));
-    }
-
-    /**
-     * The command that reads the kubelet's device checkpoint, then samples the GPUs for {@code window}: nvidia-smi's
-     * {@code -lms} loop stopped by {@code timeout} (its exit 124 is the normal end).
-     */
-    static String sampleCommand(Duration window) {
-        return "cat " + DeviceCheckpoint.PATH + " 2>/dev/null; echo; echo " + SEP + "; timeout "
-            + String.format(Locale.ROOT, "%.3f", window.toMillis() / 1000.0) + " " + GpuSamples.COMMAND + " 2>&1; echo \"" + SEP + " $?\"";
-    }
-
-    static final String SEP = "@@@gpuctl";
-
-    /** Samples one host's GPUs (see {@link #sampleCommand}); what went wrong is the answer's problem. */
-    static Sampled sample(Remote host, Duration window) {
-        String command = sampleCommand(window);
-        ExecResult r;
-        try {
-            r = host.exec(command, window.plus(TIMEOUT));
-        } catch (RemoteException e) {
-            return new Sampled("", "", e.getMessage());
-        }
-        String[] parts = r.stdout().split("(?m)^" + SEP + "\\R", 2);
-        if (!r.ok() || parts.length < 2) return new Sampled("", "", "sampling failed (exit " + r.exit() + "): " + r.tail(2));
-        int end = parts[1].lastIndexOf(SEP + " ");
-        String samples = end < 0 ? parts[1] : parts[1].substring(0, end);
-        String exit = end < 0 ? "" : parts[1].substring(end + SEP.length() + 1).strip();
-        if (exit.equals("127")) return new Sampled("", "", "nvidia-smi is not installed on " + host.name());
-        return new Sampled(parts[0], samples, "");
-    }
-
     /** nvidia-smi's answer on one host; a failed or unreadable answer is the reason in words. */
-    static GpuUsage.Smi smi(Remote host) {
-        ExecResult r = host.exec(NvidiaSmi.QUERY_COMMAND + " 2>&1", TIMEOUT);
+    static GpuUsage.Smi smi(String host, ExecResult r) {
         if (r.exit() == 127) {
             return GpuUsage.Smi.failed("nvidia-smi is not installed: install the NVIDIA driver, or set gpu: false for "
-                + host.name() + " in the inventory", true);
+                + host + " in the inventory", true);
         }
         try {
             NvidiaSmi.GpuScan scan = NvidiaSmi.parseQuery(r.stdout());
@@ -182,18 +140,6 @@ public final class GpuSurvey {
             return GpuUsage.Smi.answered(scan);
         } catch (HostConfException e) {
             return GpuUsage.Smi.failed(e.getMessage(), true);
-        }
-    }
-
-    private static <T> T get(Future<T> f) {
-        try {
-            return f.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException re) throw re;
-            throw new IllegalStateException(e.getCause());
         }
     }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gpuctl.hostconf.GpuQuestions;
 import dev.gpuctl.hostconf.KubeFields;
 import dev.gpuctl.hostconf.KubectlPrints;
 import dev.gpuctl.inventory.Inventory;
@@ -20,6 +21,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
@@ -71,54 +73,48 @@ class GpuSurveyTest {
             "apply -f", ok("job.batch/detector-train created\n"))));
     }
 
+    /** The master's answers to the survey's two kubectl questions, from the recorded lists. */
+    static Map<String, ExecResult> clusterAnswers(String podsJson) throws IOException {
+        Map<String, ExecResult> m = new java.util.HashMap<>();
+        m.put(GpuQuestions.NODES_KEY, ok(KubectlPrints.fields(KubeFields.NODES, GpuUsageTest.fixture("nodes.json"))));
+        m.put(GpuQuestions.PODS_KEY, ok(KubectlPrints.fields(KubeFields.GPU_PODS, podsJson)));
+        return m;
+    }
+
+    static final String UNREACHABLE = "worker-3: cannot connect to 172.16.10.102:22: connection refused.";
+
     @Test void everyGpuNodeIsAskedAndAFailingOneIsALineNotAnError() throws IOException {
-        Scripted master = master();
-        Function<dev.gpuctl.inventory.Node, Remote> connector = n -> switch (n.name()) {
-            case "master" -> master;
-            case "worker-1" -> new Scripted("worker-1", Map.of("nvidia-smi --query-gpu=", ok(
-                "0, NVIDIA H200, GPU-1, 143771, 580.159.04, Disabled, Default, 00000000:01:00.0\n"
-                    + "1, NVIDIA H200, GPU-2, 143771, 580.159.04, Disabled, Default, 00000000:02:00.0\n")));
-            case "worker-2" -> new Scripted("worker-2", Map.of("nvidia-smi", new ExecResult(9, "NVIDIA-SMI has failed because it"
-                + " couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n", "")));
-            default -> throw new RemoteException(RemoteException.Kind.UNREACHABLE, n.name(), n.name() + ": cannot connect to "
-                + n.address() + ":22: connection refused.");
-        };
-        GpuUsage.Report r = GpuSurvey.survey(EXAMPLE, connector);
+        Map<String, ExecResult> answers = clusterAnswers(GpuUsageTest.fixture("pods.json"));
+        answers.put(GpuQuestions.smiKey("worker-1"), ok("0, NVIDIA H200, GPU-1, 143771, 580.159.04, Disabled, Default, 00000000:01:00.0\n"
+            + "1, NVIDIA H200, GPU-2, 143771, 580.159.04, Disabled, Default, 00000000:02:00.0\n"));
+        answers.put(GpuQuestions.smiKey("worker-2"), new ExecResult(9, "NVIDIA-SMI has failed because it"
+            + " couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n", ""));
+        GpuUsage.Report r = GpuSurvey.of(EXAMPLE, k -> Optional.ofNullable(answers.get(k)), Map.of("worker-3", UNREACHABLE), Duration.ZERO).usage();
         assertEquals(List.of("worker-1", "worker-2", "worker-3"), r.nodes().stream().map(GpuUsage.NodeGpus::name).toList());
         assertEquals(2, r.nodes().get(0).gpus().size());
         assertTrue(r.nodes().get(1).problem().startsWith("nvidia-smi cannot reach the NVIDIA driver"), r.nodes().get(1).problem());
         assertTrue(r.nodes().get(1).reachable());
         assertFalse(r.nodes().get(2).reachable());
+        assertEquals(UNREACHABLE, r.nodes().get(2).problem());
         assertEquals(3, r.nodes().get(1).allocated());
-        // the master has no GPU: nvidia-smi is not asked there; kubectl goes through its admin.conf
-        // only the fields the report reads: never -o json, whose pods carry their environment values
-        assertEquals(List.of("kubectl --kubeconfig=/etc/kubernetes/admin.conf get nodes " + KubeFields.NODES.outputFlag(),
-            "kubectl --kubeconfig=/etc/kubernetes/admin.conf get pods -A " + KubeFields.GPU_PODS.outputFlag()), master.ran);
     }
 
-    @Test void withAWindowEveryGpuNodeIsSampledAndItsCheckpointReadInOneCommand() throws IOException {
+    @Test void withAWindowEachGpuNodesSamplesAreMatchedToThePodsHoldingItsGpus() throws IOException {
         String pods = "{\"items\": [{\"metadata\": {\"namespace\": \"team-a\", \"name\": \"train-x7k2p\", \"uid\": \"5e0b4b1e-7a4c-4d52-9d7e-1f3c2a9b8c01\"},"
             + " \"spec\": {\"nodeName\": \"worker-1\", \"containers\": [{\"resources\": {\"limits\": {\"nvidia.com/gpu\": \"1\"}}}]},"
             + " \"status\": {\"phase\": \"Running\"}}]}";
-        Scripted master = new Scripted("master", Map.of(
-            "get nodes " + KubeFields.NODES.outputFlag(), ok(KubectlPrints.fields(KubeFields.NODES, GpuUsageTest.fixture("nodes.json"))),
-            "get pods -A " + KubeFields.GPU_PODS.outputFlag(), ok(KubectlPrints.fields(KubeFields.GPU_PODS, pods))));
+        Map<String, ExecResult> answers = clusterAnswers(pods);
         String checkpoint = java.nio.file.Files.readString(Path.of("src/test/resources/kubelet/kubelet_internal_checkpoint-two-pods.json"));
         String samples = java.nio.file.Files.readString(Path.of("src/test/resources/h200/health/held-idle-lms500.csv"));
-        Scripted w1 = new Scripted("worker-1", new java.util.LinkedHashMap<>(Map.of(
-            "timeout 2.500 nvidia-smi --query-gpu=index,uuid,utilization.gpu,utilization.memory,memory.used,memory.total --format=csv,noheader,nounits -lms 500",
-            ok(checkpoint + "\n" + GpuSurvey.SEP + "\n" + samples + GpuSurvey.SEP + " 124\n"),
-            "nvidia-smi --query-gpu=index,name", ok("0, NVIDIA H200, GPU-01bc1429-cdbb-796f-97d8-790afa7693b9, 143771, 580.159.04, Disabled, Default, 00000000:01:00.0\n"))));
-        Scripted w2 = new Scripted("worker-2", Map.of("nvidia-smi", new ExecResult(9, "NVIDIA-SMI has failed because it"
-            + " couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n", "")));
-        Function<dev.gpuctl.inventory.Node, Remote> connector = n -> switch (n.name()) {
-            case "master" -> master;
-            case "worker-1" -> w1;
-            case "worker-2" -> w2;
-            default -> throw new RemoteException(RemoteException.Kind.UNREACHABLE, n.name(), n.name() + ": cannot connect to "
-                + n.address() + ":22: connection refused.");
-        };
-        GpuSurvey.Survey s = GpuSurvey.survey(EXAMPLE, connector, Duration.ofMillis(2500));
+        answers.put(GpuQuestions.smiKey("worker-1"), ok("0, NVIDIA H200, GPU-01bc1429-cdbb-796f-97d8-790afa7693b9, 143771, 580.159.04, Disabled, Default, 00000000:01:00.0\n"));
+        answers.put(GpuQuestions.checkpointKey("worker-1"), ok(checkpoint));
+        answers.put(GpuQuestions.samplesKey("worker-1"), new ExecResult(124, samples, ""));
+        ExecResult noDriver = new ExecResult(9, "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."
+            + " Make sure that the latest NVIDIA driver is installed and running.\n", "");
+        answers.put(GpuQuestions.smiKey("worker-2"), noDriver);
+        answers.put(GpuQuestions.checkpointKey("worker-2"), ok(""));
+        answers.put(GpuQuestions.samplesKey("worker-2"), noDriver);
+        GpuSurvey.Survey s = GpuSurvey.of(EXAMPLE, k -> Optional.ofNullable(answers.get(k)), Map.of("worker-3", UNREACHABLE), Duration.ofMillis(2500));
         GpuActivity.Report a = s.activity().orElseThrow();
         assertEquals(List.of("worker-1", "worker-2", "worker-3"), a.nodes().stream().map(GpuActivity.NodeUse::node).toList());
         GpuActivity.GpuUse g = a.nodes().get(0).gpus().get(0);
@@ -128,22 +124,25 @@ class GpuSurveyTest {
         assertTrue(a.nodes().get(1).problem().startsWith("sampling failed (exit 9)"), a.nodes().get(1).problem());
         assertTrue(a.nodes().get(2).problem().contains("cannot connect"), a.nodes().get(2).problem());
         assertEquals(1, s.usage().nodes().get(0).gpus().size());
-        // the checkpoint is read with the sampling, on the same connection: one command each, nothing else
-        assertEquals(2, w1.ran.size(), w1.ran::toString);
-        assertTrue(w1.ran.get(1).startsWith("cat /var/lib/kubelet/device-plugins/kubelet_internal_checkpoint 2>/dev/null; echo; echo @@@gpuctl; timeout 2.500 nvidia-smi"), w1.ran::toString);
+        answers.put(GpuQuestions.samplesKey("worker-2"), new ExecResult(127, "sh: 1: nvidia-smi: not found\n", ""));
+        assertEquals("nvidia-smi is not installed on worker-2", GpuSurvey.of(EXAMPLE, k -> Optional.ofNullable(answers.get(k)),
+            Map.of(), Duration.ofMillis(2500)).activity().orElseThrow().nodes().get(1).problem());
         // no window: nothing sampled
-        assertTrue(GpuSurvey.survey(EXAMPLE, connector, Duration.ZERO).activity().isEmpty());
+        assertTrue(GpuSurvey.of(EXAMPLE, k -> Optional.ofNullable(answers.get(k)), Map.of(), Duration.ZERO).activity().isEmpty());
     }
 
     @Test void kubectlFailingOnTheMasterNamesHostCommandExitAndStderr() {
-        Scripted master = new Scripted("master", Map.of("get nodes", new ExecResult(1, "",
-            "The connection to the server 172.16.10.90:6443 was refused - did you specify the right host or port?\n")));
+        Map<String, ExecResult> answers = Map.of(GpuQuestions.NODES_KEY, new ExecResult(1, "",
+            "The connection to the server 172.16.10.90:6443 was refused - did you specify the right host or port?\n"));
         WorkloadException e = assertThrows(WorkloadException.class,
-            () -> GpuSurvey.survey(EXAMPLE, n -> n.isMaster() ? master : new Scripted(n.name(), Map.of())));
+            () -> GpuSurvey.of(EXAMPLE, k -> Optional.ofNullable(answers.get(k)), Map.of(), Duration.ZERO));
         assertEquals("master: `kubectl --kubeconfig=/etc/kubernetes/admin.conf get nodes " + KubeFields.NODES.outputFlag() + "` failed (exit 1):\n"
             + "  The connection to the server 172.16.10.90:6443 was refused - did you specify the right host or port?\n"
             + "Is the cluster up? Check it with: gpuctl verify", e.getMessage());
         assertFalse(e.refused());
+        WorkloadException down = assertThrows(WorkloadException.class,
+            () -> GpuSurvey.of(EXAMPLE, k -> Optional.empty(), Map.of("master", "master: cannot connect to 172.16.10.90:22: timed out."), Duration.ZERO));
+        assertEquals("master: cannot connect to 172.16.10.90:22: timed out.", down.getMessage());
     }
 
     @Test void submitUploadsThenApplies() throws IOException {
