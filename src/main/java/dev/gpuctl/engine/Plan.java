@@ -92,6 +92,10 @@ public record Plan(String cluster, String summary, List<String> cidrConflicts, L
             m.put("kind", "run");
             m.put("command", r.command());
             if (r.unless() != null) m.put("skipWhen", r.unless());
+            if (r.guard() != null) {
+                m.put("skipWhenRight", r.guard().what());
+                m.put("skipWhen", r.guard().command());
+            }
             if (!r.onlyIfChanged().isEmpty()) m.put("onlyIfChanged", String.join(" ", r.onlyIfChanged()));
             if (r.journal() != null) m.put("journal", r.journal().what());
         } else if (op instanceof Op.WriteFile w) {

@@ -112,7 +112,11 @@ public final class PlanText {
             sb.append("      - ").append(op.get("what")).append('\n');
             switch (op.get("kind")) {
                 case "run" -> {
-                    if (op.containsKey("skipWhen")) sb.append("          skip when: $ ").append(op.get("skipWhen")).append('\n');
+                    if (op.containsKey("skipWhenRight")) {
+                        sb.append("          skip when right: ").append(op.get("skipWhenRight")).append(" (the check above)\n");
+                    } else if (op.containsKey("skipWhen")) {
+                        sb.append("          skip when: $ ").append(op.get("skipWhen")).append('\n');
+                    }
                     if (op.containsKey("onlyIfChanged")) sb.append("          only if changed: ").append(op.get("onlyIfChanged")).append('\n');
                     if (op.containsKey("journal")) sb.append("          journalled first: ").append(op.get("journal")).append('\n');
                     sb.append("          $ ").append(op.get("command")).append('\n');

@@ -343,6 +343,7 @@ final class StepRunner {
         if (op instanceof Op.Run r) {
             if (!r.onlyIfChanged().isEmpty() && r.onlyIfChanged().stream().noneMatch(changed::contains)) return false;
             if (r.unless() != null && exec(r.unless()).ok()) return false;
+            if (r.guard() != null && ask(r.guard()).isEmpty()) return false;
             ExecResult res = exec(r.hostCommand());
             if (!res.ok()) throw new OpFailed(r.what(), facts.mask(facts.substitute(r.command())), res);
             changed.addAll(r.changes());

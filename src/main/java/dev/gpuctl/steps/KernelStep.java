@@ -26,16 +26,26 @@ public final class KernelStep implements Step {
         return "mods=$(lsmod 2>/dev/null); for m in " + String.join(" ", MODULES) + "; do printf '%s\\n' \"$mods\" | grep -q \"^$m \" || [ -d /sys/module/$m ] || echo \"$m\"; done";
     }
 
+    /** The modules are loaded now: the check, and what skips loading them. */
+    static Probe modulesLive() {
+        return Probe.of("modules loaded: " + String.join(", ", MODULES), modulesLoaded(),
+            r -> r.stdout().isBlank() ? Optional.empty()
+                : Optional.of("not loaded: " + String.join(", ", r.stdout().strip().split("\n"))));
+    }
+
+    /** The sysctls are 1 now: the check, and what skips applying them. */
+    static Probe sysctlsLive() {
+        return Probe.of("sysctls live: " + String.join(", ", SYSCTLS) + " = 1", liveSysctls() + " 2>&1",
+            r -> r.ok() && r.stdout().strip().equals("1\n1\n1") ? Optional.empty()
+                : Optional.of("read back: " + Probe.oneLine(r.stdout() + r.stderr())));
+    }
+
     @Override public List<Probe> check(HostContext ctx) {
         return List.of(
             fileHolds(MODULES_FILE, MODULES_CONTENT, "modules listed for boot"),
-            Probe.of("modules loaded: " + String.join(", ", MODULES), modulesLoaded(),
-                r -> r.stdout().isBlank() ? Optional.empty()
-                    : Optional.of("not loaded: " + String.join(", ", r.stdout().strip().split("\n")))),
+            modulesLive(),
             fileHolds(SYSCTL_FILE, SYSCTL_CONTENT, "sysctls persisted"),
-            Probe.of("sysctls live: " + String.join(", ", SYSCTLS) + " = 1", liveSysctls() + " 2>&1",
-                r -> r.ok() && r.stdout().strip().equals("1\n1\n1") ? Optional.empty()
-                    : Optional.of("read back: " + Probe.oneLine(r.stdout() + r.stderr()))));
+            sysctlsLive());
     }
 
     static Probe fileHolds(String path, String content, String what) {
@@ -47,10 +57,8 @@ public final class KernelStep implements Step {
     @Override public List<Op> apply(HostContext ctx) {
         return List.of(
             Op.WriteFile.of("modules to load at boot", MODULES_FILE, MODULES_CONTENT, "0644"),
-            Op.Run.of("load the modules now", "modprobe overlay && modprobe br_netfilter")
-                .unless("test -z \"$(" + modulesLoaded() + ")\""),
+            Op.Run.of("load the modules now", "modprobe overlay && modprobe br_netfilter").unlessRight(modulesLive()),
             Op.WriteFile.of("sysctls to set at boot", SYSCTL_FILE, SYSCTL_CONTENT, "0644"),
-            Op.Run.of("apply sysctls now", "sysctl --system >/dev/null")
-                .unless("test \"$(" + liveSysctls() + " 2>/dev/null | tr -d '\\n')\" = 111"));
+            Op.Run.of("apply sysctls now", "sysctl --system >/dev/null").unlessRight(sysctlsLive()));
     }
 }

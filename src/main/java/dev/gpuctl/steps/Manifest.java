@@ -82,8 +82,7 @@ final class Manifest {
     }
 
     static Op.Run apply(String what, String path) {
-        return Op.Run.of("apply " + what, Kube.kubectl("apply -f " + path))
-            .unless("test -s " + path + " && " + Kube.kubectl("diff -f " + path) + " >/dev/null 2>&1");
+        return Op.Run.of("apply " + what, Kube.kubectl("apply -f " + path)).unlessRight(applied(what, path));
     }
 
     static Probe applied(String what, String path) {

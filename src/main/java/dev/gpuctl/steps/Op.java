@@ -19,22 +19,26 @@ public sealed interface Op {
      * A shell command run as root.
      *
      * @param unless        when set, a read-only command run first: exit 0 means "already right", skip
+     * @param guard         when set, a probe asked first and judged as the step's check judges it: right means "already
+     *                      right", skip. The condition is then written once, for the check and for the op
      * @param onlyIfChanged when non-empty, run only if one of these paths was changed earlier in this step
      * @param changes       paths this command changes (so later onlyIfChanged ops see them)
      * @param journal       when set, shell text run first in the same command, that records in the host's change journal
      *                      what the command is about to change (and how it was); the command does not run when it fails
      */
-    record Run(String what, String command, String unless, List<String> onlyIfChanged, List<String> changes, Journal journal)
+    record Run(String what, String command, String unless, Probe guard, List<String> onlyIfChanged, List<String> changes, Journal journal)
         implements Op {
         public Run {
             onlyIfChanged = List.copyOf(onlyIfChanged);
             changes = List.copyOf(changes);
         }
-        public static Run of(String what, String command) { return new Run(what, command, null, List.of(), List.of(), null); }
-        public Run unless(String check) { return new Run(what, command, check, onlyIfChanged, changes, journal); }
-        public Run onlyIfChanged(String... paths) { return new Run(what, command, unless, List.of(paths), changes, journal); }
-        public Run changing(String... paths) { return new Run(what, command, unless, onlyIfChanged, List.of(paths), journal); }
-        public Run journalling(Journal j) { return new Run(what, command, unless, onlyIfChanged, changes, j); }
+        public static Run of(String what, String command) { return new Run(what, command, null, null, List.of(), List.of(), null); }
+        public Run unless(String check) { return new Run(what, command, check, null, onlyIfChanged, changes, journal); }
+        /** Skipped when {@code check} (a probe of the step's check) is right. */
+        public Run unlessRight(Probe check) { return new Run(what, command, null, check, onlyIfChanged, changes, journal); }
+        public Run onlyIfChanged(String... paths) { return new Run(what, command, unless, guard, List.of(paths), changes, journal); }
+        public Run changing(String... paths) { return new Run(what, command, unless, guard, onlyIfChanged, List.of(paths), journal); }
+        public Run journalling(Journal j) { return new Run(what, command, unless, guard, onlyIfChanged, changes, j); }
 
         /** What runs on the host: the journal's lines first (a failure there stops it), then the command. */
         public String hostCommand() {

@@ -21,26 +21,25 @@ public final class SchedulableStep implements Step {
         return ctx.node().isMaster() && ctx.cluster().controlPlaneSchedulable();
     }
 
-    /** The keys of the master's taints, one a line. */
-    static String taintKeys(String node) {
-        return Kube.kubectl("get node " + Sh.quote(node) + " -o 'jsonpath={range .spec.taints[*]}{.key}{\"\\n\"}{end}'");
-    }
-
     /** Why the node's taints still hold the control-plane taint; empty when it is gone. */
     static Optional<String> problem(List<String> taintKeys, String node) {
         return taintKeys.contains(TAINT) ? Optional.of("node " + node + " still has the " + TAINT + " taint: pods do not run there") : Optional.empty();
     }
 
     @Override public List<Probe> check(HostContext ctx) {
-        String node = ctx.node().name();
-        return List.of(KubeJson.cluster("no " + TAINT + " taint on " + node + " (controlPlaneSchedulable)",
-            view -> view.node(node).map(n -> problem(n.taintKeys(), node)).orElse(Optional.of("node " + node + " not found (kubectl get nodes)"))));
+        return List.of(untainted(ctx.node().name()));
+    }
+
+    /** The master has no control-plane taint: the check, and what skips removing it. */
+    static Probe untainted(String node) {
+        return KubeJson.cluster("no " + TAINT + " taint on " + node + " (controlPlaneSchedulable)",
+            view -> view.node(node).map(n -> problem(n.taintKeys(), node)).orElse(Optional.of("node " + node + " not found (kubectl get nodes)")));
     }
 
     @Override public List<Op> apply(HostContext ctx) {
         String node = ctx.node().name();
         return List.of(Op.Run.of("remove the " + TAINT + " taint from " + node,
                 Kube.kubectl("taint nodes " + Sh.quote(node) + " " + TAINT + "-"))
-            .unless("! " + taintKeys(node) + " | grep -qxF " + TAINT));
+            .unlessRight(untainted(node)));
     }
 }

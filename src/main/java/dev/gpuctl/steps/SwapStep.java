@@ -21,23 +21,32 @@ public final class SwapStep implements Step {
     @Override public String title() { return "swap off, now and at boot"; }
     @Override public boolean runsOn(HostContext ctx) { return true; }
 
+    /** No swap is active now: the check, and what skips swapoff. */
+    static Probe swapOff() {
+        return Probe.of("no active swap (/proc/swaps)", "cat /proc/swaps", r -> {
+            var active = ProcSwaps.parse(r.stdout());
+            return active.isEmpty() ? Optional.empty()
+                : Optional.of("swap is on: " + active.stream().map(s -> s.filename()).toList());
+        });
+    }
+
+    /** No swap unit starts at boot: the check, and what skips masking them. */
+    static Probe noSwapUnit() {
+        return Probe.of("no swap unit enabled (systemctl list-unit-files '*.swap')", LIST_SWAP_UNITS + " 2>/dev/null || true", r -> {
+            var on = enabledSwapUnits(r.stdout());
+            return on.isEmpty() ? Optional.empty() : Optional.of("swap units that start at boot: " + on);
+        });
+    }
+
     @Override public List<Probe> check(HostContext ctx) {
         return List.of(
-            Probe.of("no active swap (/proc/swaps)", "cat /proc/swaps", r -> {
-                var active = ProcSwaps.parse(r.stdout());
-                return active.isEmpty() ? Optional.empty()
-                    : Optional.of("swap is on: " + active.stream().map(s -> s.filename()).toList());
-            }),
+            swapOff(),
             Probe.of("no active swap entry in /etc/fstab", "cat /etc/fstab", r -> {
                 var lines = Fstab.activeSwapEntries(r.stdout());
                 return lines.isEmpty() ? Optional.empty()
                     : Optional.of("active swap lines: " + lines.stream().map(l -> l.replace('\t', ' ')).toList());
             }),
-            Probe.of("no swap unit enabled (systemctl list-unit-files '*.swap')",
-                LIST_SWAP_UNITS + " 2>/dev/null || true", r -> {
-                    var on = enabledSwapUnits(r.stdout());
-                    return on.isEmpty() ? Optional.empty() : Optional.of("swap units that start at boot: " + on);
-                }),
+            noSwapUnit(),
             Probe.of("zram swap disabled (" + ZRAM_CONF + ")",
                 "if " + ZRAM_GENERATOR + "; then if [ -e " + ZRAM_CONF + " ]; then grep -c '^[[:space:]]*\\[zram' "
                     + ZRAM_CONF + " || true; else echo missing; fi; else echo no-generator; fi",
@@ -68,7 +77,7 @@ public final class SwapStep implements Step {
     @Override public List<Op> apply(HostContext ctx) {
         return List.of(
             Op.Run.of("turn swap off now", "swapoff -a")
-                .journalling(new Op.Journal("the active swap areas (/proc/swaps)", HostJournal.BEFORE_SWAPOFF)).unless("test \"$(wc -l < /proc/swaps)\" -le 1"),
+                .journalling(new Op.Journal("the active swap areas (/proc/swaps)", HostJournal.BEFORE_SWAPOFF)).unlessRight(swapOff()),
             new Op.EditFile("comment out swap in /etc/fstab", "/etc/fstab",
                 "comment out every active swap entry (any whitespace, files and partitions)",
                 Fstab::commentOutSwap, "0644"),
@@ -78,7 +87,7 @@ public final class SwapStep implements Step {
                     + "printf '%s\\n' \"$units\" | awk '$2==\"enabled\"||$2==\"enabled-runtime\"||$2==\"generated\"{print $1\" \"$2}' "
                     + "| while read -r u s; do gj unit-masked \"$(hx \"$u\")\" \"$(hx \"$s\")\" && systemctl mask --now -- \"$u\" || exit 1; done")
                 .journalling(new Op.Journal("each unit as it is masked, with its state (gj, in the loop)", HostJournal.SHELL_FUNCTIONS))
-                .unless("! " + LIST_SWAP_UNITS + " | awk '$2==\"enabled\"||$2==\"enabled-runtime\"||$2==\"generated\"{f=1} END{exit !f}'"),
+                .unlessRight(noSwapUnit()),
             Op.WriteFile.of("disable zram swap (" + ZRAM_CONF + ")", ZRAM_CONF, ZRAM_CONTENT, "0644")
                 .unless("! " + ZRAM_GENERATOR + " || { [ -e " + ZRAM_CONF + " ] && ! grep -q '^[[:space:]]*\\[zram' " + ZRAM_CONF + "; }"),
             Op.Run.of("turn zram swap off now",

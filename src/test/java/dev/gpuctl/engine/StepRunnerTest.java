@@ -137,6 +137,22 @@ class StepRunnerTest {
         assertTrue(logText().contains("$ echo <password>\n  exit 0 (asked in the batch above)\n  stdout:\n    <password>"), logText());
     }
 
+    @Test void anOpGuardedByTheStepsCheckRunsOnlyWhileTheCheckIsWrong() throws IOException {
+        Path file = dir.resolve("lines");
+        // judged on the laptop, as the check judges it: two lines are right, whatever the command's exit status
+        Probe twoLines = Probe.of("two lines", "cat " + file + " 2>/dev/null; exit 3",
+            r -> r.stdout().lines().count() == 2 ? Optional.empty() : Optional.of(r.stdout().lines().count() + " lines"));
+        Op.Run add = Op.Run.of("add a line", "echo x >> " + file).unlessRight(twoLines);
+        try (HostLog log = log()) {
+            assertTrue(runner(log).apply(List.of(add)));
+            assertTrue(runner(log).apply(List.of(add)));
+            assertFalse(runner(log).apply(List.of(add)), "right now: skipped");
+        }
+        assertEquals("x\nx\n", Files.readString(file));
+        assertEquals(5, host.commands.size(), "the check before each op, and the op while it was wrong");
+        assertTrue(logText().contains("$ cat " + file), "the guard's answer is logged like any probe's");
+    }
+
     @Test void aJournalledRunRecordsFirstInTheSameCommandAndDoesNotRunWhenTheJournalFails() throws IOException {
         Path done = dir.resolve("done");
         Op.Run run = Op.Run.of("touch", "touch " + done).journalling(new Op.Journal("a line", "echo journalled >> " + dir.resolve("j")));
