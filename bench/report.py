@@ -95,15 +95,26 @@ def main(samples_path, out_path):
         a = ratios.get(f"prep_fresh ansible W={hi} / W={lo}")
         if g is not None and a is not None:
             targets.append({"target": f"(a) W={hi}/W={lo} scaling, gpuctl below ansible", "value": g, "limit": a, "met": g < a, "unit": ""})
-        target(f"(b) no-op re-run of the whole bootstrap, 1+{w8}", med("bootstrap_rerun", "gpuctl", w8), 3.0, "s")
-        target(f"(c) verify, 1+{w8}", med("verify", "gpuctl", w8), 2.5, "s")
+        target(f"(b) no-op re-run of the whole bootstrap, 1+{w8}", med("bootstrap_rerun", "gpuctl", w8), 4.0, "s")
+        target(f"(c) verify, 1+{w8}", med("verify", "gpuctl", w8), 3.5, "s")
         for metric in ("bootstrap_rerun", "verify", "bootstrap_fresh"):
             r = next((r for r in rows if r["metric"] == metric and r["workers"] == w8 and "overhead_pct" in r), None)
             if r:
                 target(f"(d) gpuctl's own overhead, {LABEL[metric]}, 1+{w8}", r["overhead_pct"], 10, "%")
+        for metric in ("bootstrap_rerun", "verify", "bootstrap_fresh"):
+            r = next((r for r in rows if r["metric"] == metric and r["workers"] == w8 and "first_command_s" in r), None)
+            if r:
+                target(f"(g) first command on a host after start, {LABEL[metric]}, 1+{w8}", r["first_command_s"], 0.8, "s")
         r = next((r for r in rows if r["metric"] == "bootstrap_rerun" and r["workers"] == w8 and "round_trips_per_step_max" in r), None)
         if r:
             target(f"(f) round trips per step per host, no-op re-run, 1+{w8}", r["round_trips_per_step_max"], 1)
+    if 24 in widths and 8 in widths:
+        for metric in ("bootstrap_rerun", "verify"):
+            target(f"(h) W=24 / W=8, {LABEL[metric]}", ratio(med(metric, "gpuctl", 24), med(metric, "gpuctl", 8)), 2.0)
+        for metric in ("bootstrap_fresh", "bootstrap_rerun", "verify"):
+            r = next((r for r in rows if r["metric"] == metric and r["workers"] == 24 and "max_rss_mib" in r), None)
+            if r:
+                target(f"(i) peak RSS, {LABEL[metric]}, 1+24", r["max_rss_mib"], 300, " MiB")
     target("(e) gpuctl --version", med("version", "gpuctl", 0), 0.5, "s")
 
     # the table
