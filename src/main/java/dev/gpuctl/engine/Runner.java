@@ -2,35 +2,24 @@ package dev.gpuctl.engine;
 
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
-import dev.gpuctl.inventory.Role;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
-import dev.gpuctl.steps.CertificatesStep;
 import dev.gpuctl.steps.CertsRenewStep;
 import dev.gpuctl.steps.Facts;
-import dev.gpuctl.steps.GpuHealthStep;
-import dev.gpuctl.steps.GpuRecordStep;
 import dev.gpuctl.steps.HostContext;
 import dev.gpuctl.steps.Phase;
-import dev.gpuctl.steps.PreflightStep;
-import dev.gpuctl.steps.Probe;
-import dev.gpuctl.steps.SchedulingStep;
 import dev.gpuctl.steps.Step;
 import dev.gpuctl.steps.Steps;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -122,16 +111,14 @@ public final class Runner {
     private final Set<String> prepared = Collections.synchronizedSet(new HashSet<>());
     private final Map<String, String> stoppedAt = new ConcurrentHashMap<>();
     private volatile String lockHolder;
-    /** VERIFY: until when (a {@link System#nanoTime()} instant) what is still starting is waited for. */
-    private volatile long waitUntil;
-    /** VERIFY: hosts where a check failed for good in this run: waiting for what is still starting there tells nothing more. */
-    private final Set<String> definiteOn = ConcurrentHashMap.newKeySet();
+    private final VerifyChecks verifyChecks;
 
     public Runner(Inventory inv, Function<Node, Remote> connector, PrintWriter progress, Options options) {
         this.inv = inv;
         this.progress = progress;
         this.options = options;
         this.run = new HostRun(inv, connector, facts, options.mode() == Mode.VERIFY ? "verify" : "", options.concurrency());
+        this.verifyChecks = new VerifyChecks(inv, facts, run, options, progress, stoppedAt);
     }
 
     /**
@@ -218,12 +205,12 @@ public final class Runner {
         Map<String, String> unreachable = new ConcurrentHashMap<>();
         Path logDir = run.logDir();
         MasterLock.Acquired lock = null;
-        waitUntil = System.nanoTime() + (options.maxWait() == null ? VERIFY_WAIT : options.maxWait()).toNanos();
-        definiteOn.clear();
+        verifyChecks.start();
         List<List<Phase>> rounds = rounds(phases);
         // VERIFY: the probes of the later phases are made while preflight asks (a cluster step's probes read and hash
         // manifests: a second of CPU on the master in a fresh JVM), the master's first: it asks the most
-        Map<String, CompletableFuture<Asked>> made = verifying && rounds.size() > 1 ? makeAhead(rounds.get(1)) : Map.of();
+        Map<String, CompletableFuture<VerifyChecks.Asked>> made = verifying && rounds.size() > 1
+            ? verifyChecks.makeAhead(rounds.get(1), selected()) : Map.of();
         try {
             int n = 0;
             for (List<Phase> round : rounds) {
@@ -250,7 +237,7 @@ public final class Runner {
                 }
                 run.eachHost(roundHosts, node -> {
                     Map<Step, StepResult> results = verifying
-                        ? verifyHost(made.containsKey(node.name()) && !readOnly ? HostRun.joined(made.get(node.name())) : asked(round, node), node)
+                        ? verifyChecks.verifyHost(made.containsKey(node.name()) && !readOnly ? HostRun.joined(made.get(node.name())) : verifyChecks.asked(round, node), node)
                         : runHost(round.get(0), node);
                     for (Map.Entry<Step, StepResult> done : results.entrySet()) {
                         outcomes.computeIfAbsent(node.name(), k -> new LinkedHashMap<>()).put(done.getKey().id(), done.getValue().outcome());
@@ -264,7 +251,7 @@ public final class Runner {
                 });
                 if (run.stopRequested()) break;
                 if (verifying) {
-                    if (readOnly) crossHostChecks(selected().stream().filter(h -> !unreachable.containsKey(h.name())).toList(), checks);
+                    if (readOnly) verifyChecks.crossHostChecks(selected().stream().filter(h -> !unreachable.containsKey(h.name())).toList(), checks);
                 } else if (readOnly) {
                     List<String> problems = new ArrayList<>(failures.stream().map(StepFailure::describe).toList());
                     if (failures.isEmpty()) problems.addAll(Preflight.crossHost(inv, selected(), facts));
@@ -273,7 +260,7 @@ public final class Runner {
                     break;
                 }
             }
-            VerifyReport report = verifying ? report(checks, unreachable) : new VerifyReport(List.of());
+            VerifyReport report = verifying ? verifyChecks.report(selected(), checks, unreachable) : new VerifyReport(List.of());
             if (run.stopRequested()) {
                 List<String> where = inv.nodes().stream().map(Node::name).filter(stoppedAt::containsKey)
                     .map(h -> h + " " + stoppedAt.get(h)).toList();
@@ -287,228 +274,10 @@ public final class Runner {
         }
     }
 
-    private VerifyReport report(Map<String, List<VerifyReport.Check>> checks, Map<String, String> unreachable) {
-        List<VerifyReport.HostReport> hosts = new ArrayList<>();
-        for (Node n : selected()) {
-            hosts.add(new VerifyReport.HostReport(n.name(), n.address(), !unreachable.containsKey(n.name()),
-                unreachable.getOrDefault(n.name(), ""), checks.getOrDefault(n.name(), List.of()), certificateDates(facts, n.name())));
-        }
-        return new VerifyReport(hosts);
-    }
-
     private List<Node> hostsOf(List<Phase> round) {
         return selected().stream()
             .filter(node -> round.stream().flatMap(p -> p.steps().stream()).anyMatch(s -> s.runsOn(new HostContext(inv, node))))
             .toList();
-    }
-
-    // ---- VERIFY: a host's probes asked in parts, each answer a row of the report ----
-
-    /** Steps of one host asked in one batch: the steps, their probes in order, and each probe's step. */
-    private record Part(List<Step> steps, List<Probe> probes, List<Step> owner) {}
-
-    /** A host's probes for a round, in parts asked side by side: the first phase's steps, then the others'. */
-    private record Asked(String kind, List<Part> parts) {}
-
-    /** Each host's probes for {@code round}, made one host after another beside the pool, the master's first. */
-    private Map<String, CompletableFuture<Asked>> makeAhead(List<Phase> round) {
-        List<Node> masterFirst = new ArrayList<>(selected());
-        masterFirst.sort(Comparator.comparing(n -> n.role() != Role.MASTER));
-        Map<String, CompletableFuture<Asked>> made = new LinkedHashMap<>();
-        for (Node node : masterFirst) made.put(node.name(), new CompletableFuture<>());
-        run.beside("verify-probes", () -> {
-            for (Node node : masterFirst) {
-                try {
-                    made.get(node.name()).complete(asked(round, node));
-                } catch (RuntimeException e) {
-                    made.get(node.name()).completeExceptionally(e);
-                }
-            }
-            return null;
-        });
-        return made;
-    }
-
-    private Asked asked(List<Phase> round, Node node) {
-        HostContext ctx = new HostContext(inv, node);
-        List<Part> parts = new ArrayList<>();
-        for (Phase phase : round) {
-            if (parts.size() < 2) parts.add(new Part(new ArrayList<>(), new ArrayList<>(), new ArrayList<>()));
-            Part part = parts.get(parts.size() - 1);
-            for (Step step : phase.steps()) {
-                if (!step.runsOn(ctx)) continue;
-                List<Probe> own = phase.readOnly() ? step.check(ctx) : step.verify(ctx);
-                if (step instanceof PreflightStep) {
-                    own = new ArrayList<>(own);
-                    own.add(0, bootFinished());
-                }
-                if (own.isEmpty()) continue;
-                part.steps().add(step);
-                part.probes().addAll(own);
-                own.forEach(p -> part.owner().add(step));
-            }
-        }
-        parts.removeIf(p -> p.probes().isEmpty());
-        return new Asked(round.stream().allMatch(Phase::readOnly) ? "check" : "verify", parts);
-    }
-
-    /**
-     * One host's probes: each part as one batch, the parts side by side on the host's connection (the cluster's
-     * checks on the master need not wait for its host checks); each answer is then filed under its step, in step
-     * order, as that step's {@link StepResult.Checked}. A step's probes stay together and in order, so a probe that
-     * waits holds up only the ones after it in its part. A host that cannot be reached is one {@link StepResult.Failed}.
-     */
-    private Map<Step, StepResult> verifyHost(Asked asked, Node node) {
-        Map<Step, StepResult> results = new LinkedHashMap<>();
-        if (asked.parts().isEmpty()) return results;
-        HostLog log = run.log(node);
-        try {
-            Remote remote = run.remote(node);
-            // the parts after the first start first, each beside the pool; the first runs on this thread
-            List<CompletableFuture<List<Optional<String>>>> others = new ArrayList<>();
-            for (Part part : asked.parts().subList(1, asked.parts().size())) {
-                others.add(run.beside("verify-" + node.name(), () -> askPart(part, asked.kind(), remote, log)));
-            }
-            List<List<Optional<String>>> answers = new ArrayList<>();
-            answers.add(askPart(asked.parts().get(0), asked.kind(), remote, log));
-            for (CompletableFuture<List<Optional<String>>> f : others) answers.add(HostRun.joined(f));
-            Map<Step, List<VerifyReport.Check>> rows = new LinkedHashMap<>();
-            for (int k = 0; k < asked.parts().size(); k++) {
-                Part part = asked.parts().get(k);
-                for (int i = 0; i < part.probes().size(); i++) {
-                    Step step = part.owner().get(i);
-                    rows.computeIfAbsent(step, x -> new ArrayList<>()).add(check(part.probes().get(i), answers.get(k).get(i), step, node));
-                }
-            }
-            rows.forEach((step, list) -> results.put(step, new StepResult.Checked(list)));
-        } catch (RemoteException e) {
-            Step first = asked.parts().get(0).steps().get(0);
-            if (run.stopRequested()) stoppedAt.putIfAbsent(node.name(), "while verifying: " + facts.mask(e.getMessage()));
-            results.put(first, new StepResult.Failed(new StepFailure(node.name(), first.id(), unreachableWhat(e), "", -1,
-                facts.mask(e.getMessage()), log.file().toString())));
-        }
-        return results;
-    }
-
-    /** One part's probes as one batch, its log entries kept together in the host's log. */
-    private List<Optional<String>> askPart(Part part, String kind, Remote remote, HostLog log) {
-        try (HostLog own = log.part()) {
-            own.stepsAsked(part.steps().stream().map(Step::id).toList(), kind);
-            return new StepRunner(remote, own, facts, options.commandTimeout(), null).askWith(part.probes(), new Patient(remote.name(), part));
-        }
-    }
-
-    /** A verify part's patience: each probe's own wait, capped by the run's; progress lines; definite failures noted. */
-    private final class Patient implements StepRunner.Patience {
-        private final String host;
-        private final Map<Probe, Step> owner = new IdentityHashMap<>();
-
-        Patient(String host, Part part) {
-            this.host = host;
-            for (int i = 0; i < part.probes().size(); i++) owner.put(part.probes().get(i), part.owner().get(i));
-        }
-
-        private boolean cluster(Probe p) {
-            Step s = owner.get(p);
-            return s != null && s.readsCluster();
-        }
-
-        @Override public Long deadline(Probe p) {
-            return Math.min(System.nanoTime() + p.waitUpTo().toNanos(), waitUntil);
-        }
-
-        @Override public boolean worthWaiting(Probe p) {
-            return cluster(p) ? definiteOn.isEmpty() : !definiteOn.contains(host);
-        }
-
-        @Override public void definite(Probe p, String problem) {
-            definiteOn.add(host);
-        }
-
-        @Override public void waiting(Probe p, String problem, long deadline) {
-            sayVerify(host + ": still starting, waiting up to " + Math.max(1, (deadline - System.nanoTime()) / 1_000_000_000L)
-                + " s: " + p.what() + " (" + firstLine(problem) + ")");
-        }
-
-        @Override public void waited(Probe p, Optional<String> problem, long nanos) {
-            String after = String.format("%.0f s", nanos / 1e9);
-            sayVerify(host + ": " + p.what() + (problem.isEmpty() ? ": right after " + after
-                : ": still wrong after " + after + (worthWaiting(p) ? "" : " (stopped waiting: another check failed for good)")));
-        }
-    }
-
-    private void sayVerify(String line) {
-        synchronized (progress) {
-            progress.println("verify: " + line);
-            progress.flush();
-        }
-    }
-
-    private static String firstLine(String s) {
-        String l = s.strip().lines().findFirst().orElse("");
-        return l.length() > 100 ? l.substring(0, 97) + "..." : l;
-    }
-
-    /**
-     * Waits (bounded by the run's wait) until systemd has finished booting the host, so that what a boot starts is
-     * judged once it had its chance: right after a reboot sshd answers before docker or the kubelet are up.
-     */
-    private Probe bootFinished() {
-        long left = Math.max(1, Math.min((waitUntil - System.nanoTime()) / 1_000_000_000L, options.commandTimeout().toSeconds() - 5));
-        return Probe.of("host finished booting (systemctl is-system-running)",
-            "s=$(timeout " + left + " systemctl is-system-running --wait 2>/dev/null); echo \"${s:-unknown}\"",
-            r -> switch (r.stdout().strip()) {
-                case "initializing", "starting" -> Optional.of("still booting after " + left + " s (" + r.stdout().strip() + ")");
-                default -> Optional.empty();
-            });
-    }
-
-    /**
-     * Preflight's cross-host checks ({@link Preflight#problems}: the same code APPLY refuses on) on every reached
-     * host, after preflight's probes taught their facts: one check per kind a host took part in, after the host's
-     * preflight checks; a problem concerning no host in particular goes to the master.
-     */
-    private void crossHostChecks(List<Node> reached, Map<String, List<VerifyReport.Check>> checks) {
-        List<Preflight.Problem> problems = Preflight.problems(inv, reached, facts);
-        String fallback = reached.stream().filter(Node::isMaster).findFirst().or(() -> reached.stream().findFirst()).map(Node::name).orElse("");
-        for (Node n : reached) {
-            for (Preflight.Kind kind : Preflight.checkedOn(n, facts)) {
-                List<String> mine = problems.stream().filter(p -> p.kind() == kind)
-                    .filter(p -> p.hosts().contains(n.name()) || (p.hosts().isEmpty() && n.name().equals(fallback)))
-                    .map(p -> facts.mask(p.message())).toList();
-                checks.computeIfAbsent(n.name(), h -> new CopyOnWriteArrayList<>())
-                    .add(new VerifyReport.Check("preflight", kind.what, mine.isEmpty(), String.join("\n", mine),
-                        mine.isEmpty() ? "" : PREFLIGHT_FIX));
-            }
-        }
-    }
-
-    /** The command that makes a failed check right: a cluster check's fix is the whole ordered run ({@link Step#readsCluster}). */
-    static String fix(Step step, String host, String inventory) {
-        if (step instanceof PreflightStep) return PREFLIGHT_FIX;
-        if (step instanceof CertificatesStep) return CertificatesStep.fix(inventory);
-        if (step instanceof GpuHealthStep || step instanceof GpuRecordStep) return "the fix named in the problem (gpuctl does not change a GPU's health)";
-        if (step instanceof SchedulingStep) return "gpuctl uncordon -i " + inventory + " NODE… once its maintenance is done";
-        if (step.readsCluster()) return "gpuctl bootstrap " + inventory;
-        return "gpuctl bootstrap --only " + step.id() + " --hosts " + host + " " + inventory;
-    }
-
-    private static final String PREFLIGHT_FIX = "see the problem; preflight checks are not changed by gpuctl";
-
-    private VerifyReport.Check check(Probe p, Optional<String> problem, Step step, Node node) {
-        String fix = fix(step, node.name(), inv.file().toString());
-        String warning = problem.isEmpty() && step instanceof CertificatesStep certs ? certs.warning(p, facts, node.name()) : "";
-        return new VerifyReport.Check(step.id(), p.what(), problem.isEmpty(), facts.mask(problem.orElse("")),
-            problem.isEmpty() && warning.isEmpty() ? "" : fix, warning);
-    }
-
-    /** The certificate dates the certificate checks learned on a host (none where they did not run). */
-    static List<VerifyReport.CertificateDate> certificateDates(Facts facts, String host) {
-        Instant now = Instant.now();
-        return CertificatesStep.certificates(facts, host).stream().map(c -> new VerifyReport.CertificateDate(c.name(),
-            c.kind().name().toLowerCase(Locale.ROOT).replace('_', '-'),
-            c.notAfter() == null ? "" : c.notAfter().toString(), c.daysLeft(now),
-            c.standing(now).name().toLowerCase(Locale.ROOT))).toList();
     }
 
     // ---- APPLY and DRY_RUN: a host's steps in order ----
@@ -644,7 +413,7 @@ public final class Runner {
             facts.mask(String.join("\n", problems)), log.file().toString()));
     }
 
-    private static String unreachableWhat(RemoteException e) {
+    static String unreachableWhat(RemoteException e) {
         return switch (e.kind()) {
             case TIMEOUT -> "a command timed out";
             case CONNECTION_LOST -> "the connection was lost";

@@ -60,6 +60,27 @@ public final class DriverPackages {
         return List.copyOf(out);
     }
 
+    /**
+     * The installed driver (and kernel) packages of a host, as a probe learns them: {@link #words()} is the fact's
+     * text (the names space-separated, as apt-mark takes them), {@link #parse} reads it back.
+     */
+    public record Installed(List<String> packages) {
+        public Installed { packages = List.copyOf(packages); }
+
+        /** From {@link #DPKG_QUERY} output: the installed packages to hold ({@link DriverPackages#installed}). */
+        public static Installed fromDpkgQuery(String dpkgQuery, boolean kernel) { return new Installed(installed(dpkgQuery, kernel)); }
+
+        /** From the fact's text ({@link #words()}). */
+        public static Installed parse(String words) {
+            return new Installed(words.isBlank() ? List.of() : List.of(words.strip().split("\\s+")));
+        }
+
+        public String words() { return String.join(" ", packages); }
+
+        /** Those {@code apt-mark showhold} does not list. */
+        public List<String> notHeld(String showhold) { return DriverPackages.notHeld(packages, showhold); }
+    }
+
     /** Of {@code wanted}, those {@code apt-mark showhold} does not list. */
     public static List<String> notHeld(List<String> wanted, String showhold) {
         Set<String> holds = new LinkedHashSet<>();

@@ -34,7 +34,20 @@ public final class GpuHealth {
      * mismatch": the driver package was upgraded under the loaded module).
      */
     public static Optional<String> driverMismatch(String smiOutput, int smiExit, String procVersion) {
-        Optional<String> module = NvidiaSmi.driverVersion(procVersion);
+        return driverMismatch(smiOutput, smiExit, KernelModule.parse(procVersion));
+    }
+
+    /**
+     * The loaded kernel module's version as a probe learned it (/proc/driver/nvidia/version, the fact's text); empty
+     * when no module is loaded or the file says no version.
+     */
+    public record KernelModule(Optional<String> version) {
+        public static KernelModule parse(String procVersion) { return new KernelModule(NvidiaSmi.driverVersion(procVersion)); }
+    }
+
+    /** As {@link #driverMismatch(String, int, String)}, with the kernel module already read. */
+    public static Optional<String> driverMismatch(String smiOutput, int smiExit, KernelModule kernelModule) {
+        Optional<String> module = kernelModule.version();
         String moduleText = module.map(v -> "the loaded kernel module is " + v).orElse("the kernel module version is unknown");
         if (smiOutput.contains("Driver/library version mismatch")) {
             Matcher m = NVML_LIBRARY.matcher(smiOutput);

@@ -42,6 +42,19 @@ public final class NvidiaMig {
     /** A GPU instance on GPU {@code gpu}: {@code nvidia-smi mig -lgi}'s "MIG 1g.18gb  19  11  0:1". */
     public record Instance(int gpu, String profile, int profileId, int id, String placement) {}
 
+    /**
+     * Each GPU's MIG mode as a probe learned it ({@link #MODES}' output, the fact's text): the modes parsed, and the
+     * text itself for a problem that quotes it.
+     */
+    public record Modes(List<GpuMode> gpus, String text) {
+        public Modes { gpus = List.copyOf(gpus); }
+
+        public static Modes parse(String csv) { return new Modes(parseModes(csv), csv); }
+
+        /** The GPUs' indexes, in nvidia-smi's order. */
+        public List<Integer> indexes() { return gpus.stream().map(GpuMode::index).toList(); }
+    }
+
     /** Lines "0, NVIDIA H200, Disabled, Disabled"; lines that are not that (an error text) are left out. */
     public static List<GpuMode> parseModes(String csv) {
         List<GpuMode> out = new ArrayList<>();

@@ -20,15 +20,18 @@ public final class DriverHoldStep implements Step {
 
     static boolean kernel(HostContext ctx) { return ctx.cluster().gpuDriver().holdKernel(); }
 
-    /** Installed packages, then what is held: what the probe and the capture read. */
-    static final String PACKAGES_AND_HOLDS = DriverPackages.DPKG_QUERY + " 2>/dev/null; echo @@@; apt-mark showhold";
+    /** What is held: the second probe's command; the first is {@link DriverPackages#DPKG_QUERY}. */
+    static final String HOLDS = "apt-mark showhold";
 
-    static String unheldFact(HostContext ctx) { return "driverHold." + ctx.node().name() + ".unheld"; }
+    /** The installed driver (and kernel) packages of the host, learned by the first probe (and the apply's capture). */
+    static String installedFact(HostContext ctx) { return "driverHold." + ctx.node().name() + ".installed"; }
 
-    /** Of the installed driver (and kernel) packages, those not held, from {@link #PACKAGES_AND_HOLDS}'s output. */
-    static List<String> unheld(String out, boolean kernel) {
-        String[] parts = out.split("(?m)^@@@\\R", 2);
-        return DriverPackages.notHeld(DriverPackages.installed(parts[0], kernel), parts.length > 1 ? parts[1] : "");
+    static Facts.Key<DriverPackages.Installed> installed(HostContext ctx) {
+        return new Facts.Key<>(installedFact(ctx), DriverPackages.Installed.class, DriverPackages.Installed::parse);
+    }
+
+    static Map<String, String> learnInstalled(HostContext ctx, String dpkgQuery) {
+        return Map.of(installedFact(ctx), DriverPackages.Installed.fromDpkgQuery(dpkgQuery, kernel(ctx)).words());
     }
 
     @Override public List<Probe> check(HostContext ctx) {
@@ -36,21 +39,27 @@ public final class DriverHoldStep implements Step {
         String what = kernel ? "NVIDIA driver and kernel" : "NVIDIA driver";
         return List.of(
             KernelStep.fileHolds(DriverPackages.APT_CONF, DriverPackages.aptConf(kernel), "unattended-upgrades leaves the " + what + " alone"),
-            Probe.of("installed " + what + " packages held (apt-mark showhold)", PACKAGES_AND_HOLDS, r -> {
-                List<String> missing = unheld(r.stdout(), kernel);
-                return missing.isEmpty() ? Optional.empty()
-                    : Optional.of("not held: " + String.join(", ", missing) + " (an apt upgrade would replace the driver under the loaded module)");
-            }));
+            Probe.of("installed " + what + " packages (dpkg-query)", DriverPackages.DPKG_QUERY + " 2>/dev/null", r -> Optional.empty())
+                .learning(r -> learnInstalled(ctx, r.stdout())),
+            Probe.of("installed " + what + " packages held (apt-mark showhold)", HOLDS, r -> Optional.empty())
+                .judgedWithFacts((r, facts) -> {
+                    Optional<DriverPackages.Installed> installed = facts.get(installed(ctx));
+                    if (installed.isEmpty()) return Optional.of("the installed packages are not known (dpkg-query was not asked before)");
+                    List<String> missing = installed.get().notHeld(r.stdout());
+                    return missing.isEmpty() ? Optional.empty()
+                        : Optional.of("not held: " + String.join(", ", missing) + " (an apt upgrade would replace the driver under the loaded module)");
+                }));
     }
 
     @Override public List<Op> apply(HostContext ctx) {
         boolean kernel = kernel(ctx);
-        String fact = Facts.ref(unheldFact(ctx));
+        String fact = Facts.ref(installedFact(ctx));
         return List.of(
             Op.WriteFile.of("unattended-upgrades: leave the NVIDIA driver" + (kernel ? " and the kernel" : "") + " alone",
                 DriverPackages.APT_CONF, DriverPackages.aptConf(kernel), "0644"),
-            new Op.Capture("find the installed NVIDIA driver" + (kernel ? " and kernel" : "") + " packages not held yet",
-                PACKAGES_AND_HOLDS, out -> Map.of(unheldFact(ctx), String.join(" ", unheld(out, kernel))), false),
-            Op.Run.of("hold them (apt-mark hold)", "apt-mark hold " + fact + " >/dev/null").journalling(Sh.journalHold(fact)).unless("test -z \"" + fact + "\""));
+            new Op.Capture("find the installed NVIDIA driver" + (kernel ? " and kernel" : "") + " packages",
+                DriverPackages.DPKG_QUERY + " 2>/dev/null", out -> learnInstalled(ctx, out), false),
+            Op.Run.of("hold them (apt-mark hold; each one not held yet is journalled)", "apt-mark hold " + fact + " >/dev/null")
+                .journalling(Sh.journalHold(fact)).unless("test -z \"" + fact + "\""));
     }
 }

@@ -3,6 +3,7 @@ package dev.gpuctl.steps;
 import dev.gpuctl.hostconf.GpuHealth;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -20,8 +21,16 @@ public final class GpuHealthStep implements Step {
     @Override public String title() { return "GPU health: driver, GPUs present, memory errors, Xid"; }
     @Override public boolean runsOn(HostContext ctx) { return ctx.gpu(); }
 
-    static final String DRIVER = "out=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>&1); rc=$?;"
-        + " printf '%s\\n@@@ %s\\n' \"$out\" \"$rc\"; cat /proc/driver/nvidia/version 2>/dev/null; true";
+    /** The loaded kernel module's version (empty when none is loaded), learned by the first probe. */
+    static final String MODULE = "cat /proc/driver/nvidia/version 2>/dev/null; true";
+    /** The NVML library's answer (its exit status counts), judged against the module's version. */
+    static final String DRIVER = "nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>&1";
+
+    static String moduleFact(HostContext ctx) { return "gpu." + ctx.node().name() + ".kernelModule"; }
+
+    static Facts.Key<GpuHealth.KernelModule> module(HostContext ctx) {
+        return new Facts.Key<>(moduleFact(ctx), GpuHealth.KernelModule.class, GpuHealth.KernelModule::parse);
+    }
     static final String MEMORY = "nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER 2>&1; true";
     /** The kernel's messages since boot (the journal's kernel transport, which no local user can write), else dmesg. */
     static final String XID = "if out=$(journalctl -k -b -q --no-pager 2>&1); then :; elif out=$(dmesg 2>&1); then :;"
@@ -30,18 +39,12 @@ public final class GpuHealthStep implements Step {
 
     @Override public List<Probe> check(HostContext ctx) {
         List<Probe> probes = new ArrayList<>();
-        probes.add(Probe.of("NVIDIA kernel module and NVML library at the same version (nvidia-smi, /proc/driver/nvidia/version)", DRIVER, r -> {
-            String[] parts = r.stdout().split("(?m)^@@@ ", 2);
-            if (parts.length < 2) return Optional.of("cannot ask nvidia-smi: " + r.tail(2));
-            int nl = parts[1].indexOf('\n');
-            int exit;
-            try {
-                exit = Integer.parseInt((nl < 0 ? parts[1] : parts[1].substring(0, nl)).strip());
-            } catch (NumberFormatException e) {
-                return Optional.of("cannot ask nvidia-smi: " + r.tail(2));
-            }
-            return GpuHealth.driverMismatch(parts[0], exit, nl < 0 ? "" : parts[1].substring(nl + 1));
-        }));
+        probes.add(Probe.of("the loaded NVIDIA kernel module's version (/proc/driver/nvidia/version)", MODULE, r -> Optional.empty())
+            .learning(r -> Map.of(moduleFact(ctx), r.stdout())));
+        probes.add(Probe.of("NVIDIA kernel module and NVML library at the same version (nvidia-smi, /proc/driver/nvidia/version)", DRIVER,
+                r -> Optional.empty())
+            .judgedWithFacts((r, facts) -> GpuHealth.driverMismatch(r.stdout(), r.exit(),
+                facts.get(module(ctx)).orElse(new GpuHealth.KernelModule(Optional.empty())))));
         probes.add(Probe.of("no uncorrectable ECC error, pending row remapping or page retirement (nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER)",
             MEMORY, r -> {
                 List<String> p = GpuHealth.memoryProblems(r.stdout());

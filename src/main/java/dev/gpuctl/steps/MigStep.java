@@ -3,7 +3,6 @@ package dev.gpuctl.steps;
 import dev.gpuctl.hostconf.NvidiaMig;
 import dev.gpuctl.hostconf.Mig;
 import dev.gpuctl.inventory.Node;
-import dev.gpuctl.remote.ExecResult;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -28,51 +27,60 @@ public final class MigStep implements Step {
     /** The instances each GPU of the node must have, comma-separated, learned at preflight. */
     public static String layoutFact(Node n) { return "gpu." + n.name() + ".mig.layout"; }
 
-    static final String SUPPORT = NvidiaMig.MODES + " 2>&1; echo @@@; nvidia-smi mig -lgip 2>&1; true";
-    static final String STATE = NvidiaMig.MODES + " 2>&1; echo @@@; nvidia-smi mig -lgi 2>&1; true";
+    /** Each GPU's MIG mode, learned by the first probe of preflight and of the check (nvidia-smi mig.mode.current). */
+    public static String modesFact(Node n) { return "gpu." + n.name() + ".mig.modes"; }
 
-    /** Preflight's question on a node that asks for MIG: its GPUs have MIG and offer the profiles. */
-    public static Optional<Probe> preflight(HostContext ctx) {
+    static Facts.Key<NvidiaMig.Modes> modes(Node n) { return new Facts.Key<>(modesFact(n), NvidiaMig.Modes.class, NvidiaMig.Modes::parse); }
+
+    static final String MODES = NvidiaMig.MODES + " 2>&1; true";
+    static final String PROFILES = "nvidia-smi mig -lgip 2>&1; true";
+    static final String INSTANCES = "nvidia-smi mig -lgi 2>&1; true";
+
+    /** Asks each GPU's MIG mode and keeps it for the probes after it (judged by them). */
+    static Probe modesProbe(Node n) {
+        return Probe.of("each GPU's MIG mode (nvidia-smi mig.mode.current)", MODES, r -> Optional.empty())
+            .learning(r -> Map.of(modesFact(n), r.stdout()));
+    }
+
+    /** Preflight's questions on a node that asks for MIG: its GPUs' modes, then whether they have MIG and offer the profiles. */
+    public static List<Probe> preflight(HostContext ctx) {
         Optional<Mig> mig = mig(ctx);
-        if (mig.isEmpty()) return Optional.empty();
-        String host = ctx.node().name();
-        return Optional.of(Probe.of("the GPUs support MIG and offer " + mig.get().profiles().stream().distinct().toList()
-                    + " (nvidia-smi mig.mode.current, nvidia-smi mig -lgip)", SUPPORT, r -> {
-                String[] parts = r.stdout().split("(?m)^@@@\\R", 2);
-                return NvidiaMig.supportProblem(host, NvidiaMig.parseModes(parts[0]), parts.length > 1 ? parts[1] : "", mig.get());
-            })
+        if (mig.isEmpty()) return List.of();
+        Node n = ctx.node();
+        return List.of(modesProbe(n), Probe.of("the GPUs support MIG and offer " + mig.get().profiles().stream().distinct().toList()
+                    + " (nvidia-smi mig.mode.current, nvidia-smi mig -lgip)", PROFILES, r -> Optional.empty())
+            .judgedWithFacts((r, facts) -> NvidiaMig.supportProblem(n.name(),
+                facts.get(modes(n)).map(NvidiaMig.Modes::gpus).orElse(List.of()), r.stdout(), mig.get()))
             .learning(r -> {
-                String[] parts = r.stdout().split("(?m)^@@@\\R", 2);
-                Map<String, Integer> totals = NvidiaMig.totals(NvidiaMig.parseProfiles(parts.length > 1 ? parts[1] : ""));
+                Map<String, Integer> totals = NvidiaMig.totals(NvidiaMig.parseProfiles(r.stdout()));
                 if (totals.isEmpty()) return Map.of();
-                return Map.of(totalsFact(ctx.node()), NvidiaMig.encode(totals),
-                    layoutFact(ctx.node()), String.join(",", NvidiaMig.layout(mig.get(), totals)));
+                return Map.of(totalsFact(n), NvidiaMig.encode(totals),
+                    layoutFact(n), String.join(",", NvidiaMig.layout(mig.get(), totals)));
             }));
     }
 
     @Override public List<Probe> check(HostContext ctx) {
         Node n = ctx.node();
         return List.of(
-            Probe.of("MIG mode enabled on every GPU (nvidia-smi mig.mode.current)", STATE, r -> modeProblem(n.name(), r)),
-            Probe.of("each GPU cut into the GPU instances asked (" + mig(ctx).orElseThrow() + ", nvidia-smi mig -lgi)", STATE,
+            Probe.of("MIG mode enabled on every GPU (nvidia-smi mig.mode.current)", MODES, r -> modeProblem(n.name(), NvidiaMig.Modes.parse(r.stdout())))
+                .learning(r -> Map.of(modesFact(n), r.stdout())),
+            Probe.of("each GPU cut into the GPU instances asked (" + mig(ctx).orElseThrow() + ", nvidia-smi mig -lgi)", INSTANCES,
                     r -> Optional.empty())
                 .judgedWithFacts((r, facts) -> {
-                    Optional<String> mode = modeProblem(n.name(), r);
+                    Optional<NvidiaMig.Modes> modes = facts.get(modes(n));
+                    if (modes.isEmpty()) return Optional.of("the GPUs' MIG modes are not known (nvidia-smi mig.mode.current gave no answer)");
+                    Optional<String> mode = modeProblem(n.name(), modes.get());
                     if (mode.isPresent()) return mode;
-                    String[] parts = r.stdout().split("(?m)^@@@\\R", 2);
-                    List<Integer> gpus = NvidiaMig.parseModes(parts[0]).stream().map(NvidiaMig.GpuMode::index).toList();
                     Optional<String> layout = facts.get(layoutFact(n));
                     if (layout.isEmpty()) return Optional.of("the instances to make are not known (preflight learns them from nvidia-smi mig -lgip)");
-                    return NvidiaMig.layoutProblem(gpus, List.of(layout.get().split(",")),
-                        NvidiaMig.parseInstances(parts.length > 1 ? parts[1] : ""));
+                    return NvidiaMig.layoutProblem(modes.get().indexes(), List.of(layout.get().split(",")),
+                        NvidiaMig.parseInstances(r.stdout()));
                 }));
     }
 
-    static Optional<String> modeProblem(String host, ExecResult r) {
-        String[] parts = r.stdout().split("(?m)^@@@\\R", 2);
-        List<NvidiaMig.GpuMode> modes = NvidiaMig.parseModes(parts[0]);
-        if (modes.isEmpty()) return Optional.of("nvidia-smi reported no GPU's MIG mode: " + Probe.oneLine(parts[0]));
-        for (NvidiaMig.GpuMode g : modes) {
+    static Optional<String> modeProblem(String host, NvidiaMig.Modes modes) {
+        if (modes.gpus().isEmpty()) return Optional.of("nvidia-smi reported no GPU's MIG mode: " + Probe.oneLine(modes.text()));
+        for (NvidiaMig.GpuMode g : modes.gpus()) {
             if (g.enabled()) continue;
             return Optional.of("GPU " + g.index() + " (" + g.name() + ") has MIG mode " + g.current()
                 + (g.pendingChange() ? ", " + g.pending() + " pending: it takes effect once the GPU is reset; reboot " + host

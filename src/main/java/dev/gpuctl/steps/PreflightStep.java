@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.ApiServerImage;
 import dev.gpuctl.hostconf.DockerInfo;
 import dev.gpuctl.hostconf.GpuHealth;
 import dev.gpuctl.hostconf.HostConfException;
@@ -96,7 +97,7 @@ public final class PreflightStep implements Step {
                         return scan.gpus().isEmpty() ? Optional.of("nvidia-smi lists no GPU") : Optional.empty();
                     })
                 .learning(r -> gpuFacts(ctx, r)));
-            MigStep.preflight(ctx).ifPresent(probes::add);
+            probes.addAll(MigStep.preflight(ctx));
             probes.add(Probe.of("the GPU list an earlier gpuctl kept on the host (" + GpuRecordStep.LEGACY_RECORD + "), if any, for the node annotation",
                     "cat " + GpuRecordStep.LEGACY_RECORD + " 2>/dev/null; true", r -> Optional.empty())
                 .learning(r -> Map.of(GpuRecordStep.legacyFact(ctx.node()), legacyRecord(r.stdout()))));
@@ -128,8 +129,7 @@ public final class PreflightStep implements Step {
 
     /** "v1.34.2" from kube-apiserver's image line ("registry.k8s.io/kube-apiserver:v1.34.2"); empty when none. */
     static Optional<String> imageVersion(String imageLines) {
-        var m = Pattern.compile("kube-apiserver:(v\\d+\\.\\d+\\.\\d+[^@\\s\"']*)").matcher(imageLines);
-        return m.find() ? Optional.of(m.group(1)) : Optional.empty();
+        return ApiServerImage.parse(imageLines).tag();
     }
 
     /** "v1.34.2" from {@code kubelet --version} ("Kubernetes v1.34.2"); empty when none. */

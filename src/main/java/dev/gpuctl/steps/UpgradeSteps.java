@@ -1,6 +1,7 @@
 package dev.gpuctl.steps;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.gpuctl.hostconf.ApiServerImage;
 import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.hostconf.KubeFields;
 import dev.gpuctl.hostconf.KubeVersion;
@@ -213,21 +214,34 @@ public final class UpgradeSteps {
                         r -> r.ok() ? Optional.empty() : Optional.of("nvidia-smi failed (exit " + r.exit() + "): " + r.tail(2)))
                     .learning(r -> PreflightStep.gpuFacts(ctx, r)));
             }
-            if (ctx.node().isMaster()) probes.add(cluster(ctx.inventory()));
+            if (ctx.node().isMaster()) probes.addAll(cluster(ctx));
             return probes;
         }
 
-        private Probe cluster(Inventory inv) {
-            String cmd = "f=" + PreflightStep.APISERVER_MANIFEST + "; test -s $f || { echo 'no '$f >&2; exit 3; };"
-                + " sed -n 's/^[[:space:]]*image:[[:space:]]*//p' $f; echo @@@; " + Kube.kubectl("get nodes " + NODES.outputFlag());
-            return Probe.of("the cluster's versions allow " + target + " (one minor at a time, no downgrade, kubelets never ahead) and"
-                    + " every node is Ready", cmd, r -> {
-                    if (!r.ok()) return Optional.of(r.exit() == 3 ? "no control plane here (" + PreflightStep.APISERVER_MANIFEST
-                        + " is missing): bootstrap the cluster first" : "kubectl failed: " + r.tail(2));
-                    String[] parts = r.stdout().split("(?m)^@@@\n", 2);
-                    return judge(inv, target, PreflightStep.imageVersion(parts[0]).flatMap(KubeVersion::parse),
-                        nodeStates(parts.length > 1 ? parts[1] : ""));
-                });
+        /** kube-apiserver's image in its static-pod manifest, learned by the first of the master's probes. */
+        static String apiServerFact(Node master) { return "upgrade." + master.name() + ".apiServerImage"; }
+
+        static Facts.Key<ApiServerImage> apiServer(Node master) {
+            return new Facts.Key<>(apiServerFact(master), ApiServerImage.class, ApiServerImage::parse);
+        }
+
+        /** The master's questions: the control plane's version (its manifest), then every node's version and state. */
+        private List<Probe> cluster(HostContext ctx) {
+            Inventory inv = ctx.inventory();
+            Node master = ctx.node();
+            String image = "f=" + PreflightStep.APISERVER_MANIFEST + "; test -s $f || { echo 'no '$f >&2; exit 3; };"
+                + " sed -n 's/^[[:space:]]*image:[[:space:]]*//p' $f";
+            return List.of(
+                Probe.of("a control plane here: kube-apiserver's image (" + PreflightStep.APISERVER_MANIFEST + ")", image,
+                        r -> r.ok() ? Optional.empty() : Optional.of(r.exit() == 3 ? "no control plane here (" + PreflightStep.APISERVER_MANIFEST
+                            + " is missing): bootstrap the cluster first" : "cannot read " + PreflightStep.APISERVER_MANIFEST + ": " + r.tail(2)))
+                    .learning(r -> r.ok() ? Map.of(apiServerFact(master), r.stdout()) : Map.of()),
+                Probe.of("the cluster's versions allow " + target + " (one minor at a time, no downgrade, kubelets never ahead) and"
+                        + " every node is Ready", Kube.kubectl("get nodes " + NODES.outputFlag()), r -> Optional.empty())
+                    .judgedWithFacts((r, facts) -> {
+                        if (!r.ok()) return Optional.of("kubectl failed: " + r.tail(2));
+                        return judge(inv, target, facts.get(apiServer(master)).flatMap(ApiServerImage::version), nodeStates(r.stdout()));
+                    }));
         }
     }
 

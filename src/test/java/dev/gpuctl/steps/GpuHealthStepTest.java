@@ -50,10 +50,10 @@ class GpuHealthStepTest {
 
     @Test
     void persistenceIsCheckedOnlyWhereTheInventoryAsks() {
-        assertEquals(3, new GpuHealthStep().check(ctx(inv(""), "w1")).size());
+        assertEquals(4, new GpuHealthStep().check(ctx(inv(""), "w1")).size());
         var probes = new GpuHealthStep().check(ctx(inv(", gpuDriver: { persistenceMode: true }"), "w1"));
-        assertEquals(4, probes.size());
-        assertTrue(probes.get(3).what().startsWith("persistence mode on"));
+        assertEquals(5, probes.size());
+        assertTrue(probes.get(4).what().startsWith("persistence mode on"));
     }
 
     @Test
@@ -87,13 +87,24 @@ class GpuHealthStepTest {
         return p.judge().apply(sh(p.command(), bin), new Facts());
     }
 
+    /** Asks the probes in order as the runner does (each one's facts kept before it and the later ones are judged); the last one's answer. */
+    static Optional<String> askInOrder(List<Probe> probes, Path bin, Facts facts) throws Exception {
+        Optional<String> last = Optional.empty();
+        for (Probe p : probes) {
+            ExecResult r = sh(p.command(), bin);
+            p.learn().apply(r).forEach((k, v) -> facts.put(k, v, false));
+            last = p.judge().apply(r, facts);
+        }
+        return last;
+    }
+
     @Test
     void healthyH200PassesTheDriverGpuAndMemoryProbes(@TempDir Path dir) throws Exception {
         String list = Files.readString(SMI.resolve("nvidia-smi-L_h200.txt"));
         Path bin = fakeSmi(dir, list, Files.readString(SMI.resolve("nvidia-smi-q-d-ECC-PAGE_RETIREMENT-ROW_REMAPPER_h200.txt")), "580.159.04\n", 0);
         var probes = new GpuHealthStep().check(ctx(inv(""), "w1"));
-        assertEquals(Optional.empty(), ask(probes.get(0), bin));
-        assertEquals(Optional.empty(), ask(probes.get(1), bin));
+        assertEquals(Optional.empty(), askInOrder(probes.subList(0, 2), bin, new Facts()));
+        assertEquals(Optional.empty(), ask(probes.get(2), bin));
         assertTrue(new GpuHealthStep().apply(ctx(inv(""), "w1")).isEmpty(), "the health checks change nothing");
     }
 
@@ -104,15 +115,36 @@ class GpuHealthStepTest {
         String mismatch = "Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 580.173\n";
         Path bin = fakeSmi(dir, mismatch, ecc, mismatch, 18);
         var probes = new GpuHealthStep().check(ctx(inv(""), "w1"));
-        String driver = ask(probes.get(0), bin).orElseThrow();
+        String driver = askInOrder(probes.subList(0, 2), bin, new Facts()).orElseThrow();
         assertTrue(driver.startsWith("Driver/library version mismatch:") && driver.contains("NVML library is 580.173"), driver);
         Path bin2 = fakeSmi(dir, "", ecc, "580.159.04\n", 0);
-        assertTrue(ask(probes.get(1), bin2).orElseThrow().contains("a row remapping failed"));
+        assertTrue(ask(probes.get(2), bin2).orElseThrow().contains("a row remapping failed"));
+    }
+
+    @Test
+    void theDriverProbeJudgesNvidiaSmiAgainstTheModuleTheProbeBeforeItLearned(@TempDir Path dir) throws Exception {
+        Path bin = fakeSmi(dir, "", "", "580.173\n", 0);
+        var probes = new GpuHealthStep().check(ctx(inv(""), "w1"));
+        Probe module = probes.get(0);
+        assertEquals("cat /proc/driver/nvidia/version 2>/dev/null; true", module.command());
+        assertEquals(Optional.empty(), module.judge().apply(new ExecResult(0, "", ""), new Facts()), "the module's version alone is no problem");
+        String proc = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (dvs-builder@U22)\n";
+        Map<String, String> learned = module.learn().apply(new ExecResult(0, proc, ""));
+        assertEquals(Map.of("gpu.w1.kernelModule", proc), learned);
+        Facts facts = new Facts();
+        learned.forEach((k, v) -> facts.put(k, v, false));
+        Probe driver = probes.get(1);
+        assertEquals("nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>&1", driver.command());
+        assertEquals(Optional.of("the loaded kernel module is 580.159.04 but nvidia-smi reports driver 580.173 — fix: reboot the node"
+            + " (drain it first: gpuctl drain HOST)"), driver.judge().apply(sh(driver.command(), bin), facts));
+        assertEquals(Optional.empty(), driver.judge().apply(sh(driver.command(), bin), new Facts()), "no module learned: nothing to compare");
+        Path bin2 = fakeSmi(dir, "", "", "580.159.04\n", 0);
+        assertEquals(Optional.empty(), driver.judge().apply(sh(driver.command(), bin2), facts));
     }
 
     @Test
     void xidProbeReportsTheCodes() {
-        Probe xid = new GpuHealthStep().check(ctx(inv(""), "w1")).get(2);
+        Probe xid = new GpuHealthStep().check(ctx(inv(""), "w1")).get(3);
         assertTrue(xid.command().startsWith("if out=$(journalctl -k -b"));
         String found = xid.judge().apply(new ExecResult(0, "Dec 03 13:27:50 w1 kernel: NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off the bus.\n", ""), new Facts()).orElseThrow();
         assertTrue(found.contains("codes [79]"), found);
@@ -124,16 +156,32 @@ class GpuHealthStepTest {
     void driverHoldProbesAndOps() {
         HostContext c = ctx(inv(", gpuDriver: { holdKernel: true }"), "w1");
         var probes = new DriverHoldStep().check(c);
-        String answer = "nvidia-driver-emu installed\nlinux-image-amd64 installed\nbash installed\n@@@\nkubelet\nnvidia-driver-emu\n";
-        assertEquals(Optional.of("not held: linux-image-amd64 (an apt upgrade would replace the driver under the loaded module)"),
-            probes.get(1).judge().apply(new ExecResult(0, answer, ""), new Facts()));
         assertTrue(probes.get(0).what().contains(DriverPackages.APT_CONF));
+        assertEquals(DriverPackages.DPKG_QUERY + " 2>/dev/null", probes.get(1).command());
+        assertEquals("apt-mark showhold", probes.get(2).command());
+        String installed = "nvidia-driver-emu installed\nlinux-image-amd64 installed\nbash installed\n";
+        Map<String, String> learned = probes.get(1).learn().apply(new ExecResult(0, installed, ""));
+        assertEquals(Map.of("driverHold.w1.installed", "nvidia-driver-emu linux-image-amd64"), learned);
+        assertEquals(Optional.empty(), probes.get(1).judge().apply(new ExecResult(0, installed, ""), new Facts()));
+        Facts facts = new Facts();
+        learned.forEach((k, v) -> facts.put(k, v, false));
+        ExecResult holds = new ExecResult(0, "kubelet\nnvidia-driver-emu\n", "");
+        assertEquals(Optional.of("not held: linux-image-amd64 (an apt upgrade would replace the driver under the loaded module)"),
+            probes.get(2).judge().apply(holds, facts));
+        assertEquals(Optional.empty(), probes.get(2).judge().apply(new ExecResult(0, "linux-image-amd64\nnvidia-driver-emu\n", ""), facts));
+        assertEquals(Optional.of("the installed packages are not known (dpkg-query was not asked before)"),
+            probes.get(2).judge().apply(holds, new Facts()));
+        Facts none = new Facts();
+        probes.get(1).learn().apply(new ExecResult(0, "bash installed\n", "")).forEach((k, v) -> none.put(k, v, false));
+        assertEquals(Optional.empty(), probes.get(2).judge().apply(holds, none), "no driver package installed: nothing to hold");
+
         var ops = new DriverHoldStep().apply(c);
         assertEquals(DriverPackages.aptConf(true), ((Op.WriteFile) ops.get(0)).content());
-        var facts = ((Op.Capture) ops.get(1)).parse().apply(answer);
-        assertEquals(Map.of("driverHold.w1.unheld", "linux-image-amd64"), facts);
+        Op.Capture capture = (Op.Capture) ops.get(1);
+        assertEquals(probes.get(1).command(), capture.command());
+        assertEquals(learned, capture.parse().apply(installed), "the apply learns what the probe learns, under the same key");
         Op.Run hold = (Op.Run) ops.get(2);
-        assertEquals("apt-mark hold {{driverHold.w1.unheld}} >/dev/null", hold.command());
-        assertEquals("test -z \"{{driverHold.w1.unheld}}\"", hold.unless());
+        assertEquals("apt-mark hold {{driverHold.w1.installed}} >/dev/null", hold.command());
+        assertEquals("test -z \"{{driverHold.w1.installed}}\"", hold.unless());
     }
 }

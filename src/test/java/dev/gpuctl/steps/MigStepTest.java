@@ -33,29 +33,44 @@ class MigStepTest {
 
     static final String H200_MODES = "0, NVIDIA H200, Disabled, Disabled\n";
 
+    /** Asks probes in order as the runner does: each answer's facts kept before it (and the later ones) are judged. */
+    static List<Optional<String>> inOrder(List<Probe> probes, Facts facts, ExecResult... answers) {
+        List<Optional<String>> out = new java.util.ArrayList<>();
+        for (int i = 0; i < probes.size(); i++) {
+            probes.get(i).learn().apply(answers[i]).forEach((k, v) -> facts.put(k, v, false));
+            out.add(probes.get(i).judge().apply(answers[i], facts));
+        }
+        return out;
+    }
+
+    static ExecResult out(String stdout) { return new ExecResult(0, stdout, ""); }
+
     @Test void preflightAsksOnlyMigNodesAndLearnsTheProfilesAndLayout() throws IOException {
         assertTrue(MigStep.preflight(ctx("worker-3")).isEmpty());
         assertTrue(MigStep.preflight(ctx("master")).isEmpty());
-        Probe p = MigStep.preflight(ctx("worker-1")).orElseThrow();
+        List<Probe> ps = MigStep.preflight(ctx("worker-1"));
+        assertEquals(List.of(MigStep.MODES, MigStep.PROFILES), ps.stream().map(Probe::command).toList(), "one command each");
+        Probe p = ps.get(1);
         assertTrue(new PreflightStep().check(ctx("worker-1")).stream().anyMatch(q -> q.what().equals(p.what())), "preflight asks it");
-        ExecResult h200 = new ExecResult(0, H200_MODES + "@@@\n" + res("nvidia-smi/nvidia-smi-mig-lgip_h200.txt"), "");
-        assertEquals(Optional.empty(), p.judge().apply(h200, new Facts()));
-        Map<String, String> learned = p.learn().apply(h200);
+        Facts f = new Facts();
+        ExecResult lgip = out(res("nvidia-smi/nvidia-smi-mig-lgip_h200.txt"));
+        assertEquals(List.of(Optional.empty(), Optional.empty()), inOrder(ps, f, out(H200_MODES), lgip));
+        assertEquals(H200_MODES, f.get("gpu.worker-1.mig.modes").orElseThrow());
+        Map<String, String> learned = p.learn().apply(lgip);
         assertEquals("1g.18gb,1g.18gb,1g.18gb,1g.18gb,1g.18gb,1g.18gb,1g.18gb", learned.get("gpu.worker-1.mig.layout"));
         assertTrue(learned.get("gpu.worker-1.mig.profiles").startsWith("1g.18gb=7,1g.18gb+me=1,1g.35gb=4,"));
 
-        ExecResult rtx = new ExecResult(0, "0, NVIDIA GeForce RTX 4090, [N/A], [N/A]\n@@@\nNo MIG-supported devices found.\n", "");
-        String why = p.judge().apply(rtx, new Facts()).orElseThrow();
+        ExecResult none = out("No MIG-supported devices found.\n");
+        String why = inOrder(ps, new Facts(), out("0, NVIDIA GeForce RTX 4090, [N/A], [N/A]\n"), none).get(1).orElseThrow();
         assertTrue(why.startsWith("worker-1: MIG is asked for (gpuSharing.mig: single 1g.18gb), but its GPU 0, NVIDIA GeForce RTX 4090,"
             + " does not support MIG"), why);
-        assertEquals(Map.of(), p.learn().apply(rtx));
+        assertEquals(Map.of(), p.learn().apply(none));
     }
 
     static Facts facts() throws IOException {
         Facts f = new Facts();
-        ExecResult h200 = new ExecResult(0, H200_MODES + "@@@\n" + res("nvidia-smi/nvidia-smi-mig-lgip_h200.txt"), "");
         for (String n : List.of("worker-1", "worker-2")) {
-            MigStep.preflight(ctx(n)).orElseThrow().learn().apply(h200).forEach((k, v) -> f.put(k, v, false));
+            inOrder(MigStep.preflight(ctx(n)), f, out(H200_MODES), out(res("nvidia-smi/nvidia-smi-mig-lgip_h200.txt")));
             f.put(GpuStep.gpuCountFact(INV.node(n).orElseThrow()), "1", false);
         }
         return f;
@@ -67,19 +82,26 @@ class MigStepTest {
         assertFalse(step.runsOn(ctx("worker-3")));
         assertFalse(step.runsOn(ctx("master")));
         List<Probe> probes = step.check(ctx("worker-1"));
+        assertEquals(List.of(MigStep.MODES, MigStep.INSTANCES), probes.stream().map(Probe::command).toList(), "one command each");
         Facts facts = facts();
-        ExecResult disabled = new ExecResult(0, H200_MODES + "@@@\nNo MIG-enabled devices found.\n", "");
-        assertEquals(Optional.of("GPU 0 (NVIDIA H200) has MIG mode Disabled"), probes.get(0).judge().apply(disabled, facts));
-        ExecResult pending = new ExecResult(0, "0, NVIDIA H200, Disabled, Enabled\n@@@\nNo MIG-enabled devices found.\n", "");
-        assertEquals(Optional.of("GPU 0 (NVIDIA H200) has MIG mode Disabled, Enabled pending: it takes effect once the GPU is reset;"
-            + " reboot worker-1 (gpuctl drain worker-1 first), then run gpuctl again"), probes.get(0).judge().apply(pending, facts));
-        ExecResult seven = new ExecResult(0, "0, NVIDIA H200, Enabled, Enabled\n@@@\n" + res("nvidia-smi/mig/lgi-h200-7x1g.18gb.txt"), "");
-        assertEquals(Optional.empty(), probes.get(0).judge().apply(seven, facts));
-        assertEquals(Optional.empty(), probes.get(1).judge().apply(seven, facts));
-        ExecResult none = new ExecResult(0, "0, NVIDIA H200, Enabled, Enabled\n@@@\nNo GPU instances found: Not Found\n", "");
-        assertEquals(Optional.of("GPU 0 has no GPU instance, expected 7 × 1g.18gb each"), probes.get(1).judge().apply(none, facts));
+        ExecResult noInstances = out("No MIG-enabled devices found.\n");
+        String disabled = "GPU 0 (NVIDIA H200) has MIG mode Disabled";
+        assertEquals(List.of(Optional.of(disabled), Optional.of(disabled)), inOrder(probes, facts, out(H200_MODES), noInstances),
+            "the instances' probe judges the mode its step's first probe learned");
+        String pending = "GPU 0 (NVIDIA H200) has MIG mode Disabled, Enabled pending: it takes effect once the GPU is reset;"
+            + " reboot worker-1 (gpuctl drain worker-1 first), then run gpuctl again";
+        assertEquals(Optional.of(pending), inOrder(probes, facts, out("0, NVIDIA H200, Disabled, Enabled\n"), noInstances).get(0));
+        ExecResult enabled = out("0, NVIDIA H200, Enabled, Enabled\n");
+        ExecResult seven = out(res("nvidia-smi/mig/lgi-h200-7x1g.18gb.txt"));
+        assertEquals(List.of(Optional.empty(), Optional.empty()), inOrder(probes, facts, enabled, seven));
+        assertEquals(Optional.of("GPU 0 has no GPU instance, expected 7 × 1g.18gb each"),
+            inOrder(probes, facts, enabled, out("No GPU instances found: Not Found\n")).get(1));
         assertEquals(Optional.of("GPU 0 has 7 × 1g.18gb, expected 2 × 1g.18gb + 3g.71gb each"),
-            step.check(ctx("worker-2")).get(1).judge().apply(seven, facts));
+            inOrder(step.check(ctx("worker-2")), facts, enabled, seven).get(1));
+        assertEquals(Optional.of("the GPUs' MIG modes are not known (nvidia-smi mig.mode.current gave no answer)"),
+            probes.get(1).judge().apply(seven, new Facts()));
+        assertEquals(Optional.of("nvidia-smi reported no GPU's MIG mode: NVIDIA-SMI has failed"),
+            probes.get(0).judge().apply(out("NVIDIA-SMI has failed\n"), facts));
     }
 
     @Test void theScriptRefusesBusyGpusAndPendingModeThenCutsFromTheLearnedLayout() {

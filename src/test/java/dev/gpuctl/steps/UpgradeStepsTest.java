@@ -4,6 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.hostconf.KubeVersion;
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.InventoryLoader;
+import dev.gpuctl.remote.ExecResult;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -48,5 +53,34 @@ class UpgradeStepsTest {
         String c = UpgradeSteps.nodesAt(java.util.List.of("w1"), v("1.35"));
         assertTrue(c.startsWith("kubectl --kubeconfig=/etc/kubernetes/admin.conf get nodes -o 'jsonpath="), "not get nodes NAME: one name answers an object\n" + c);
         assertTrue(c.contains("awk -v want=w1 ") && c.contains("$2 ~ /^v1\\.35\\./"), c);
+    }
+
+    @Test void theMastersPreflightJudgesTheNodesAgainstTheControlPlaneVersionItsFirstProbeLearned() {
+        Inventory inv = InventoryLoader.parse("inv.yaml", "cluster: { name: c, kubernetesVersion: \"1.34\", packages: system }\n"
+            + "nodes:\n  - { name: m, address: 10.1.0.1, role: master, gpu: false }\n  - { name: w1, address: 10.1.0.2, role: worker, gpu: false }\n",
+            Path.of("."), Map.of("HOME", "/root"));
+        List<Probe> all = new UpgradeSteps.Preflight(v("1.35")).check(new HostContext(inv, inv.master()));
+        Probe image = all.get(all.size() - 2);
+        Probe nodes = all.get(all.size() - 1);
+        assertTrue(image.command().endsWith("sed -n 's/^[[:space:]]*image:[[:space:]]*//p' $f") && !image.command().contains("kubectl"), image.command());
+        assertTrue(nodes.command().startsWith("kubectl --kubeconfig=/etc/kubernetes/admin.conf get nodes"), nodes.command());
+        assertEquals(Optional.of("no control plane here (/etc/kubernetes/manifests/kube-apiserver.yaml is missing): bootstrap the cluster first"),
+            image.judge().apply(new ExecResult(3, "", "no /etc/kubernetes/manifests/kube-apiserver.yaml"), new Facts()));
+        assertEquals(Map.of(), image.learn().apply(new ExecResult(3, "", "")));
+
+        String ready = "m\t\tv1.34.2\t[{\"type\":\"Ready\",\"status\":\"True\"}]\t{}\nw1\t\tv1.34.2\t[{\"type\":\"Ready\",\"status\":\"True\"}]\t{}\n";
+        Facts facts = new Facts();
+        ExecResult manifest = new ExecResult(0, "registry.k8s.io/kube-apiserver:v1.34.2\n", "");
+        assertEquals(Optional.empty(), image.judge().apply(manifest, facts));
+        image.learn().apply(manifest).forEach((k, v) -> facts.put(k, v, false));
+        assertEquals(Optional.empty(), nodes.judge().apply(new ExecResult(0, ready, ""), facts));
+        assertEquals(Optional.of("w1 is not Ready: an upgrade starts from a healthy cluster (gpuctl verify says why)"),
+            nodes.judge().apply(new ExecResult(0, ready.replaceFirst("(?s)(w1\t.*)True", "$1False"), ""), facts));
+        assertEquals(Optional.of("cannot read kube-apiserver's version from /etc/kubernetes/manifests/kube-apiserver.yaml"),
+            nodes.judge().apply(new ExecResult(0, ready, ""), new Facts()), "no version learned by the probe before it");
+        Facts older = new Facts();
+        image.learn().apply(new ExecResult(0, "registry.k8s.io/kube-apiserver:v1.33.4\n", "")).forEach((k, v) -> older.put(k, v, false));
+        assertTrue(nodes.judge().apply(new ExecResult(0, ready, ""), older).isPresent(), "1.33 to 1.35 skips a minor");
+        assertEquals(Optional.of("kubectl failed: refused"), nodes.judge().apply(new ExecResult(1, "", "refused"), facts));
     }
 }
