@@ -10,8 +10,11 @@ import dev.gpuctl.steps.Facts;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -37,6 +40,8 @@ final class HostRun implements AutoCloseable {
     private final Map<String, Remote> remotes = new ConcurrentHashMap<>();
     private final Map<String, HostLog> logs = new ConcurrentHashMap<>();
     private final Stop stop = new Stop();
+    /** Hosts whose connection was tried (made, or failed), for {@link #awaitConnections}. */
+    private final Set<String> tried = new HashSet<>();
 
     /**
      * @param logSuffix the run directory's suffix under .gpuctl/logs ("" for bootstrap, "verify" for verify)
@@ -61,7 +66,37 @@ final class HostRun implements AutoCloseable {
      */
     Remote remote(Node node) {
         stop.check(node.name(), "connect");
-        return new Stoppable(remotes.computeIfAbsent(node.name(), h -> connector.apply(node)), stop);
+        return new Stoppable(remotes.computeIfAbsent(node.name(), h -> {
+            try {
+                return connector.apply(node);
+            } finally {
+                tried(h);
+            }
+        }), stop);
+    }
+
+    private synchronized void tried(String host) {
+        tried.add(host);
+        notifyAll();
+    }
+
+    /**
+     * Waits until the connection to each of {@code hosts} was tried (made or failed), at most {@code max}: work that
+     * can wait (verify making its later probes) then does not take the CPU from the SSH handshakes that the first
+     * commands wait for.
+     */
+    synchronized void awaitConnections(Collection<String> hosts, Duration max) {
+        long end = System.nanoTime() + max.toNanos();
+        while (!tried.containsAll(hosts) && !stop.requested) {
+            long left = (end - System.nanoTime()) / 1_000_000;
+            if (left <= 0) return;
+            try {
+                wait(left);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
     }
 
     /** Runs {@code work} for every host, at most {@code concurrency} at once, and returns when all are done. */

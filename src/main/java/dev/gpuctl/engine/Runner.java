@@ -210,7 +210,7 @@ public final class Runner {
         // VERIFY: the probes of the later phases are made while preflight asks (a cluster step's probes read and hash
         // manifests: a second of CPU on the master in a fresh JVM), the master's first: it asks the most
         Map<String, CompletableFuture<VerifyChecks.Asked>> made = verifying && rounds.size() > 1
-            ? verifyChecks.makeAhead(rounds.get(1), selected()) : Map.of();
+            ? verifyChecks.makeAhead(rounds.get(1), selected(), hostsOf(rounds.get(0))) : Map.of();
         try {
             int n = 0;
             for (List<Phase> round : rounds) {

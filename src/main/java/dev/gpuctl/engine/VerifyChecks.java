@@ -17,6 +17,7 @@ import dev.gpuctl.steps.SchedulingStep;
 import dev.gpuctl.steps.Step;
 import java.io.PrintWriter;
 import java.time.Instant;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.IdentityHashMap;
@@ -78,13 +79,23 @@ final class VerifyChecks {
     /** A host's probes for a round, in parts asked side by side: the first phase's steps, then the others'. */
     record Asked(String kind, List<Part> parts) {}
 
-    /** Each host's probes for {@code round}, made one host after another beside the pool, the master's first. */
-    Map<String, CompletableFuture<Asked>> makeAhead(List<Phase> round, List<Node> selected) {
+    /** How long making the later probes waits for the first round's connections. */
+    static final Duration CONNECTIONS_FIRST = Duration.ofSeconds(3);
+
+    /**
+     * Each host's probes for {@code round}, made one host after another beside the pool, the master's first, once
+     * the connections to {@code connectingFirst} (the first round's hosts) were tried or {@link #CONNECTIONS_FIRST}
+     * passed.
+     */
+    Map<String, CompletableFuture<Asked>> makeAhead(List<Phase> round, List<Node> selected, List<Node> connectingFirst) {
         List<Node> masterFirst = new ArrayList<>(selected);
         masterFirst.sort(Comparator.comparing(n -> n.role() != Role.MASTER));
         Map<String, CompletableFuture<Asked>> made = new LinkedHashMap<>();
         for (Node node : masterFirst) made.put(node.name(), new CompletableFuture<>());
         run.beside("verify-probes", () -> {
+            // the first round's SSH handshakes first: its hosts' first commands wait for them, the probes made here
+            // are needed only once the first round's answers are in
+            run.awaitConnections(connectingFirst.stream().map(Node::name).toList(), CONNECTIONS_FIRST);
             for (Node node : masterFirst) {
                 try {
                     made.get(node.name()).complete(asked(round, node));
