@@ -5,7 +5,29 @@
 BED_CACHE=${GPUCTL_BED_CACHE:-/var/cache/gpuctl-testbed}
 BED_STATE_ROOT=/var/lib/gpuctl-testbed
 DEBIAN_SUITE=bookworm
-DEBIAN_MIRROR=${GPUCTL_BED_MIRROR:-http://deb.debian.org/debian}
+# The Debian archive debootstrap fetches from: $GPUCTL_BED_MIRROR, else the first archive of this machine's own
+# apt sources that serves $DEBIAN_SUITE (one-line `deb URI SUITE ...` lists and deb822 `.sources` files alike).
+apt_mirror() {
+  local f
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -r "$f" ] || continue
+    awk -v suite="$DEBIAN_SUITE" '$1 == "deb" { i = 2; if ($i ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
+      if ($(i + 1) == suite) { print $i; exit } }' "$f"
+  done
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -r "$f" ] || continue
+    # deb822: stanzas separated by blank lines; a stanza of Types: deb whose Suites hold the suite
+    awk -v suite="$DEBIAN_SUITE" 'BEGIN { RS = ""; FS = "\n" }
+      { deb = 0; ok = 0; uri = ""
+        for (j = 1; j <= NF; j++) {
+          if ($j ~ /^Types:/ && $j ~ /[ \t]deb([ \t]|$)/) deb = 1
+          if ($j ~ /^Suites:/) { n = split(substr($j, 8), s, /[ \t]+/); for (k = 1; k <= n; k++) if (s[k] == suite) ok = 1 }
+          if ($j ~ /^URIs:/) { split(substr($j, 6), u, /[ \t]+/); uri = (u[1] != "" ? u[1] : u[2]) }
+        }
+        if (deb && ok && uri != "") { print uri; exit } }' "$f"
+  done | head -n 1
+}
+DEBIAN_MIRROR=${GPUCTL_BED_MIRROR:-$(apt_mirror)}
 
 log()  { printf '%s bed[%s]: %s\n' "$(date +%H:%M:%S)" "${BED:-?}" "$*" >&2; }
 die()  { printf 'bed[%s]: error: %s\n' "${BED:-?}" "$*" >&2; exit 1; }

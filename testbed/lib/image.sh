@@ -33,6 +33,7 @@ image_ensure() {
 image_build() {
   if [ ! -d "$BASE_DIR" ]; then
     need_tools debootstrap
+    [ -n "$DEBIAN_MIRROR" ] || die "no apt source of this machine serves $DEBIAN_SUITE (/etc/apt/sources.list, sources.list.d); set GPUCTL_BED_MIRROR=URL of a Debian archive"
     local tmp=$BASE_DIR.tmp
     rm -rf "$tmp"
     log "building the base image (debootstrap $DEBIAN_SUITE, once per package list; about 2 min) -> $BASE_DIR"
