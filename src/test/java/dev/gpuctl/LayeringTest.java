@@ -11,7 +11,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The package arrows of DESIGN.md, checked on the compiled main classes:
+ * The package arrows of docs/design.md and docs/layout.md, checked on the compiled main classes:
  * <pre>
  * cli ──▶ engine ──▶ steps ──▶ remote
  *  └──▶ inventory, workload        (workload reads the cluster through a Remote)

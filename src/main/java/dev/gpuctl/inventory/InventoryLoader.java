@@ -19,7 +19,7 @@ import java.util.Optional;
 import org.yaml.snakeyaml.nodes.Node;
 
 /**
- * Loads and validates an inventory file (see DESIGN.md, "Inventory"). Every problem is reported at
+ * Loads and validates an inventory file (see docs/inventory.md). Every problem is reported at
  * once, in file order, as {@code FILE:LINE:COLUMN: what is wrong (what was expected)} in an
  * {@link InventoryException}; a file that cannot be read at all gives {@code FILE: cannot read: why}.
  * No other exception escapes.

@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * One small piece of the bootstrap, in three parts (DESIGN.md "Steps"):
+ * One small piece of the bootstrap, in three parts (docs/design.md, "Steps are data"):
  * <ul>
  *   <li>{@link #check}: read-only probes; all right means nothing to do;</li>
  *   <li>{@link #apply}: idempotent ops that make it right;</li>

@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
 
-/** The bootstrap's phases and steps, in order (DESIGN.md "Steps" 0–10). */
+/** The bootstrap's phases and steps, in order (docs/design.md, "Steps are data"). */
 public final class Steps {
     private Steps() {}
 

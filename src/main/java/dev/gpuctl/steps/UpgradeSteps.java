@@ -22,7 +22,7 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * {@code gpuctl upgrade} as phases on the one engine (DESIGN.md "Day 2"): a read-only preflight on every host (every
+ * {@code gpuctl upgrade} as phases on the one engine (docs/day2.md): a read-only preflight on every host (every
  * version read, the skew rules checked, every node Ready); the master (kubeadm to the target, {@code kubeadm upgrade
  * plan}, {@code kubeadm upgrade apply}, then its own node drained, kubelet and kubectl to the target, restarted, Ready,
  * uncordoned); then the workers in batches (drained from the master, kubeadm, {@code kubeadm upgrade node}, kubelet and
