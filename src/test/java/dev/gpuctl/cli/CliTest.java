@@ -144,7 +144,8 @@ class CliTest {
         Files.writeString(f, Files.readString(EXAMPLE).replace("podCidr: 10.244.0.0/16", "podCidr: 172.16.0.0/16"));
         Run r = run("plan", f.toString());
         assertEquals(2, r.code, r::toString);
-        int line = Files.readString(f).lines().toList().indexOf("  podCidr: 172.16.0.0/16") + 1;
+        var lines = Files.readString(f).lines().toList();
+        int line = lines.indexOf(lines.stream().filter(l -> l.startsWith("  podCidr: 172.16.0.0/16")).findFirst().orElseThrow()) + 1;
         assertTrue(r.err.contains(f + ":" + line + ":12: podCidr 172.16.0.0/16"), r::toString);
         assertTrue(r.err.contains("podCidr 172.16.0.0/16 (cluster.podCidr) overlaps 172.16.10.90/32 (node master address)"), r::toString);
     }
