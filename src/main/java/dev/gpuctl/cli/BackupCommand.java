@@ -22,11 +22,10 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 @Command(name = "backup",
-    description = {"Back the control plane up to this machine: an etcd snapshot (etcdctl snapshot save), /etc/kubernetes/pki,"
-        + " the kubeconfigs, the static pod manifests and the kubeadm and kubelet configuration, in one gzip'd tar (0600) with"
-        + " a sha256 file beside it; its content is listed.",
-        "The archive holds the cluster's private keys: keep it like a password. Backups in .gpuctl/backups/ are rotated:"
-            + " the newest --keep stay."})
+    description = {"Back the control plane up to this machine, in one gzip'd tar (0600) with a sha256 file beside it.",
+        "The archive holds an etcd snapshot (etcdctl snapshot save), /etc/kubernetes/pki, the kubeconfigs, the static"
+            + " pod manifests and the kubeadm and kubelet configuration; its content is listed. It holds the cluster's"
+            + " private keys: keep it like a password. Backups in .gpuctl/backups/ are rotated: the newest --keep stay."})
 final class BackupCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
     @Option(names = "--out", paramLabel = "FILE",
@@ -36,6 +35,7 @@ final class BackupCommand implements Callable<Integer> {
         description = "Backups of this cluster kept in .gpuctl/backups/, newest first (default ${DEFAULT-VALUE}).") int keep;
     @Option(names = "--dry-run", description = "Connect and say what would be done; take no snapshot.") boolean dryRun;
     @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
+    @Mixin AllowLocalOption allowLocal;
     @Spec CommandSpec spec;
     /** Longest one command may run: the snapshot of a large etcd, the archive's transfer. */
     static final Duration COMMAND_TIMEOUT = Duration.ofMinutes(10);
@@ -44,6 +44,7 @@ final class BackupCommand implements Callable<Integer> {
     @Override public Integer call() {
         Path invFile = inventory.resolve(parent.env);
         Inventory inv = Inventories.load(invFile, parent.env);
+        allowLocal.check(inv, invFile, "backup");
         Path archive = out != null ? out.toAbsolutePath().normalize() : Backups.newArchive(inv, Instant.now());
         if (!BackupArchive.safeName(archive.getFileName().toString())) {
             throw new GpuctlException(ExitCode.USAGE, "--out " + out + ": the file name must be letters, digits, '.', '_' and '-'"

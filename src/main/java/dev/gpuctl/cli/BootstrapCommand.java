@@ -39,6 +39,7 @@ final class BootstrapCommand implements Callable<Integer> {
         description = "Longest wait for what settles after a change (pods running, nodes Ready, GPUs allocatable), e.g. 5m"
             + " (a bare number is seconds); default: each step's own (up to 5 min).")
     Duration waitTimeout;
+    @Mixin AllowLocalOption allowLocal;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -59,6 +60,7 @@ final class BootstrapCommand implements Callable<Integer> {
 
     @Override public Integer call() {
         Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
+        allowLocal.check(inv, inventory.resolve(parent.env), "bootstrap");
         Selection.checkSteps(only);
         Selection.checkHosts(inv, hosts);
         var conflicts = CidrCheck.check(inv.staticRanges());

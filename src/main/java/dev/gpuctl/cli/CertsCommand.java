@@ -1,7 +1,6 @@
 package dev.gpuctl.cli;
 
 import dev.gpuctl.engine.Runner;
-import dev.gpuctl.engine.VerifyReport;
 import dev.gpuctl.engine.VerifyText;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.SshOptions;
@@ -17,7 +16,7 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 @Command(name = "certs",
-    description = "The cluster's certificates: check their expiry, renew the control plane's.",
+    description = "Check the expiry of the cluster's certificates, or renew the control plane's.",
     subcommands = {CertsCommand.Check.class, CertsCommand.Renew.class})
 final class CertsCommand implements Runnable {
     @Spec CommandSpec spec;
@@ -30,19 +29,18 @@ final class CertsCommand implements Runnable {
 
     /** verify's certificate checks alone, on every host; exit as verify's. */
     static int check(Inventory inv, SshOptions ssh, CommandSpec spec) {
-        VerifyReport report = VerifyCommand.run(inv, ssh, Set.of(), Duration.ZERO, spec, Runner::verifyCertificates);
+        Runner.Result result = VerifyCommand.run(inv, ssh, Set.of(), Duration.ZERO, spec, Runner::verifyCertificates);
         PrintWriter out = spec.commandLine().getOut();
-        out.print(VerifyText.render(report));
+        out.print(VerifyText.render(result.report()));
         out.flush();
-        if (!report.unreachable().isEmpty()) return ExitCode.STEP_FAILED.code();
-        if (!report.ok()) return ExitCode.VERIFY_FAILED.code();
-        return report.warned() ? ExitCode.VERIFY_WARNED.code() : ExitCode.OK.code();
+        return VerifyCommand.exitCode(result, spec.commandLine().getErr());
     }
 
     @Command(name = "check",
-        description = {"Every certificate's expiry: the control plane's and the CAs (kubeadm certs check-expiration on the master),",
-            "this machine's kubeconfig, every kubelet's client certificate and its rotation. Read-only; the same checks as",
-            "verify's 'certs' lines: under 30 days left warns (exit 5), expired fails (exit 4)."})
+        description = {"Check the expiry of every certificate of the cluster (read-only).",
+            "The control plane's and the CAs (kubeadm certs check-expiration on the master), this machine's kubeconfig,"
+                + " every kubelet's client certificate and its rotation: the same checks as verify's 'certs' lines. Under 30 days"
+                + " left warns (exit 5), expired fails (exit 4)."})
     static final class Check implements Callable<Integer> {
         @Mixin InventoryOption inventory;
         @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
@@ -58,21 +56,24 @@ final class CertsCommand implements Runnable {
     }
 
     @Command(name = "renew",
-        description = {"Renew the control plane's certificates: kubeadm certs renew all on the master, its static pods",
-            "(etcd, kube-apiserver, kube-controller-manager, kube-scheduler) restarted one at a time and each waited for,",
-            "the new admin.conf to the master's ~/.kube/config and to .gpuctl/; then every certificate checked again.",
-            "Takes the bootstrap lock. Running it again is safe. CAs (ten years) are not renewed."})
+        description = {"Renew the control plane's certificates and restart the control plane to use them.",
+            "kubeadm certs renew all on the master; its static pods (etcd, kube-apiserver, kube-controller-manager,"
+                + " kube-scheduler) restarted one at a time and each waited for; the new admin.conf to the master's"
+                + " ~/.kube/config and to .gpuctl/; then every certificate checked again. Takes the bootstrap lock. Running it"
+                + " again is safe. CAs (ten years) are not renewed."})
     static final class Renew implements Callable<Integer> {
         @Mixin InventoryOption inventory;
         @Option(names = "--dry-run", description = "Connect and check; show what would run; change nothing.") boolean dryRun;
         @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
         @Option(names = "--command-timeout", defaultValue = "10m", paramLabel = "DURATION", converter = Converters.DurationValue.class,
             description = "Longest one command may run, e.g. 90s, 10m (a bare number is seconds; default ${DEFAULT-VALUE}).") Duration commandTimeout;
+        @Mixin AllowLocalOption allowLocal;
         @Spec CommandSpec spec;
         @ParentCommand CertsCommand certs;
 
         @Override public Integer call() {
             Inventory inv = Inventories.load(inventory.resolve(certs.parent.env), certs.parent.env);
+            allowLocal.check(inv, inventory.resolve(certs.parent.env), "certs renew");
             PrintWriter err = spec.commandLine().getErr();
             SshOptions ssh = SshOptions.defaults(acceptNew);
             Inventories.checkIdentityFiles(inventory.resolve(certs.parent.env), inv.nodes(), ssh);

@@ -9,7 +9,7 @@ import picocli.CommandLine.Model.CommandSpec;
 
 @Command(name = "completion",
     description = {"Print a shell completion script.",
-        "bash: source <(gpuctl completion bash)   zsh: source <(gpuctl completion zsh)"})
+        "For bash: source <(gpuctl completion bash); for zsh: source <(gpuctl completion zsh)."})
 final class CompletionCommand implements Runnable {
     enum Shell { bash, zsh }
 

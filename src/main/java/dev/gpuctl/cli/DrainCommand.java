@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -15,9 +16,10 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 @Command(name = "drain",
-    description = {"Take nodes out of service for a repair or a driver change: cordon them, wait for the GPU Jobs running",
-        "there to finish (never evicted unless --force), then evict the other pods (kubectl drain; DaemonSets stay,",
-        "PodDisruptionBudgets are respected). The nodes stay cordoned until `gpuctl uncordon`."})
+    description = {"Take nodes out of service for a repair or a driver change, waiting for their GPU Jobs first.",
+        "Cordon them, wait for the GPU Jobs running there to finish (never evicted unless --force), then evict the"
+            + " other pods (kubectl drain; DaemonSets stay, PodDisruptionBudgets are respected). The nodes stay cordoned"
+            + " until `gpuctl uncordon`."})
 final class DrainCommand implements Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "HOST", description = "Nodes of the inventory to drain.") List<String> hosts;
     @Option(names = {"-i", "--inventory"}, paramLabel = "FILE",
@@ -28,6 +30,7 @@ final class DrainCommand implements Callable<Integer> {
     Duration drainTimeout = Maintenance.DEFAULT_DRAIN_TIMEOUT;
     @Option(names = "--dry-run", description = "Connect and check; say what would change; change nothing.") boolean dryRun;
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+    @Mixin AllowLocalOption allowLocal;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -38,6 +41,7 @@ final class DrainCommand implements Callable<Integer> {
     @Override public Integer call() {
         Path file = inventoryFile(inventory, parent.env);
         Inventory inv = Inventories.load(file, parent.env);
+        allowLocal.check(inv, file, "drain");
         PhaseRuns.checkNodes(inv, hosts, "drain");
         PhaseRuns.run(inv, file, r -> Maintenance.drain(r, hosts, drainTimeout, force), dryRun, acceptNew,
             Maintenance.commandTimeout(drainTimeout, Duration.ofMinutes(10)), spec.commandLine().getErr(), "drain",

@@ -10,14 +10,20 @@ import java.util.Map;
  */
 public enum ExitCode {
     OK(0, "ok"),
-    STEP_FAILED(1, "a host failed: a step or a command on it failed, or it could not be reached"),
+    STEP_FAILED(1, "a host failed: a step or a command on it failed (the master's kubectl included), its connection was"
+        + " lost, or its host key or login was refused outside a preflight"),
     USAGE(2, "usage or input error, nothing was changed: a bad option or value, an inventory or job spec problem"
-        + " (FILE:LINE:COLUMN), an unusable identity file, an unsafe .gpuctl directory (a link, another user's), or no cluster"
-        + " yet (no kubeconfig on the master, no cached join command)"),
-    PREFLIGHT_REFUSED(3, "preflight refused: e.g. the CIDR check failed, another run holds the lock, or the lock's place on"
-        + " the master is unsafe; nothing was changed"),
+        + " (FILE:LINE:COLUMN: a CIDR overlap found offline, a missing identity file included), `connection: local` without"
+        + " --allow-local, an unsafe .gpuctl directory (a link, another user's), or no cluster yet (no kubeconfig on the master,"
+        + " no cached join command), no such job"),
+    PREFLIGHT_REFUSED(3, "preflight refused, nothing was changed: e.g. a host's own networks overlap the cluster's, a host key"
+        + " or login was refused, another run holds the lock, the lock's place on the master is unsafe, or a restore would"
+        + " overwrite a healthy cluster"),
     VERIFY_FAILED(4, "verify found a problem"),
     VERIFY_WARNED(5, "verify found no problem but warned: a certificate expires within 30 days (`gpuctl certs renew`)"),
+    UNREACHABLE(6, "a host could not be reached (connection refused or timed out, address not resolved): nothing was done"
+        + " on it; the message names it and its log file holds the connection error. Other hosts' problems are listed too;"
+        + " this code wins over 1, 3 and 4"),
     INTERRUPTED(130, "interrupted (Ctrl-C); a re-run resumes");
 
     private final int code;
@@ -34,28 +40,29 @@ public enum ExitCode {
 
     /** The codes each command can end with, by its qualified name; a command not named here can end with any. */
     static final Map<String, List<ExitCode>> BY_COMMAND = Map.ofEntries(
-        Map.entry("gpuctl plan", List.of(OK, USAGE, PREFLIGHT_REFUSED)),
-        Map.entry("gpuctl bootstrap", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED)),
-        Map.entry("gpuctl join-token", List.of(OK, STEP_FAILED, USAGE)),
-        Map.entry("gpuctl verify", List.of(OK, STEP_FAILED, USAGE, VERIFY_FAILED, VERIFY_WARNED, INTERRUPTED)),
-        Map.entry("gpuctl certs check", List.of(OK, STEP_FAILED, USAGE, VERIFY_FAILED, VERIFY_WARNED, INTERRUPTED)),
-        Map.entry("gpuctl certs renew", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, VERIFY_FAILED, VERIFY_WARNED, INTERRUPTED)),
-        Map.entry("gpuctl upgrade", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED)),
-        Map.entry("gpuctl gpus", List.of(OK, STEP_FAILED, USAGE)),
-        Map.entry("gpuctl job", List.of(OK, STEP_FAILED, USAGE)),
+        Map.entry("gpuctl plan", List.of(OK, USAGE)),
+        Map.entry("gpuctl bootstrap", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, UNREACHABLE, INTERRUPTED)),
+        Map.entry("gpuctl join-token", List.of(OK, STEP_FAILED, USAGE, UNREACHABLE)),
+        Map.entry("gpuctl verify", List.of(OK, STEP_FAILED, USAGE, VERIFY_FAILED, VERIFY_WARNED, UNREACHABLE, INTERRUPTED)),
+        Map.entry("gpuctl certs", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, VERIFY_FAILED, VERIFY_WARNED, UNREACHABLE, INTERRUPTED)),
+        Map.entry("gpuctl certs check", List.of(OK, STEP_FAILED, USAGE, VERIFY_FAILED, VERIFY_WARNED, UNREACHABLE, INTERRUPTED)),
+        Map.entry("gpuctl certs renew", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, VERIFY_FAILED, VERIFY_WARNED, UNREACHABLE, INTERRUPTED)),
+        Map.entry("gpuctl upgrade", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, UNREACHABLE, INTERRUPTED)),
+        Map.entry("gpuctl gpus", List.of(OK, STEP_FAILED, USAGE, UNREACHABLE)),
+        Map.entry("gpuctl job", List.of(OK, STEP_FAILED, USAGE, UNREACHABLE)),
         Map.entry("gpuctl job render", List.of(OK, USAGE)),
-        Map.entry("gpuctl job submit", List.of(OK, STEP_FAILED, USAGE)),
-        Map.entry("gpuctl kubeconfig", List.of(OK, STEP_FAILED, USAGE)),
-        Map.entry("gpuctl backup", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED)),
-        Map.entry("gpuctl restore", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED)),
+        Map.entry("gpuctl job submit", List.of(OK, STEP_FAILED, USAGE, UNREACHABLE)),
+        Map.entry("gpuctl kubeconfig", List.of(OK, STEP_FAILED, USAGE, UNREACHABLE)),
+        Map.entry("gpuctl backup", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, UNREACHABLE, INTERRUPTED)),
+        Map.entry("gpuctl restore", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, UNREACHABLE, INTERRUPTED)),
         Map.entry("gpuctl completion", List.of(OK, USAGE)),
-        Map.entry("gpuctl drain", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED)),
-        Map.entry("gpuctl uncordon", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED)),
-        Map.entry("gpuctl remove-node", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED)),
-        Map.entry("gpuctl reset", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, INTERRUPTED)),
-        Map.entry("gpuctl job list", List.of(OK, STEP_FAILED, USAGE)),
-        Map.entry("gpuctl job logs", List.of(OK, STEP_FAILED, USAGE)),
-        Map.entry("gpuctl job delete", List.of(OK, STEP_FAILED, USAGE)));
+        Map.entry("gpuctl drain", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, UNREACHABLE, INTERRUPTED)),
+        Map.entry("gpuctl uncordon", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, UNREACHABLE, INTERRUPTED)),
+        Map.entry("gpuctl remove-node", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, UNREACHABLE, INTERRUPTED)),
+        Map.entry("gpuctl reset", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, UNREACHABLE, INTERRUPTED)),
+        Map.entry("gpuctl job list", List.of(OK, STEP_FAILED, USAGE, UNREACHABLE)),
+        Map.entry("gpuctl job logs", List.of(OK, STEP_FAILED, USAGE, UNREACHABLE)),
+        Map.entry("gpuctl job delete", List.of(OK, STEP_FAILED, USAGE, UNREACHABLE)));
 
     /** The codes {@code qualifiedName} can end with. */
     static List<ExitCode> of(String qualifiedName) {

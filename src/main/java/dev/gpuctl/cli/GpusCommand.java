@@ -28,8 +28,9 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "gpus",
     description = {"Show who holds which GPU, node by node (read-only, through the master: no kubeconfig needed here).",
-        "Per GPU node: the model and count nvidia-smi sees, allocatable, allocated and free nvidia.com/gpu, the pods;",
-        "then per GPU, sampled for a short window: the pod holding it, its utilisation and memory, and IDLE for a GPU held but unused."})
+        "Per GPU node: the model and count nvidia-smi sees, allocatable, allocated and free nvidia.com/gpu, the pods;"
+            + " then per GPU, sampled for a short window: the pod holding it, its utilisation and memory, and IDLE for a GPU"
+            + " held but unused."})
 final class GpusCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
     @Option(names = "--json", description = "Print the report as JSON (schema gpuctl.gpus/v1, see docs/gpus.md).") boolean json;
@@ -52,12 +53,24 @@ final class GpusCommand implements Callable<Integer> {
             .filter(n -> n.isMaster() || n.gpu()).toList(), ssh);
         GpuUsage.Report report;
         GpuSurvey.Survey survey;
+        boolean notConnected;
+        java.nio.file.Path logDir;
+        GpuSurveyRun.Answers answers = null;
         try {
-            GpuSurveyRun.Answers answers = GpuSurveyRun.ask(inv, n -> n.isMaster() ? Inventories.openCluster(inv, ssh, inventory.resolve(parent.env))
+            answers = GpuSurveyRun.ask(inv, n -> n.isMaster() ? Inventories.openCluster(inv, ssh, inventory.resolve(parent.env))
                 : Remotes.open(n, ssh), sample);
             survey = GpuSurvey.of(inv, answers::answer, answers.unreachable(), sample);
             report = survey.usage();
-        } catch (RemoteException | WorkloadException e) {
+            notConnected = !answers.notConnected().isEmpty();
+            logDir = answers.logDir();
+        } catch (RemoteException e) {
+            throw GpuctlException.of(e);
+        } catch (WorkloadException e) {
+            // the master's answers were needed: say why it gave none, with its log
+            if (answers != null && answers.unreachable().containsKey(inv.master().name())) {
+                throw new GpuctlException(answers.notConnected().contains(inv.master().name()) ? ExitCode.UNREACHABLE : ExitCode.STEP_FAILED,
+                    answers.unreachable().get(inv.master().name()) + "\n  log: " + answers.logDir().resolve(inv.master().name() + ".log"), e);
+            }
             throw new GpuctlException(ExitCode.STEP_FAILED, e.getMessage(), e);
         }
         Instant now = Instant.now();
@@ -72,7 +85,8 @@ final class GpusCommand implements Callable<Integer> {
         if (!report.unreachable().isEmpty()) {
             spec.commandLine().getErr().println("gpuctl: cannot reach " + String.join(", ",
                 report.unreachable().stream().map(GpuUsage.NodeGpus::name).toList()) + " (see above)");
-            return ExitCode.STEP_FAILED.code();
+            report.unreachable().forEach(n -> spec.commandLine().getErr().println("  log: " + logDir.resolve(n.name() + ".log")));
+            return (notConnected ? ExitCode.UNREACHABLE : ExitCode.STEP_FAILED).code();
         }
         return ExitCode.OK.code();
     }

@@ -33,7 +33,8 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 @Command(name = "job",
-    description = "Training Jobs from a small YAML spec (name, image, command, gpus, env, dataset and checkpoint on NFS).",
+    description = {"Render, submit, list, follow and delete training Jobs written as a small YAML spec.",
+        "The spec names the image, command, gpus, env, dataset and checkpoint on NFS (see docs/jobs.md)."},
     subcommands = {JobCommand.Render.class, JobCommand.Submit.class, JobCommand.List.class, JobCommand.Logs.class,
         JobCommand.Delete.class})
 final class JobCommand implements Runnable {
@@ -102,8 +103,9 @@ final class JobCommand implements Runnable {
     }
 
     @Command(name = "submit",
-        description = {"Check SPEC against the cluster (a node with that many GPUs, a free name), then apply its Job",
-            "through the master and print how to follow it. A refused job (exit 2) applies nothing."})
+        description = {"Check SPEC against the cluster, then apply its Job through the master.",
+            "SPEC is checked for a node with that many GPUs and for a free name; the output says how to follow the job. A"
+                + " refused job (exit 2) applies nothing."})
     static final class Submit extends SpecAndInventory implements Callable<Integer> {
         @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
 
@@ -118,7 +120,7 @@ final class JobCommand implements Runnable {
             } catch (WorkloadException e) {
                 throw new GpuctlException(e.refused() ? ExitCode.USAGE : ExitCode.STEP_FAILED, e.getMessage(), e);
             } catch (RemoteException e) {
-                throw new GpuctlException(ExitCode.STEP_FAILED, e.getMessage(), e);
+                throw GpuctlException.of(e);
             }
             PrintWriter out = out();
             out.print(applied.endsWith("\n") ? applied : applied + "\n");
@@ -153,7 +155,7 @@ final class JobCommand implements Runnable {
             } catch (WorkloadException e) {
                 throw new GpuctlException(e.refused() ? ExitCode.USAGE : ExitCode.STEP_FAILED, e.getMessage(), e);
             } catch (RemoteException e) {
-                throw new GpuctlException(ExitCode.STEP_FAILED, e.getMessage(), e);
+                throw GpuctlException.of(e);
             }
         }
 
@@ -190,8 +192,8 @@ final class JobCommand implements Runnable {
     static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
 
     @Command(name = "list",
-        description = {"The cluster's gpuctl jobs: namespace, name, status, GPUs, node, age (through the master: no",
-            "kubeconfig needed here). Exit 0; 3 when the master or its kubectl fails."})
+        description = {"List the cluster's gpuctl jobs: namespace, name, status, GPUs, node and age.",
+            "Read through the master: no kubeconfig is needed here."})
     static final class List extends OnCluster implements Callable<Integer> {
         @Mixin InventoryOption inventory;
 
@@ -210,8 +212,9 @@ final class JobCommand implements Runnable {
     }
 
     @Command(name = "logs",
-        description = {"The logs of job NAME's pod, also of a finished job (until ttlSecondsAfterFinished deletes it).",
-            "Exit 0; 2 when there is no such job; 3 when kubectl fails (a pod still being created has no logs yet)."})
+        description = {"Print the logs of job NAME's pod, also of a finished job.",
+            "A finished job's logs stay until ttlSecondsAfterFinished deletes it; a pod still being created has no logs"
+                + " yet. No such job is exit 2."})
     static final class Logs extends Named implements Callable<Integer> {
         @Option(names = "--tail", paramLabel = "LINES", description = "Only the last LINES lines.") Integer tail;
 
@@ -226,8 +229,8 @@ final class JobCommand implements Runnable {
     }
 
     @Command(name = "delete",
-        description = {"Delete job NAME and its pods (propagationPolicy Background); only jobs gpuctl submitted.",
-            "Exit 0; 2 when there is no such job or it was not submitted by gpuctl; 3 when kubectl fails."})
+        description = {"Delete job NAME and its pods (propagationPolicy Background).",
+            "Only jobs gpuctl submitted are deleted: another job, or no such job, is refused (exit 2)."})
     static final class Delete extends Named implements Callable<Integer> {
         @Override public Integer call() {
             checkName();

@@ -35,11 +35,13 @@ final class JoinTokenCommand implements Callable<Integer> {
     @Option(names = "--ttl", defaultValue = "24h", paramLabel = "DURATION", converter = Converters.DurationValue.class,
         description = "The new token's lifetime, e.g. 2h, 90m, 24h (a bare number is seconds; at most 365d; default ${DEFAULT-VALUE}).") Duration ttl;
     @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
+    @Mixin AllowLocalOption allowLocal;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
     @Override public Integer call() throws IOException {
         Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
+        if (refresh) allowLocal.check(inv, inventory.resolve(parent.env), "join-token --refresh");
         Path cache = JoinTokens.cacheFile(inv);
         SshOptions ssh = SshOptions.defaults(acceptNew);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), List.of(inv.master()), ssh);
@@ -52,7 +54,7 @@ final class JoinTokenCommand implements Callable<Integer> {
         try {
             master = Inventories.openCluster(inv, ssh, inventory.resolve(parent.env));
         } catch (RemoteException e) {
-            throw new GpuctlException(ExitCode.STEP_FAILED, e.getMessage(), e);
+            throw GpuctlException.of(e);
         }
         // the master's connection is the run's: its commands go to the master's log in .gpuctl/logs like any run's
         Set<String> onMaster = Set.of(inv.master().name());
@@ -75,7 +77,10 @@ final class JoinTokenCommand implements Callable<Integer> {
         Runner.Result checked = PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> JoinTokens.check(runner, cached, Instant.now()));
         if (checked.wasInterrupted()) throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted; run it again.\nLogs: " + checked.logDir());
         for (VerifyReport.HostReport h : checked.report().hosts()) {
-            if (!h.reachable()) throw new GpuctlException(ExitCode.STEP_FAILED, h.error() + "\nLog: " + checked.logDir().resolve(h.name() + ".log"));
+            if (!h.reachable()) {
+                throw new GpuctlException(PhaseRuns.noConnection(checked) ? ExitCode.UNREACHABLE : ExitCode.STEP_FAILED,
+                    h.error() + "\n  log: " + checked.logDir().resolve(h.name() + ".log"));
+            }
             for (VerifyReport.Check c : h.checks()) {
                 if (!c.ok()) {
                     throw new GpuctlException(ExitCode.STEP_FAILED, "the cached join command is no longer valid: " + c.problem()

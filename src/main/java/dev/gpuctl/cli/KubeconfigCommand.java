@@ -28,10 +28,10 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 @Command(name = "kubeconfig",
-    description = {"Print the cluster's admin kubeconfig (read from the master, so always current), or merge it into your"
-        + " kubeconfig file so that kubectl works from this machine.",
-        "--merge names the cluster, user and context after the cluster, replaces entries of those names, keeps every"
-            + " other context, backs the file up once (FILE.gpuctl-orig) and writes it atomically, mode 0600."})
+    description = {"Print the cluster's admin kubeconfig, or merge it into your kubeconfig file so that kubectl works from here.",
+        "It is read from the master, so always current. --merge names the cluster, user and context after the cluster,"
+            + " replaces entries of those names, keeps every other context, backs the file up once (FILE.gpuctl-orig) and"
+            + " writes it atomically, mode 0600."})
 final class KubeconfigCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
     @Option(names = "--merge", description = "Merge into the kubeconfig file instead of printing.") boolean merge;
@@ -63,7 +63,7 @@ final class KubeconfigCommand implements Callable<Integer> {
             }
             admin = r.stdout();
         } catch (RemoteException e) {
-            throw new GpuctlException(ExitCode.STEP_FAILED, e.getMessage(), e);
+            throw GpuctlException.of(e);
         }
         // the laptop's copy that bootstrap keeps, brought up to date
         StateDir.writePrivate(inv.stateDir().resolve(inv.cluster().name()).resolve("admin.conf"), admin.getBytes(StandardCharsets.UTF_8));

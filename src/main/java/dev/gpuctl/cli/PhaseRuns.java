@@ -33,12 +33,21 @@ final class PhaseRuns {
         }
     }
 
+    /** What a dry run that stopped says to do next. */
+    static final String DRY_RUN_NEXT = "A real run would stop here too. Fix the cause, then run the dry run again to see what the command would do.";
+
     static Runner.Result run(Inventory inv, Path file, Function<Runner, Runner.Result> phases, boolean dryRun, boolean acceptNew, Duration commandTimeout,
                              PrintWriter err, String command, String next) {
         SshOptions ssh = SshOptions.defaults(acceptNew);
         Inventories.checkIdentityFiles(file, inv.nodes(), ssh);
         Runner runner = lockedRunner(inv, ssh, err, new Runner.Options(dryRun, 16, Set.of(), commandTimeout));
         Runner.Result result = interruptible(stoppable(runner), err, () -> phases.apply(runner));
+        if (dryRun) {
+            // a dry run changed nothing and advises nothing it did not try: what would happen, in the conditional
+            return judged(result, new Outcomes(r -> whereEachHostStopped(r, "Nothing was changed (dry run).\nLogs: " + r.logDir()),
+                command + " --dry-run refused; nothing was changed:", command + " --dry-run stopped; nothing was changed:",
+                DRY_RUN_NEXT));
+        }
         return judged(result, new Outcomes(r -> whereEachHostStopped(r, "Run the same command again to resume.\nLogs: " + r.logDir()),
             command + " refused; nothing was changed:", command + " stopped:", next));
     }
@@ -78,16 +87,21 @@ final class PhaseRuns {
     static Runner.Result judged(Runner.Result result, Outcomes says) {
         if (result.wasInterrupted()) throw new GpuctlException(ExitCode.INTERRUPTED, says.interrupted().apply(result));
         if (result.preflightRefused()) {
-            throw new GpuctlException(ExitCode.PREFLIGHT_REFUSED, says.refused() + "\n"
+            throw new GpuctlException(noConnection(result) ? ExitCode.UNREACHABLE : ExitCode.PREFLIGHT_REFUSED, says.refused() + "\n"
                 + String.join("\n", result.preflightProblems()) + "\nLogs: " + result.logDir());
         }
         if (!result.failures().isEmpty()) {
             StringBuilder sb = new StringBuilder(says.failed() + "\n");
             for (StepFailure f : result.failures()) sb.append(f.describe());
             sb.append(says.next());
-            throw new GpuctlException(ExitCode.STEP_FAILED, sb.toString());
+            throw new GpuctlException(noConnection(result) ? ExitCode.UNREACHABLE : ExitCode.STEP_FAILED, sb.toString());
         }
         return result;
+    }
+
+    /** A host of the run could not be connected to at all: exit 6, whatever else failed. */
+    static boolean noConnection(Runner.Result result) {
+        return result.failures().stream().anyMatch(StepFailure::unreachable);
     }
 
     /** "interrupted; where each host stopped:", each host's line, the failures, then {@code resume}. */

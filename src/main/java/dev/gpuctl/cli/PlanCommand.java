@@ -12,6 +12,8 @@ import dev.gpuctl.engine.PlanSummary;
 import dev.gpuctl.engine.PlanText;
 import dev.gpuctl.hostconf.Secrets;
 import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.InventoryException;
+import dev.gpuctl.inventory.InventoryLoader;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.LinkedHashSet;
@@ -44,6 +46,8 @@ final class PlanCommand implements Callable<Integer> {
 
     @Override public Integer call() throws Exception {
         Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
+        var missing = InventoryLoader.missingIdentityFiles(inv, inventory.resolve(parent.env), parent.env);
+        if (!missing.isEmpty()) throw Inventories.usageError(inventory.resolve(parent.env), new InventoryException(missing));
         if (upgrade) {
             spec.commandLine().getOut().print(UpgradeCommand.dryRunText(inv, UpgradeCommand.options(inv, null, "1", Duration.ofMinutes(10), false)));
             spec.commandLine().getOut().flush();
@@ -61,7 +65,7 @@ final class PlanCommand implements Callable<Integer> {
         }
         out.flush();
         if (!plan.cidrConflicts().isEmpty()) {
-            throw new GpuctlException(ExitCode.PREFLIGHT_REFUSED, "the CIDR check failed:\n  "
+            throw new GpuctlException(ExitCode.USAGE, "the CIDR check failed:\n  "
                 + String.join("\n  ", plan.cidrConflicts())
                 + "\nPick a podCidr/serviceCidr that overlaps none of these (and matches your CNI), then run plan again.");
         }

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -15,13 +16,14 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 @Command(name = "remove-node",
-    description = {"Take workers out of the cluster for good (a repair, a loan to another team): drain them (GPU Jobs waited",
-        "for, evicted only with --force), delete the nodes, then kubeadm reset each host and remove what reset leaves",
-        "(/etc/cni/net.d, CNI interfaces, KUBE-/CNI iptables chains, join leftovers). The host preparation stays:",
-        "`gpuctl bootstrap` with the host back in the inventory joins it again. The master is refused (use reset).",
-        "With --restore-host the host preparation is undone too, from the change journal gpuctl keeps on each host",
-        "(" + HostJournal.PATH + "): files put back from their .gpuctl-orig backups (or removed when gpuctl made them),",
-        "units unmasked or disabled as they were, package holds released, swap on as it was; packages stay installed."})
+    description = {"Take workers out of the cluster for good, e.g. for a repair or a loan to another team.",
+        "Drain them (GPU Jobs waited for, evicted only with --force), delete the nodes, then kubeadm reset each host"
+            + " and remove what reset leaves (/etc/cni/net.d, CNI interfaces, KUBE-/CNI iptables chains, join leftovers). The"
+            + " host preparation stays: `gpuctl bootstrap` with the host back in the inventory joins it again. The master is"
+            + " refused (use reset).",
+        "With --restore-host the host preparation is undone too, from the change journal gpuctl keeps on each host ("
+            + HostJournal.PATH + "): files put back from their .gpuctl-orig backups (or removed when gpuctl made them), units"
+            + " unmasked or disabled as they were, package holds released, swap on as it was; packages stay installed."})
 final class RemoveNodeCommand implements Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "HOST", description = "Workers of the inventory to remove.") List<String> hosts;
     @Option(names = {"-i", "--inventory"}, paramLabel = "FILE",
@@ -34,12 +36,14 @@ final class RemoveNodeCommand implements Callable<Integer> {
     boolean restoreHost;
     @Option(names = "--dry-run", description = "Connect and check; say what would change (with --restore-host: what each host would get back); change nothing.") boolean dryRun;
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+    @Mixin AllowLocalOption allowLocal;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
     @Override public Integer call() {
         Path file = DrainCommand.inventoryFile(inventory, parent.env);
         Inventory inv = Inventories.load(file, parent.env);
+        allowLocal.check(inv, file, "remove-node");
         PhaseRuns.checkNodes(inv, hosts, "remove-node");
         if (hosts.contains(inv.master().name())) {
             throw new GpuctlException(ExitCode.USAGE, inv.master().name() + " is the master: remove-node takes workers only;"

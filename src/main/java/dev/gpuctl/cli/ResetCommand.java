@@ -18,10 +18,11 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 @Command(name = "reset",
-    description = {"Take the whole cluster down: shows what it will do, asks (unless --yes), then kubeadm resets every",
-        "worker, then the master, and removes what reset leaves; this machine's .gpuctl/CLUSTER is archived, not deleted.",
-        "The host preparation stays, unless --restore-host: then every host's files, units, package holds and swap are",
-        "put back as they were before gpuctl, from the change journal it keeps on each host. A second reset changes nothing."})
+    description = {"Take the whole cluster down, after showing what it will do and asking (unless --yes).",
+        "kubeadm resets every worker, then the master, and removes what reset leaves; this machine's .gpuctl/CLUSTER is"
+            + " archived, not deleted. The host preparation stays, unless --restore-host: then every host's files, units,"
+            + " package holds and swap are put back as they were before gpuctl, from the change journal it keeps on each"
+            + " host. A second reset changes nothing."})
 final class ResetCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
     @Option(names = "--yes", description = "Do not ask for confirmation.") boolean yes;
@@ -29,12 +30,14 @@ final class ResetCommand implements Callable<Integer> {
     boolean restoreHost;
     @Option(names = "--dry-run", description = "Connect and check; say what would change (with --restore-host: what each host would get back); change nothing.") boolean dryRun;
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+    @Mixin AllowLocalOption allowLocal;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
     @Override public Integer call() throws IOException {
         Path file = inventory.resolve(parent.env);
         Inventory inv = Inventories.load(file, parent.env);
+        allowLocal.check(inv, file, "reset");
         var err = spec.commandLine().getErr();
         err.print(Maintenance.resetPlan(inv, restoreHost));
         err.flush();

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -19,13 +20,13 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 @Command(name = "restore",
-    description = {"Restore the control plane on the master from a gpuctl backup: the archive is checked against its .sha256"
-        + " first; the etcd snapshot is restored into a fresh data directory (etcdutl snapshot restore), the PKI and"
-        + " configuration are put back and the control plane is started and waited for. The workers come back by themselves"
-        + " (same CA, same endpoint).",
-        "For a master that was reinstalled (same address) after bootstrap's host preparation. What the master had is moved"
-            + " to /var/backups/gpuctl-before-restore-TIME/ on it, never deleted. Refused while the master runs a healthy"
-            + " cluster, unless --force."})
+    description = {"Restore the control plane on the master from a gpuctl backup.",
+        "The archive is checked against its .sha256 first; the etcd snapshot is restored into a fresh data directory"
+            + " (etcdutl snapshot restore), the PKI and configuration are put back and the control plane is started and"
+            + " waited for. The workers come back by themselves (same CA, same endpoint).",
+        "For a master that was reinstalled (same address) after bootstrap's host preparation. What the master had is"
+            + " moved to /var/backups/gpuctl-before-restore-TIME/ on it, never deleted. Refused while the master runs a"
+            + " healthy cluster, unless --force."})
 final class RestoreCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "FILE", description = "The backup archive (its FILE.sha256 beside it).") Path file;
     @Parameters(index = "1", arity = "0..1", paramLabel = "INVENTORY",
@@ -33,6 +34,7 @@ final class RestoreCommand implements Callable<Integer> {
     @Option(names = {"-i", "--inventory"}, paramLabel = "FILE", description = "Inventory file.") Path inventoryOption;
     @Option(names = "--force", description = "Restore even though the master runs a healthy cluster (its state is replaced).") boolean force;
     @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
+    @Mixin AllowLocalOption allowLocal;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -42,6 +44,7 @@ final class RestoreCommand implements Callable<Integer> {
         io.option = inventoryOption;
         Path invFile = io.resolve(parent.env);
         Inventory inv = Inventories.load(invFile, parent.env);
+        allowLocal.check(inv, invFile, "restore");
         Path archive = file.toAbsolutePath().normalize();
         Backups.Checked in = Backups.check(archive);
         if (in.problem().isPresent()) {

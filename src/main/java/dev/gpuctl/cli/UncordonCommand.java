@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -20,12 +21,14 @@ final class UncordonCommand implements Callable<Integer> {
         description = "Inventory file (default: $GPUCTL_INVENTORY, or ./inventory.yaml).") Path inventory;
     @Option(names = "--dry-run", description = "Connect and check; say what would change; change nothing.") boolean dryRun;
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+    @Mixin AllowLocalOption allowLocal;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
     @Override public Integer call() {
         Path file = DrainCommand.inventoryFile(inventory, parent.env);
         Inventory inv = Inventories.load(file, parent.env);
+        allowLocal.check(inv, file, "uncordon");
         PhaseRuns.checkNodes(inv, hosts, "uncordon");
         PhaseRuns.run(inv, file, r -> Maintenance.uncordon(r, hosts), dryRun, acceptNew, Duration.ofMinutes(2),
             spec.commandLine().getErr(), "uncordon", "Fix the cause and run uncordon again.");

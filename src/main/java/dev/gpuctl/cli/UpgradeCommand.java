@@ -25,10 +25,10 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 @Command(name = "upgrade",
-    description = {"Upgrade the cluster's Kubernetes to the inventory's version (or --to), one minor or a patch at a time:"
-        + " preflight on every host, the control plane on the master (kubeadm upgrade apply), then its node, then the workers"
-        + " in batches (drain, kubeadm upgrade node, kubelet and kubectl, wait Ready with every GPU, uncordon).",
-        "Run it again after a failure or Ctrl-C: nodes already at the target are skipped. Shares bootstrap's lock."})
+    description = {"Upgrade the cluster's Kubernetes to the inventory's version (or --to), one minor or a patch at a time.",
+        "Preflight on every host, the control plane on the master (kubeadm upgrade apply), then its node, then the"
+            + " workers in batches (drain, kubeadm upgrade node, kubelet and kubectl, wait Ready with every GPU, uncordon)."
+            + " Run it again after a failure or Ctrl-C: nodes already at the target are skipped. Shares bootstrap's lock."})
 final class UpgradeCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
     @Option(names = "--to", paramLabel = "VERSION", description = "Target version: a minor (1.35: the newest patch the package"
@@ -42,6 +42,7 @@ final class UpgradeCommand implements Callable<Integer> {
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time. A changed key is always refused.") boolean acceptNew;
     @Option(names = "--command-timeout", defaultValue = "10m", paramLabel = "DURATION", converter = Converters.DurationValue.class,
         description = "Longest one command may run, e.g. 90s, 10m (a bare number is seconds; default ${DEFAULT-VALUE}).") Duration commandTimeout;
+    @Mixin AllowLocalOption allowLocal;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -73,6 +74,7 @@ final class UpgradeCommand implements Callable<Integer> {
 
     @Override public Integer call() {
         Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
+        allowLocal.check(inv, inventory.resolve(parent.env), "upgrade");
         UpgradePolicy.Options o = options(inv, to, maxUnavailable, drainTimeout, force);
         PrintWriter out = spec.commandLine().getOut();
         if (dryRun) {

@@ -3,6 +3,7 @@ package dev.gpuctl.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.gpuctl.engine.Runner;
+import dev.gpuctl.engine.StepFailure;
 import dev.gpuctl.engine.VerifyReport;
 import dev.gpuctl.engine.VerifyText;
 import dev.gpuctl.inventory.Inventory;
@@ -48,7 +49,8 @@ final class VerifyCommand implements Callable<Integer> {
         List<Node> nodes = inv.nodes().stream().filter(n -> hosts.isEmpty() || hosts.contains(n.name())).toList();
         SshOptions ssh = SshOptions.defaults(acceptNew);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), nodes, ssh);
-        VerifyReport report = run(inv, ssh, new LinkedHashSet<>(hosts), waitTimeout, spec, Runner::verify);
+        Runner.Result result = run(inv, ssh, new LinkedHashSet<>(hosts), waitTimeout, spec, Runner::verify);
+        VerifyReport report = result.report();
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
             Map<String, Object> doc = new LinkedHashMap<>();
@@ -61,10 +63,20 @@ final class VerifyCommand implements Callable<Integer> {
             out.print(VerifyText.render(report));
         }
         out.flush();
+        return exitCode(result, spec.commandLine().getErr());
+    }
+
+    /**
+     * A verify run's exit code: 6 when a host could not be reached at all, 1 when a host's connection failed
+     * otherwise (host key, login, lost), else 4, 5 or 0 by the checks; each such host named on {@code err} with its log.
+     */
+    static int exitCode(Runner.Result result, PrintWriter err) {
+        VerifyReport report = result.report();
         if (!report.unreachable().isEmpty()) {
-            spec.commandLine().getErr().println("gpuctl: cannot reach " + String.join(", ",
-                report.unreachable().stream().map(VerifyReport.HostReport::name).toList()));
-            return ExitCode.STEP_FAILED.code();
+            err.println("gpuctl: cannot reach " + String.join(", ", report.unreachable().stream().map(VerifyReport.HostReport::name).toList()));
+            for (var f : result.failures()) err.println("  log: " + f.log());
+            boolean noConnection = result.failures().stream().anyMatch(StepFailure::unreachable);
+            return (noConnection ? ExitCode.UNREACHABLE : ExitCode.STEP_FAILED).code();
         }
         if (!report.ok()) return ExitCode.VERIFY_FAILED.code();
         return report.warned() ? ExitCode.VERIFY_WARNED.code() : ExitCode.OK.code();
@@ -77,7 +89,7 @@ final class VerifyCommand implements Callable<Integer> {
      * A verify run of {@code phases} on the engine (read-only, no lock), Ctrl-C stopping it cleanly (exit 130: a
      * re-run asks again); its report.
      */
-    static VerifyReport run(Inventory inv, SshOptions ssh, Set<String> hosts, Duration wait, CommandSpec spec,
+    static Runner.Result run(Inventory inv, SshOptions ssh, Set<String> hosts, Duration wait, CommandSpec spec,
                             Function<Runner, Runner.Result> phases) {
         PrintWriter err = spec.commandLine().getErr();
         Runner runner = new Runner(inv, n -> Remotes.open(n, ssh), err, Runner.Options.verify(16, hosts, PROBE_TIMEOUT, wait));
@@ -86,6 +98,6 @@ final class VerifyCommand implements Callable<Integer> {
             throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted; nothing was changed (verify only reads): run it again."
                 + "\nLogs: " + result.logDir());
         }
-        return result.report();
+        return result;
     }
 }

@@ -36,11 +36,17 @@ public final class GpuSurveyRun {
      *
      * @param byKey       each question's whole answer, by its {@link GpuQuestions} key; a host not reached answered none
      * @param unreachable the hosts that could not be reached (or stopped answering), with why
+     * @param notConnected those of them to which no connection could be made at all (refused, timed out, not resolved)
      */
-    public record Answers(Map<String, ExecResult> byKey, Map<String, String> unreachable, Path logDir) {
+    public record Answers(Map<String, ExecResult> byKey, Map<String, String> unreachable, Path logDir, Set<String> notConnected) {
         public Answers {
             byKey = Map.copyOf(byKey);
             unreachable = Map.copyOf(unreachable);
+            notConnected = Set.copyOf(notConnected);
+        }
+
+        public Answers(Map<String, ExecResult> byKey, Map<String, String> unreachable, Path logDir) {
+            this(byKey, unreachable, logDir, Set.of());
         }
 
         public Optional<ExecResult> answer(String key) { return Optional.ofNullable(byKey.get(key)); }
@@ -67,6 +73,8 @@ public final class GpuSurveyRun {
         for (String key : keys) runner.answer(key).ifPresent(r -> byKey.put(key, r));
         Map<String, String> unreachable = new LinkedHashMap<>();
         result.report().unreachable().forEach(h -> unreachable.put(h.name(), h.error()));
-        return new Answers(byKey, unreachable, result.logDir());
+        Set<String> notConnected = new LinkedHashSet<>();
+        result.failures().stream().filter(StepFailure::unreachable).forEach(f -> notConnected.add(f.host()));
+        return new Answers(byKey, unreachable, result.logDir(), notConnected);
     }
 }

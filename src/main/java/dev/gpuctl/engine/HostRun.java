@@ -69,6 +69,10 @@ final class HostRun implements AutoCloseable {
         return new Stoppable(remotes.computeIfAbsent(node.name(), h -> {
             try {
                 return connector.apply(node);
+            } catch (RemoteException e) {
+                // the host's log holds why it has nothing else: every failure's "log:" line points here
+                log(node).line("connect to " + node.name() + " (" + node.address() + ") failed: " + e.getMessage());
+                throw e;
             } finally {
                 tried(h);
             }

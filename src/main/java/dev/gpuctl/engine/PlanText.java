@@ -19,6 +19,12 @@ public final class PlanText {
     /** The plan, with the inventory's NFS exports and who is root on them after the CIDR check. */
     public static String render(Plan plan, Inventory inv) {
         StringBuilder sb = new StringBuilder();
+        if (inv != null) {
+            // before anything else: this machine itself is one of the hosts every root step runs on
+            inv.nodes().stream().filter(Node::isLocal).forEach(n -> sb.append("WARNING: CONNECTION: LOCAL: NODE ")
+                .append(n.name()).append(" IS THIS MACHINE. EVERY ROOT STEP FOR IT RUNS HERE AND RECONFIGURES IT;")
+                .append(" COMMANDS THAT CHANGE HOSTS REFUSE IT WITHOUT --allow-local.\n"));
+        }
         sb.append("Plan for cluster ").append(plan.cluster()).append(": ").append(plan.summary()).append('\n');
         if (plan.cidrConflicts().isEmpty()) {
             sb.append("CIDR check: no overlaps between podCidr, serviceCidr, node addresses and siteNetworks\n");

@@ -221,7 +221,9 @@ public final class Runner {
                     try {
                         taken = MasterLock.acquire(run.remote(inv.master()), lockHolder, options.commandTimeout());
                     } catch (RemoteException e) {
-                        return new Result(true, List.of(), List.of(facts.mask(e.getMessage())), outcomes, logDir);
+                        StepFailure f = new StepFailure(inv.master().name(), "lock", unreachableWhat(e), "", -1, facts.mask(e.getMessage()),
+                            run.log(inv.master()).file().toString(), noConnection(e));
+                        return new Result(true, List.of(f), List.of(f.describe()), outcomes, logDir);
                     }
                     if (taken instanceof MasterLock.Busy busy) {
                         return new Result(true, List.of(), List.of(busy.message()), outcomes, logDir);
@@ -354,7 +356,7 @@ public final class Runner {
             if (run.stopRequested()) return Optional.empty();
             Step step = steps.get(e.group);
             return Optional.of(Map.entry(step, new StepResult.Failed(new StepFailure(node.name(), step.id(), unreachableWhat(e.cause), "", -1,
-                facts.mask(e.cause.getMessage()), log.file().toString()))));
+                facts.mask(e.cause.getMessage()), log.file().toString(), noConnection(e.cause)))));
         } catch (RemoteException e) {
             asked.clear(); // stopped before connecting: the steps' loop says where
             return Optional.empty();
@@ -399,7 +401,7 @@ public final class Runner {
                 return new StepResult.Interrupted();
             }
             return new StepResult.Failed(new StepFailure(node.name(), step.id(), unreachableWhat(e), "", -1, facts.mask(e.getMessage()),
-                log.file().toString()));
+                log.file().toString(), noConnection(e)));
         } catch (RuntimeException e) {
             // e.g. a file on the host that gpuctl refuses to edit (daemon.json that is not JSON): stop this host, say why
             log.line("step " + step.id() + " stopped: " + e);
@@ -411,6 +413,11 @@ public final class Runner {
     private StepResult failed(Node node, Step step, String what, List<String> problems, HostLog log) {
         return new StepResult.Failed(new StepFailure(node.name(), step.id(), what, "", -1,
             facts.mask(String.join("\n", problems)), log.file().toString()));
+    }
+
+    /** No connection to the host could be made at all (not a lost one, not a refused key or login). */
+    static boolean noConnection(RemoteException e) {
+        return e.kind() == RemoteException.Kind.UNREACHABLE;
     }
 
     static String unreachableWhat(RemoteException e) {

@@ -6,8 +6,15 @@ package dev.gpuctl.engine;
  * @param command   the command that failed (masked), or empty when a verify probe failed
  * @param exit      its exit status, or -1
  * @param detail    stderr tail, or what verify found wrong
+ * @param unreachable no connection to the host could be made (refused, timed out, address not resolved): the command's
+ *                  exit code says so on its own
  */
-public record StepFailure(String host, String step, String what, String command, int exit, String detail, String log) {
+public record StepFailure(String host, String step, String what, String command, int exit, String detail, String log,
+                          boolean unreachable) {
+    public StepFailure(String host, String step, String what, String command, int exit, String detail, String log) {
+        this(host, step, what, command, exit, detail, log, false);
+    }
+
     public String describe() {
         StringBuilder sb = new StringBuilder();
         sb.append(host).append(": step ").append(step).append(" failed: ").append(what).append('\n');

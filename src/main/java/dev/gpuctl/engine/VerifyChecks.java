@@ -164,7 +164,7 @@ final class VerifyChecks {
             Step first = asked.parts().get(0).steps().get(0);
             if (run.stopRequested()) stoppedAt.putIfAbsent(node.name(), "while verifying: " + facts.mask(e.getMessage()));
             results.put(first, new StepResult.Failed(new StepFailure(node.name(), first.id(), Runner.unreachableWhat(e), "", -1,
-                facts.mask(e.getMessage()), log.file().toString())));
+                facts.mask(e.getMessage()), log.file().toString(), Runner.noConnection(e))));
         }
         return results;
     }

@@ -1,5 +1,6 @@
 package dev.gpuctl.inventory;
 
+import dev.gpuctl.net.CidrCheck;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -142,7 +143,84 @@ public final class InventoryLoader {
             .flatMap(s -> new StorageReader(ctx.problems).read(s, nodes));
         cluster.ifPresent(c -> checkPodCidrSize(c, nodes.size(), clusterReader, ctx.problems));
         if (cluster.isEmpty() || ctx.problems.any()) return Optional.empty();
-        return Optional.of(new Inventory(file, cluster.get(), nodes, nfs, List.copyOf(ctx.warnings)));
+        Inventory inv = new Inventory(file, cluster.get(), nodes, nfs, List.copyOf(ctx.warnings));
+        checkStaticCidrs(inv, root, ctx.problems);
+        if (ctx.problems.any()) return Optional.empty();
+        return Optional.of(inv);
+    }
+
+    /**
+     * The CIDR check on what the inventory alone tells (pod and service networks, node addresses, site networks): an
+     * overlap is an error of the file, at the first range of each pair that the file gives (a default has no place).
+     */
+    private static void checkStaticCidrs(Inventory inv, Node root, Problems problems) {
+        for (CidrCheck.Conflict c : CidrCheck.check(inv.staticRanges())) {
+            String message = c.message() + " (pick a podCidr/serviceCidr that matches your CNI"
+                + " and overlaps no host address or site network)";
+            Optional<Node> at = where(root, c.first().source()).or(() -> where(root, c.second().source()));
+            at.ifPresentOrElse(n -> problems.at(n, message), () -> problems.whole(message));
+        }
+    }
+
+    /**
+     * Every identity file the inventory names (a node's own ssh.identityFile, else the defaults') that does not exist on
+     * this machine, each at its place in {@code file} (what plan reports offline; the connecting commands check more).
+     */
+    public static List<InventoryError> missingIdentityFiles(Inventory inv, Path file, Map<String, String> env) {
+        String display = file.toString();
+        Problems problems = new Problems(display);
+        Optional<Node> root = YamlSource.compose(read(file, display), problems);
+        if (root.isEmpty()) return List.of();
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        for (dev.gpuctl.inventory.Node n : inv.nodes()) {
+            SshSettings ssh = n.ssh();
+            if (n.isLocal() || ssh.keyOrigin() != SshSettings.KeyOrigin.INVENTORY || Files.exists(ssh.identityFile())) continue;
+            Optional<Node> at = where(root.get(), "node " + n.name() + " ssh.identityFile").or(() -> where(root.get(), "ssh.identityFile"));
+            String message = "ssh.identityFile: " + ssh.identityFile() + " does not exist (node " + n.name()
+                + "; expected the private key gpuctl logs in with, e.g. ~/.ssh/id_ed25519)";
+            String key = at.map(x -> x.getStartMark().getLine() + ":" + x.getStartMark().getColumn()).orElse("") + ssh.identityFile();
+            if (!seen.add(key)) continue;
+            at.ifPresentOrElse(x -> problems.at(x, message), () -> problems.whole(message));
+        }
+        return problems.sorted();
+    }
+
+    /**
+     * The YAML node a source names: "cluster.podCidr", "cluster.siteNetworks[2]", "node NAME address", "ssh.identityFile",
+     * "node NAME ssh.identityFile".
+     */
+    static Optional<Node> where(Node root, String source) {
+        if (source.equals("ssh.identityFile")) return child(root, "ssh").flatMap(c -> child(c, "identityFile"));
+        java.util.regex.Matcher site = java.util.regex.Pattern.compile("cluster\\.siteNetworks\\[(\\d+)]").matcher(source);
+        java.util.regex.Matcher node = java.util.regex.Pattern.compile("node (\\S+) (address|ssh\\.identityFile)").matcher(source);
+        if (source.startsWith("cluster.") && !site.matches()) return child(root, "cluster").flatMap(c -> child(c, source.substring(8)));
+        if (site.matches()) {
+            return child(root, "cluster").flatMap(c -> child(c, "siteNetworks")).flatMap(l -> item(l, Integer.parseInt(site.group(1))));
+        }
+        if (node.matches()) {
+            Optional<Node> list = child(root, "nodes");
+            if (list.isEmpty() || !(list.get() instanceof org.yaml.snakeyaml.nodes.SequenceNode seq)) return Optional.empty();
+            for (Node n : seq.getValue()) {
+                Optional<Node> name = child(n, "name");
+                if (name.isPresent() && name.get() instanceof org.yaml.snakeyaml.nodes.ScalarNode sc && sc.getValue().equals(node.group(1))) {
+                    return node.group(2).equals("address") ? child(n, "address") : child(n, "ssh").flatMap(x -> child(x, "identityFile"));
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<Node> child(Node map, String key) {
+        if (!(map instanceof org.yaml.snakeyaml.nodes.MappingNode m)) return Optional.empty();
+        for (var t : m.getValue()) {
+            if (t.getKeyNode() instanceof org.yaml.snakeyaml.nodes.ScalarNode k && k.getValue().equals(key)) return Optional.of(t.getValueNode());
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<Node> item(Node list, int i) {
+        if (!(list instanceof org.yaml.snakeyaml.nodes.SequenceNode s) || i >= s.getValue().size()) return Optional.empty();
+        return Optional.of(s.getValue().get(i));
     }
 
     /** kubeadm's controller manager gives each node a /24 of the pod network: it must have enough. */

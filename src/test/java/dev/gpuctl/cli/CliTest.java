@@ -27,7 +27,25 @@ class CliTest {
         return new Run(code, out.toString(), err.toString());
     }
 
-    static Run run(String... args) { return run(Map.of(), args); }
+    /**
+     * With HOME a directory of the test's own whose ~/.ssh/id_ed25519 exists (the key inventory.example.yaml names: plan
+     * refuses an identity file that does not exist), so no test depends on the home of whoever runs it.
+     */
+    static Run run(String... args) { return run(Map.of("HOME", TEST_HOME.toString()), args); }
+
+    static final Path TEST_HOME = testHome();
+
+    private static Path testHome() {
+        try {
+            Path home = Files.createTempDirectory("gpuctl-test-home");
+            Files.createDirectories(home.resolve(".ssh"));
+            Files.writeString(home.resolve(".ssh/id_ed25519"), "a key's place: plan only checks that it exists\n");
+            home.toFile().deleteOnExit();
+            return home;
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
 
     static final Path EXAMPLE = Path.of("inventory.example.yaml");
 
@@ -70,7 +88,7 @@ class CliTest {
     @Test void inventoryFromEnvironmentAndOption(@TempDir Path dir) throws IOException {
         Path copy = dir.resolve("my inventory.yaml");
         Files.copy(EXAMPLE, copy);
-        assertEquals(0, run(Map.of("GPUCTL_INVENTORY", copy.toString()), "plan").code);
+        assertEquals(0, run(Map.of("GPUCTL_INVENTORY", copy.toString(), "HOME", TEST_HOME.toString()), "plan").code);
         assertEquals(0, run("plan", "-i", copy.toString()).code);
     }
 
@@ -121,11 +139,14 @@ class CliTest {
         }
     }
 
-    @Test void overlappingPodCidrExits3AndNamesBothRanges(@TempDir Path dir) throws IOException {
+    @Test void overlappingPodCidrIsAnInventoryErrorAtItsPlaceNamingBothRanges(@TempDir Path dir) throws IOException {
         Path f = dir.resolve("inv.yaml");
         Files.writeString(f, Files.readString(EXAMPLE).replace("podCidr: 10.244.0.0/16", "podCidr: 172.16.0.0/16"));
         Run r = run("plan", f.toString());
-        assertEquals(3, r.code, r::toString);
+        assertEquals(2, r.code, r::toString);
+        var lines = Files.readString(f).lines().toList();
+        int line = lines.indexOf(lines.stream().filter(l -> l.startsWith("  podCidr: 172.16.0.0/16")).findFirst().orElseThrow()) + 1;
+        assertTrue(r.err.contains(f + ":" + line + ":12: podCidr 172.16.0.0/16"), r::toString);
         assertTrue(r.err.contains("podCidr 172.16.0.0/16 (cluster.podCidr) overlaps 172.16.10.90/32 (node master address)"), r::toString);
     }
 
@@ -202,8 +223,8 @@ class CliTest {
                     () -> name + " lacks exit " + c.code() + ":\n" + tail);
             }
         }
-        assertEquals(java.util.List.of(ExitCode.OK, ExitCode.USAGE, ExitCode.PREFLIGHT_REFUSED), ExitCode.of("gpuctl plan"));
-        assertEquals(java.util.List.of(ExitCode.OK, ExitCode.STEP_FAILED, ExitCode.USAGE), ExitCode.of("gpuctl gpus"));
+        assertEquals(java.util.List.of(ExitCode.OK, ExitCode.USAGE), ExitCode.of("gpuctl plan"));
+        assertEquals(java.util.List.of(ExitCode.OK, ExitCode.STEP_FAILED, ExitCode.USAGE, ExitCode.UNREACHABLE), ExitCode.of("gpuctl gpus"));
     }
 
     /** The README's table is this one: every code once, in order. */
@@ -212,11 +233,12 @@ class CliTest {
             | code | meaning |
             |---|---|
             | 0 | ok |
-            | 1 | a host failed: a step or a command on it failed, or it could not be reached |
-            | 2 | usage or input error, nothing was changed: a bad option or value, an inventory or job spec problem (FILE:LINE:COLUMN), an unusable identity file, an unsafe .gpuctl directory (a link, another user's), or no cluster yet (no kubeconfig on the master, no cached join command) |
-            | 3 | preflight refused: e.g. the CIDR check failed, another run holds the lock, or the lock's place on the master is unsafe; nothing was changed |
+            | 1 | a host failed: a step or a command on it failed (the master's kubectl included), its connection was lost, or its host key or login was refused outside a preflight |
+            | 2 | usage or input error, nothing was changed: a bad option or value, an inventory or job spec problem (FILE:LINE:COLUMN: a CIDR overlap found offline, a missing identity file included), `connection: local` without --allow-local, an unsafe .gpuctl directory (a link, another user's), or no cluster yet (no kubeconfig on the master, no cached join command), no such job |
+            | 3 | preflight refused, nothing was changed: e.g. a host's own networks overlap the cluster's, a host key or login was refused, another run holds the lock, the lock's place on the master is unsafe, or a restore would overwrite a healthy cluster |
             | 4 | verify found a problem |
             | 5 | verify found no problem but warned: a certificate expires within 30 days (`gpuctl certs renew`) |
+            | 6 | a host could not be reached (connection refused or timed out, address not resolved): nothing was done on it; the message names it and its log file holds the connection error. Other hosts' problems are listed too; this code wins over 1, 3 and 4 |
             | 130 | interrupted (Ctrl-C); a re-run resumes |
             """;
         assertEquals(table, ExitCode.markdownTable());

@@ -117,7 +117,7 @@ class GpusJobCliTest {
     }
 
     /** A master that refuses connections (a loopback port nobody listens on): exit 1, the host named. */
-    @Test void anUnreachableMasterIsExit1WithTheHostNamed(@TempDir Path dir) throws IOException {
+    @Test void anUnreachableMasterIsExit6WithTheHostNamed(@TempDir Path dir) throws IOException {
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
@@ -132,12 +132,12 @@ class GpusJobCliTest {
             storage: { nfs: { server: m, exports: [ { path: /export/ckpt } ] } }
             """.formatted(port, key(dir), dir.resolve("known_hosts")));
         Run gpus = run("gpus", inv.toString());
-        assertEquals(1, gpus.code, gpus::toString);
+        assertEquals(6, gpus.code, gpus::toString);
         assertTrue(gpus.err.startsWith("gpuctl: m: cannot connect to 127.0.0.1:" + port), gpus::toString);
         Path spec = dir.resolve("job.yaml");
         Files.writeString(spec, "{name: a, image: b, gpus: 1, checkpoint: ckpt}\n");
         Run submit = run("job", "submit", spec.toString(), inv.toString());
-        assertEquals(1, submit.code, submit::toString);
+        assertEquals(6, submit.code, submit::toString);
         assertTrue(submit.err.startsWith("gpuctl: m: cannot connect to 127.0.0.1:" + port), submit::toString);
     }
 
@@ -170,7 +170,7 @@ class GpusJobCliTest {
         Path spec = dir.resolve("job.yaml");
         Files.writeString(spec, "{name: a, image: b, gpus: 1, checkpoint: ckpt}\n");
         for (String[] args : new String[][] {{"gpus", inv.toString()}, {"job", "submit", spec.toString(), inv.toString()},
-                {"join-token", "--refresh", inv.toString()}}) {
+                {"join-token", "--refresh", "--allow-local", inv.toString()}}) {
             Run r = run(args);
             assertEquals(2, r.code, () -> String.join(" ", args) + ": " + r);
             assertEquals("gpuctl: here: no cluster yet: the master has no /etc/kubernetes/admin.conf (`test -s /etc/kubernetes/admin.conf`"

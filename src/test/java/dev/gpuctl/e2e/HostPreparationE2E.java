@@ -59,7 +59,7 @@ class HostPreparationE2E {
         Files.writeString(inv, Files.readString(inventory) + "  - { name: ghost, address: " + ghost + ", role: worker }\n");
         Map<String, String> before = bed.fingerprints(FINGERPRINT);
         Gpuctl.Run r = Gpuctl.run("bootstrap", "--only", STEPS, inv.toString());
-        assertEquals(3, r.code(), r::toString);
+        assertEquals(6, r.code(), r::toString);
         assertTrue(r.err().contains("ghost"), r::toString);
         assertTrue(r.err().contains("nothing was changed"), r::toString);
         assertEquals(before, bed.fingerprints(FINGERPRINT), "a refused preflight changed a host");

@@ -175,11 +175,11 @@ class VerifyE2E {
         caughtThenRepaired(w2, Set.of(w2 + " packages"));
     }
 
-    @Test @Order(10) void anUnreachableHostIsNamedWithExit1() {
+    @Test @Order(10) void anUnreachableHostIsNamedWithExit6() {
         bed.ok(w2, "systemctl stop ssh");
         try {
             Gpuctl.Run r = Gpuctl.run("verify", inventory.toString());
-            assertEquals(1, r.code(), r::toString);
+            assertEquals(6, r.code(), r::toString);
             assertTrue(r.err().contains("cannot reach " + w2), r::toString);
         } finally {
             bed.reboot(w2);

@@ -2,9 +2,11 @@ package dev.gpuctl.net;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.InventoryException;
 import dev.gpuctl.inventory.InventoryLoader;
 import dev.gpuctl.net.CidrCheck.LabeledRange;
 import java.nio.file.Path;
@@ -88,26 +90,36 @@ class CidrCheckTest {
         assertFalse(CidrCheck.mustNotOverlap(r(CidrCheck.NODE_ADDRESS, "10.0.0.1/32", "x"), r(CidrCheck.SITE_NETWORK, "10.0.0.0/8", "y")));
     }
 
+    static final String CLASHING = """
+        cluster: { name: lab, kubernetesVersion: "1.35", podCidr: 172.16.0.0/16, siteNetworks: [172.16.0.0/12, "fd00::/8"] }
+        nodes:
+          - { name: master, address: 172.16.10.90, role: master }
+          - { name: worker-1, address: "fd00::10", role: worker }
+          - { name: worker-2, address: gpu2.example.com, role: worker }
+        """;
+
     @Test void staticRangesOfAnInventory() {
-        Inventory inv = InventoryLoader.parse("inv.yaml", """
-            cluster: { name: lab, kubernetesVersion: "1.35", podCidr: 172.16.0.0/16, siteNetworks: [172.16.0.0/12, "fd00::/8"] }
-            nodes:
-              - { name: master, address: 172.16.10.90, role: master }
-              - { name: worker-1, address: "fd00::10", role: worker }
-              - { name: worker-2, address: gpu2.example.com, role: worker }
-            """, Path.of("/srv"), Map.of("HOME", "/root"));
+        Inventory inv = InventoryLoader.parse("inv.yaml", CLASHING.replace("podCidr: 172.16.0.0/16", "podCidr: 10.244.0.0/16"),
+            Path.of("/srv"), Map.of("HOME", "/root"));
         List<LabeledRange> ranges = inv.staticRanges();
         assertEquals(List.of(
-                "podCidr 172.16.0.0/16 (cluster.podCidr)",
+                "podCidr 10.244.0.0/16 (cluster.podCidr)",
                 "serviceCidr 10.96.0.0/12 (cluster.serviceCidr)",
                 "node address 172.16.10.90/32 (node master address)",
                 "node address fd00::10/128 (node worker-1 address)",
                 "site network 172.16.0.0/12 (cluster.siteNetworks[0])",
                 "site network fd00::/8 (cluster.siteNetworks[1])"),
             ranges.stream().map(LabeledRange::toString).toList());
+        assertEquals(List.of(), CidrCheck.check(ranges));
+    }
+
+    /** An overlap the inventory alone shows is an error of the file, at the range's place: the loader builds no inventory. */
+    @Test void aStaticOverlapIsAnInventoryErrorAtTheRangesPlace() {
+        InventoryException e = assertThrows(InventoryException.class,
+            () -> InventoryLoader.parse("inv.yaml", CLASHING, Path.of("/srv"), Map.of("HOME", "/root")));
         assertEquals(List.of(
-                "podCidr 172.16.0.0/16 (cluster.podCidr) overlaps 172.16.10.90/32 (node master address)",
-                "podCidr 172.16.0.0/16 (cluster.podCidr) overlaps 172.16.0.0/12 (cluster.siteNetworks[0])"),
-            CidrCheck.check(ranges).stream().map(CidrCheck.Conflict::message).toList());
+                "inv.yaml:1:59: podCidr 172.16.0.0/16 (cluster.podCidr) overlaps 172.16.10.90/32 (node master address)",
+                "inv.yaml:1:59: podCidr 172.16.0.0/16 (cluster.podCidr) overlaps 172.16.0.0/12 (cluster.siteNetworks[0])"),
+            e.errors().stream().map(x -> x.format().replaceAll(" \\(pick a .*", "")).toList());
     }
 }
