@@ -75,7 +75,11 @@ public final class PlanText {
         for (NfsExport e : nfs.exports()) {
             sb.append("  ").append(e.path()).append(": ").append(e.readOnly() ? "read-only" : "read-write").append(", ")
                 .append(e.rootSquash() ? "root on a node is mapped to nobody (root_squash)"
-                    : "ROOT ON EVERY NODE ACTS AS ROOT HERE (no_root_squash; rootSquash: true to stop it)").append('\n');
+                    : "ROOT ON EVERY NODE ACTS AS ROOT HERE (no_root_squash)").append('\n');
+            if (!e.rootSquash()) {
+                sb.append("  warning: ").append(e.path()).append(" has rootSquash: false: any pod running as root on any node can"
+                    + " plant root-owned setuid files in it; remove rootSquash: false unless every node and image is trusted\n");
+            }
         }
         return sb.toString();
     }

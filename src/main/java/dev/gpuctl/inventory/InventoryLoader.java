@@ -67,9 +67,9 @@ import org.yaml.snakeyaml.nodes.Node;
  * <h2>storage</h2>
  * {@code nfs.server} (required) names a node; {@code nfs.exports} (required, non-empty): each a
  * {@code path} (absolute, normalized, unique, of letters, digits, '.', '_', '-', '+' and '@' only: nothing that
- * /etc/exports, awk or a shell would decode), {@code readOnly} (default false) and {@code rootSquash} (default: true
- * on a read-only export, false on a read-write one, as the guide's checkpoints need; false writes
- * {@code no_root_squash}, which lets root on every node act as root on the export).
+ * /etc/exports, awk or a shell would decode), {@code readOnly} (default false) and {@code rootSquash} (default true
+ * on every export; false writes {@code no_root_squash}, which lets root on every node, and so any pod running as root,
+ * act as root on the export: plant root-owned setuid files in it; plan warns about each such export).
  *
  * <h2>IPv6</h2>
  * Node addresses, bastion addresses, time servers and site networks may be IPv6. The pod and
