@@ -128,8 +128,16 @@ public final class PlanText {
                 case "write" -> {
                     if (op.containsKey("skipWhen")) sb.append("          skip when: $ ").append(op.get("skipWhen")).append('\n');
                     sb.append("          write ").append(op.get("path")).append(" (").append(op.get("mode")).append(' ')
-                        .append(op.get("owner")).append("; backup once, atomic):\n");
-                    block(sb, op.get("content"));
+                        .append(op.get("owner")).append("; backup once, atomic)");
+                    if (op.containsKey("objects")) {
+                        String[] objects = op.get("objects").split("\n");
+                        sb.append(": a manifest of ").append(objects.length).append(objects.length == 1 ? " object" : " objects")
+                            .append(", sha256 ").append(op.get("sha256")).append(" (its text is not shown):\n");
+                        for (String o : objects) sb.append("            ").append(o).append('\n');
+                    } else {
+                        sb.append(":\n");
+                        block(sb, op.get("content"));
+                    }
                 }
                 case "edit" -> {
                     sb.append("          edit ").append(op.get("path")).append(" on the host (backup once, atomic): ")

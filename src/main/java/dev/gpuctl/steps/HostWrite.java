@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.Secrets;
 import java.net.URI;
 import java.util.Optional;
 
@@ -42,7 +43,7 @@ public final class HostWrite {
     }
 
     static String withoutCredentials(String url) {
-        return url.replaceAll("^([A-Za-z][A-Za-z0-9+.-]*://)[^/@]*@", "$1<credentials>@");
+        return Secrets.maskUrl(url);
     }
 
     /**

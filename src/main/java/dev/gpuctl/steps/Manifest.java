@@ -1,6 +1,7 @@
 package dev.gpuctl.steps;
 
 import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.hostconf.Manifests;
 import dev.gpuctl.inventory.ManifestRef;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -53,8 +54,10 @@ final class Manifest {
         List<Op> ops = new ArrayList<>();
         ops.add(Op.Run.of("gpuctl's directory", "install -d -m 0700 " + Kube.DIR).unless("test -d " + Kube.DIR));
         if (ref.isFile()) {
-            ops.add(Op.WriteFile.literal(what + " (from " + ref.file().getFileName() + (rule.isEmpty() ? "" : ", " + rule) + ")",
-                path, patch.apply(readLocal(ref)), "0600"));
+            String content = patch.apply(readLocal(ref));
+            List<String> objects = Manifests.objects(content, "manifest " + ref.file()).stream().map(Manifests.KubeObject::label).toList();
+            ops.add(Op.WriteFile.manifest(what + " (from " + ref.file().getFileName() + (rule.isEmpty() ? "" : ", " + rule) + ")",
+                path, content, "0600", objects));
         } else {
             ops.add(Op.Run.of("fetch " + what + ref.checksum().map(h -> " (sha256 " + h + ")").orElse(""),
                     fetchCommand(ref.url().toString(), ref.checksum(), path))

@@ -47,7 +47,7 @@ class CliTest {
         for (String[] args : new String[][] {{"plan", f.toString()}, {"plan", "--json", f.toString()}}) {
             Run r = run(args);
             assertEquals(0, r.code, r::toString);
-            assertTrue(r.out.contains("https://<redacted>@mirror.lab/flannel.yml"), r::toString);
+            assertTrue(r.out.contains("https://ci:***@mirror.lab/flannel.yml"), r::toString);
             assertFalse(r.out.contains("s3cret"), "the password is never printed");
         }
     }

@@ -65,7 +65,7 @@ class HostWriteTest {
     @Test void plainHttpOrCredentialsWithoutAChecksumAreRefusedOnTheHostToo() throws Exception {
         Result r = sh(Manifest.fetchCommand("http://ci:t0ken@mirror.lab/x.yml", Optional.empty(), dir.resolve("m").toString()));
         assertEquals(1, r.exit());
-        assertEquals("refusing to fetch http://<credentials>@mirror.lab/x.yml: a URL with credentials in it (user:password@)"
+        assertEquals("refusing to fetch http://ci:***@mirror.lab/x.yml: a URL with credentials in it (user:password@)"
             + " needs a sha256 (give { url: ..., sha256: ... } in the inventory)\n", r.err());
         assertFalse(Manifest.fetchCommand("http://ci:t0ken@mirror.lab/x.yml", Optional.empty(), "/m").contains("curl"));
     }
@@ -98,6 +98,6 @@ class HostWriteTest {
         Result r = sh(HostWrite.sha256Check(f.toString(), EMPTY_SHA, "https://u:p@h/it's.yml") + "echo not reached");
         assertEquals(1, r.exit());
         assertEquals("", r.out());
-        assertEquals("sha256 mismatch for https://<credentials>@h/it's.yml: expected " + EMPTY_SHA + ", got " + sha(f) + "\n", r.err());
+        assertEquals("sha256 mismatch for https://u:***@h/it's.yml: expected " + EMPTY_SHA + ", got " + sha(f) + "\n", r.err());
     }
 }
