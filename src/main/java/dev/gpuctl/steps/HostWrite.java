@@ -16,9 +16,9 @@ public final class HostWrite {
 
     /**
      * curl, through the proxy when the inventory sets one: {@link ProxyStep} writes its variables to a file that
-     * this sources first (in the command's own shell only).
+     * this sources first, exporting them (in the command's own shell only; never on a command line).
      */
-    static final String CURL = "{ [ ! -r " + ProxyStep.ENV_FILE + " ] || . " + ProxyStep.ENV_FILE + "; } && curl";
+    static final String CURL = "{ [ ! -r " + ProxyStep.ENV_FILE + " ] || { set -a && . " + ProxyStep.ENV_FILE + " && set +a; }; } && curl";
 
     /** Opens a command that works in {@code $d}, a fresh directory only root can read, removed when it exits. */
     static final String TEMP_DIR = "d=$(mktemp -d) || exit 1; trap 'rm -rf \"$d\"' EXIT; ";
