@@ -103,10 +103,10 @@ class InventoryLoaderTest {
     }
 
     @Test void everySettingCanBeGiven() throws IOException {
-        Files.writeString(dir.resolve("calico.yaml"), "kind: List\n");
+        Files.writeString(dir.resolve("calico.yaml"), "apiVersion: v1\nkind: List\nitems: [ { apiVersion: v1, kind: Namespace, metadata: { name: tigera-operator } } ]\n");
         Files.createDirectories(dir.resolve("manifests"));
-        Files.writeString(dir.resolve("manifests/plugin.yml"), "kind: DaemonSet\n");
-        Files.writeString(dir.resolve("manifests/operator.yaml"), "kind: List\n");
+        Files.writeString(dir.resolve("manifests/plugin.yml"), "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: { name: nvidia-device-plugin-daemonset, namespace: kube-system }\n");
+        Files.writeString(dir.resolve("manifests/operator.yaml"), "apiVersion: v1\nkind: List\nitems: [ { apiVersion: v1, kind: Namespace, metadata: { name: tigera-operator } } ]\n");
         Inventory inv = InventoryLoader.parse("lab/inventory.yaml", """
             cluster:
               name: lab2
