@@ -44,7 +44,9 @@ import org.yaml.snakeyaml.nodes.Node;
  * <li>{@code siteNetworks}: CIDRs, IPv4 or IPv6. Every CIDR needs its prefix length and no host bits.</li>
  * <li>{@code timeServers}: IP addresses or host names; empty means the distribution's pool.</li>
  * <li>{@code cniManifest}, {@code devicePlugin.manifest}: an http(s) URL, or else a local file that
- *     must exist, relative to the inventory's directory. Defaults: the pinned upstream manifests
+ *     must exist, relative to the inventory's directory, and hold Kubernetes objects only (every document with
+ *     apiVersion and kind; no kubeconfig, private key or cloud credentials: see
+ *     {@link dev.gpuctl.hostconf.Manifests#objects}). Defaults: the pinned upstream manifests
  *     ({@link ClusterReader#defaultCniManifest}, {@link ClusterReader#defaultDevicePluginManifest}).
  *     {@code devicePlugin.version}: a release tag such as v0.20.0 (the default).</li>
  * </ul>
