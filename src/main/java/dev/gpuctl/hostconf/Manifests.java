@@ -188,11 +188,11 @@ public final class Manifests {
 
     /**
      * Keys whose values are credentials: AWS's shared credentials file and environment, a kubeconfig's client key, a
-     * GCP service account key's {@code private_key}, an Azure storage connection string's AccountKey; as a YAML or
-     * JSON key, an INI or env assignment.
+     * GCP service account key's {@code private_key}; as a YAML or JSON key, an INI or env assignment. Names a Kubernetes
+     * object's own fields never take (they are camelCase), so that an upstream manifest's schemas never match.
      */
     private static final Pattern CREDENTIAL_KEY = Pattern.compile(
-        "(?i)(?<![\\w-])[\"']?(aws_secret_access_key|aws_session_token|client-key-data|private_key|AccountKey)[\"']?[ \\t]*[:=]");
+        "(?i)(?<![\\w-])[\"']?(aws_secret_access_key|aws_session_token|client-key-data|private_key)[\"']?[ \\t]*[:=]");
 
     /** Base64 text long enough to hide a key or a credentials file (Secret data, client-key-data). */
     private static final Pattern BASE64 = Pattern.compile("[A-Za-z0-9+/\\s]{20,}={0,2}\\s*");
