@@ -190,8 +190,8 @@ final class ClusterReader {
         String derived = url.substring(0, url.lastIndexOf('/') + 1) + TIGERA_OPERATOR;
         if (given && customResources.checksum().isPresent()) {
             problems.at(at, c.child("cniManifest") + ": the custom resources are pinned by sha256, but the Tigera operator"
-                + " beside them (" + derived + ") would be fetched unchecked (expected " + c.child("cniOperatorManifest")
-                + ": { url: " + derived + ", sha256: ... } with the operator's sha256sum)");
+                + " beside them (" + Secrets.maskUrl(derived) + ") would be fetched unchecked (expected " + c.child("cniOperatorManifest")
+                + ": { url: " + Secrets.maskUrl(derived) + ", sha256: ... } with the operator's sha256sum)");
             return Optional.empty();
         }
         return Optional.of(pinned(derived));

@@ -92,5 +92,12 @@ class ClusterSettingsTest {
         assertEquals(1, errors.size(), errors::toString);
         assertTrue(errors.get(0).contains("cluster.cniManifest: the custom resources are pinned by sha256, but the Tigera operator"
             + " beside them (https://mirror.lab/calico/tigera-operator.yaml) would be fetched unchecked"), errors::toString);
+
+        // the operator's URL, derived from one with a password, is shown with the password masked
+        List<String> masked = errors(HEAD + "  cni: calico\n  cniManifest: { url: \"https://ci:s3cret@mirror.lab/calico/custom-resources.yaml\","
+            + " sha256: " + sha + " }\n");
+        assertTrue(masked.get(0).contains("beside them (https://ci:***@mirror.lab/calico/tigera-operator.yaml) would be fetched unchecked"
+            + " (expected cluster.cniOperatorManifest: { url: https://ci:***@mirror.lab/calico/tigera-operator.yaml,"), masked::toString);
+        assertFalse(String.join("\n", masked).contains("s3cret"), masked::toString);
     }
 }
