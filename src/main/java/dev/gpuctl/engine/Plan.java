@@ -104,7 +104,12 @@ public record Plan(String cluster, String summary, List<String> cidrConflicts, L
             m.put("path", w.path());
             m.put("mode", w.mode());
             m.put("owner", w.owner());
-            m.put("content", w.content());
+            if (w.objects() != null) {
+                m.put("objects", w.objects());
+                m.put("sha256", w.sha256());
+            } else {
+                m.put("content", w.content());
+            }
         } else if (op instanceof Op.EditFile e) {
             m.put("kind", "edit");
             m.put("path", e.path());

@@ -81,7 +81,11 @@ public final class PlanText {
         for (NfsExport e : nfs.exports()) {
             sb.append("  ").append(e.path()).append(": ").append(e.readOnly() ? "read-only" : "read-write").append(", ")
                 .append(e.rootSquash() ? "root on a node is mapped to nobody (root_squash)"
-                    : "ROOT ON EVERY NODE ACTS AS ROOT HERE (no_root_squash; rootSquash: true to stop it)").append('\n');
+                    : "ROOT ON EVERY NODE ACTS AS ROOT HERE (no_root_squash)").append('\n');
+            if (!e.rootSquash()) {
+                sb.append("  warning: ").append(e.path()).append(" has rootSquash: false: any pod running as root on any node can"
+                    + " plant root-owned setuid files in it; remove rootSquash: false unless every node and image is trusted\n");
+            }
         }
         return sb.toString();
     }
@@ -130,8 +134,16 @@ public final class PlanText {
                 case "write" -> {
                     if (op.containsKey("skipWhen")) sb.append("          skip when: $ ").append(op.get("skipWhen")).append('\n');
                     sb.append("          write ").append(op.get("path")).append(" (").append(op.get("mode")).append(' ')
-                        .append(op.get("owner")).append("; backup once, atomic):\n");
-                    block(sb, op.get("content"));
+                        .append(op.get("owner")).append("; backup once, atomic)");
+                    if (op.containsKey("objects")) {
+                        String[] objects = op.get("objects").split("\n");
+                        sb.append(": a manifest of ").append(objects.length).append(objects.length == 1 ? " object" : " objects")
+                            .append(", sha256 ").append(op.get("sha256")).append(" (its text is not shown):\n");
+                        for (String o : objects) sb.append("            ").append(o).append('\n');
+                    } else {
+                        sb.append(":\n");
+                        block(sb, op.get("content"));
+                    }
                 }
                 case "edit" -> {
                     sb.append("          edit ").append(op.get("path")).append(" on the host (backup once, atomic): ")

@@ -359,7 +359,9 @@ final class StepRunner {
             String mode = HostFiles.mode(existing.map(HostFiles.Existing::mode), w.mode(), false);
             String owner = existing.map(HostFiles.Existing::owner).orElse(w.owner());
             write(w.path(), w.what(), existing, content, mode, owner,
-                (w.secret() ? " [content not logged: secret]" : ":\n" + content));
+                (w.secret() ? " [content not logged: secret]"
+                    : w.objects() != null ? " [a manifest, sha256 " + w.sha256() + ", of: " + w.objects().replace("\n", ", ") + "]"
+                    : ":\n" + content));
             changed.add(w.path());
             return true;
         }

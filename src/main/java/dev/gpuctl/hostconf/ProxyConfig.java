@@ -7,8 +7,9 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * The files that point a host at an HTTP(S) proxy: apt's (an apt.conf.d file) and a systemd drop-in with the proxy
- * environment for the container runtime and kubelet. NO_PROXY always holds what must never go through the proxy:
+ * The files that point a host at an HTTP(S) proxy: apt's (an apt.conf.d file), the proxy environment (one root-only
+ * file, read by systemd for the container runtime and kubelet and sourced by gpuctl's downloads) and the systemd
+ * drop-in that points a unit at it. NO_PROXY always holds what must never go through the proxy:
  * localhost, every node's name and address, the pod and service networks and the cluster's DNS domain, so that
  * kubelet, the runtime and the API server's clients reach each other directly. Pure: settings in, file text out.
  */
@@ -42,28 +43,33 @@ public final class ProxyConfig {
     }
 
     /**
-     * A systemd drop-in ([Service] Environment=) with HTTP_PROXY, HTTPS_PROXY and NO_PROXY, upper and lower case (Go
-     * programs read the upper, curl and others the lower). '%' is written '%%' (systemd's specifier character).
+     * The proxy environment as one file that systemd reads ({@code EnvironmentFile=}) and a POSIX shell sources
+     * ({@code set -a; . FILE}): HTTP_PROXY, HTTPS_PROXY and NO_PROXY, upper and lower case (Go programs read the upper,
+     * curl and others the lower), each value in single quotes, which both take literally (no '$', '%' or backslash
+     * expansion). A proxy URL, as the loader admits it, holds no quote, space or backslash; a value that does is
+     * refused here rather than written wrong.
      */
-    public static String dropIn(Optional<String> http, Optional<String> https, List<String> noProxy) {
-        List<String> vars = new ArrayList<>();
-        http.ifPresent(u -> vars.addAll(List.of("HTTP_PROXY=" + u, "http_proxy=" + u)));
-        https.ifPresent(u -> vars.addAll(List.of("HTTPS_PROXY=" + u, "https_proxy=" + u)));
+    public static String environmentFile(Optional<String> http, Optional<String> https, List<String> noProxy) {
+        List<String[]> vars = new ArrayList<>();
+        http.ifPresent(u -> { vars.add(new String[] {"HTTP_PROXY", u}); vars.add(new String[] {"http_proxy", u}); });
+        https.ifPresent(u -> { vars.add(new String[] {"HTTPS_PROXY", u}); vars.add(new String[] {"https_proxy", u}); });
         String no = String.join(",", noProxy);
-        vars.addAll(List.of("NO_PROXY=" + no, "no_proxy=" + no));
-        StringBuilder sb = new StringBuilder("# written by gpuctl from cluster.proxy in the inventory\n[Service]\n");
-        for (String v : vars) sb.append("Environment=\"").append(v.replace("%", "%%")).append("\"\n");
+        vars.add(new String[] {"NO_PROXY", no});
+        vars.add(new String[] {"no_proxy", no});
+        StringBuilder sb = new StringBuilder("# written by gpuctl from cluster.proxy in the inventory (root only: it may hold the proxy's password)\n");
+        for (String[] v : vars) {
+            if (!v[1].matches("[^'\"\\\\\\s]*")) throw new IllegalArgumentException(v[0] + " holds a quote, a backslash or a space");
+            sb.append(v[0]).append("='").append(v[1]).append("'\n");
+        }
         return sb.toString();
     }
 
-    /** The same variables as a shell prefix for one command (curl on the master): {@code env https_proxy=... curl ...}. */
-    public static String envPrefix(Optional<String> http, Optional<String> https, List<String> noProxy) {
-        List<String> words = new ArrayList<>(List.of("env"));
-        http.ifPresent(u -> words.add(shellQuote("http_proxy=" + u)));
-        https.ifPresent(u -> words.add(shellQuote("https_proxy=" + u)));
-        words.add(shellQuote("no_proxy=" + String.join(",", noProxy)));
-        return String.join(" ", words) + " ";
+    /**
+     * A systemd drop-in that gives a unit the proxy environment from {@code environmentFile} (see
+     * {@link #environmentFile}): the values stay out of the unit's properties, which any local user may read over D-Bus
+     * ({@code systemctl show -p Environment}); the file is root's only.
+     */
+    public static String dropIn(String environmentFile) {
+        return "# written by gpuctl from cluster.proxy in the inventory\n[Service]\nEnvironmentFile=" + environmentFile + "\n";
     }
-
-    private static String shellQuote(String s) { return "'" + s.replace("'", "'\\''") + "'"; }
 }

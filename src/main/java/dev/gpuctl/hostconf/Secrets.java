@@ -37,7 +37,7 @@ public final class Secrets {
     public static String redact(String text) {
         if (text == null || !mayHold(text)) return text;
         String out = PEM_KEY.matcher(text).replaceAll(m -> Matcher.quoteReplacement(m.group(1) + "\n" + REDACTED + "\n" + m.group(3)));
-        out = URL_USERINFO.matcher(out).replaceAll(m -> Matcher.quoteReplacement(m.group(1) + REDACTED + "@"));
+        out = URL_USERINFO.matcher(out).replaceAll(m -> Matcher.quoteReplacement(m.group(1) + maskedUserinfo(m.group(2)) + "@"));
         out = CERT_KEY_FLAG.matcher(out).replaceAll("$1" + REDACTED);
         out = KEY_VALUE.matcher(out).replaceAll(m -> {
             String v = m.group(2);
@@ -48,6 +48,36 @@ public final class Secrets {
             return Matcher.quoteReplacement(m.group(1) + quote + REDACTED + quote);
         });
         return out;
+    }
+
+    /**
+     * A URL as a person may see it: the password of its {@code user:password@} becomes {@code ***} ({@code user:***@});
+     * a bare {@code token@} becomes {@code ***@}. Works on text that is not a valid URL too (a space or a quote in
+     * the password): everything between {@code ://} and the last '@' before the host's end ('/', '?', '#' or the end)
+     * is user information. Text without "://" is returned as it is.
+     */
+    public static String maskUrl(String url) {
+        if (url == null) return null;
+        int scheme = url.indexOf("://");
+        if (scheme < 0) return url;
+        int from = scheme + 3;
+        int end = url.length();
+        for (int i = from; i < url.length(); i++) {
+            char c = url.charAt(i);
+            if (c == '/' || c == '?' || c == '#') {
+                end = i;
+                break;
+            }
+        }
+        int at = url.lastIndexOf('@', end - 1);
+        if (at < from) return url;
+        return url.substring(0, from) + maskedUserinfo(url.substring(from, at)) + url.substring(at);
+    }
+
+    /** "user:password" as "user:***"; a bare token as "***". */
+    private static String maskedUserinfo(String userinfo) {
+        int colon = userinfo.indexOf(':');
+        return colon < 0 ? "***" : userinfo.substring(0, colon) + ":***";
     }
 
     private static boolean mayHold(String text) {

@@ -1,5 +1,6 @@
 package dev.gpuctl.inventory;
 
+import dev.gpuctl.hostconf.Secrets;
 import dev.gpuctl.net.Cidr;
 import java.net.URI;
 import java.nio.file.Files;
@@ -143,7 +144,7 @@ final class ClusterReader {
         Matcher m = PROXY_URL.matcher(n.getValue());
         if (!m.matches() || m.group(4) != null && (Integer.parseInt(m.group(4).substring(1)) < 1
             || Integer.parseInt(m.group(4).substring(1)) > 65535)) {
-            problems.at(n, path + ": '" + n.getValue().replaceFirst("//[^/@]*@", "//<redacted>@") + "' is not a proxy URL (expected"
+            problems.at(n, path + ": '" + Secrets.maskUrl(n.getValue()) + "' is not a proxy URL (expected"
                 + " http://HOST:PORT or https://HOST:PORT, e.g. http://proxy.lab:3128, without spaces, quotes or a path)");
             return Optional.empty();
         }
@@ -170,7 +171,13 @@ final class ClusterReader {
         Node at = c.value("cniManifest").orElse(null);
         if (customResources.isFile()) {
             Path sibling = customResources.file().resolveSibling(TIGERA_OPERATOR);
-            if (Files.isRegularFile(sibling)) return Optional.of(ManifestRef.ofFile(sibling));
+            if (Files.isRegularFile(sibling)) {
+                Optional<String> unusable = ReadContext.unusableManifest(sibling);
+                if (unusable.isEmpty()) return Optional.of(ManifestRef.ofFile(sibling));
+                String message = c.child("cniManifest") + ": the Tigera operator beside Calico's custom resources: " + unusable.get();
+                if (at != null) problems.at(at, message); else problems.whole(message);
+                return Optional.empty();
+            }
             String message = c.child("cniManifest") + ": Calico's custom resources " + customResources.file()
                 + " have no " + TIGERA_OPERATOR + " beside them (" + sibling + " does not exist), and "
                 + c.child("cniOperatorManifest") + " is not set: without the Tigera operator kubectl refuses the"
@@ -183,8 +190,8 @@ final class ClusterReader {
         String derived = url.substring(0, url.lastIndexOf('/') + 1) + TIGERA_OPERATOR;
         if (given && customResources.checksum().isPresent()) {
             problems.at(at, c.child("cniManifest") + ": the custom resources are pinned by sha256, but the Tigera operator"
-                + " beside them (" + derived + ") would be fetched unchecked (expected " + c.child("cniOperatorManifest")
-                + ": { url: " + derived + ", sha256: ... } with the operator's sha256sum)");
+                + " beside them (" + Secrets.maskUrl(derived) + ") would be fetched unchecked (expected " + c.child("cniOperatorManifest")
+                + ": { url: " + Secrets.maskUrl(derived) + ", sha256: ... } with the operator's sha256sum)");
             return Optional.empty();
         }
         return Optional.of(pinned(derived));

@@ -45,7 +45,9 @@ import org.yaml.snakeyaml.nodes.Node;
  * <li>{@code siteNetworks}: CIDRs, IPv4 or IPv6. Every CIDR needs its prefix length and no host bits.</li>
  * <li>{@code timeServers}: IP addresses or host names; empty means the distribution's pool.</li>
  * <li>{@code cniManifest}, {@code devicePlugin.manifest}: an http(s) URL, or else a local file that
- *     must exist, relative to the inventory's directory. Defaults: the pinned upstream manifests
+ *     must exist, relative to the inventory's directory, and hold Kubernetes objects only (every document with
+ *     apiVersion and kind; no kubeconfig, private key or cloud credentials: see
+ *     {@link dev.gpuctl.hostconf.Manifests#objects}). Defaults: the pinned upstream manifests
  *     ({@link ClusterReader#defaultCniManifest}, {@link ClusterReader#defaultDevicePluginManifest}).
  *     {@code devicePlugin.version}: a release tag such as v0.20.0 (the default).</li>
  * </ul>
@@ -68,9 +70,9 @@ import org.yaml.snakeyaml.nodes.Node;
  * <h2>storage</h2>
  * {@code nfs.server} (required) names a node; {@code nfs.exports} (required, non-empty): each a
  * {@code path} (absolute, normalized, unique, of letters, digits, '.', '_', '-', '+' and '@' only: nothing that
- * /etc/exports, awk or a shell would decode), {@code readOnly} (default false) and {@code rootSquash} (default: true
- * on a read-only export, false on a read-write one, as the guide's checkpoints need; false writes
- * {@code no_root_squash}, which lets root on every node act as root on the export).
+ * /etc/exports, awk or a shell would decode), {@code readOnly} (default false) and {@code rootSquash} (default true
+ * on every export; false writes {@code no_root_squash}, which lets root on every node, and so any pod running as root,
+ * act as root on the export: plant root-owned setuid files in it; plan warns about each such export).
  *
  * <h2>IPv6</h2>
  * Node addresses, bastion addresses, time servers and site networks may be IPv6. The pod and

@@ -1,5 +1,6 @@
 package dev.gpuctl.inventory;
 
+import dev.gpuctl.hostconf.Secrets;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -23,5 +24,6 @@ public record ManifestRef(URI url, Path file, String sha256) {
     public static ManifestRef ofFile(Path file) { return new ManifestRef(null, file, null); }
     public boolean isFile() { return file != null; }
     public Optional<String> checksum() { return Optional.ofNullable(sha256); }
-    @Override public String toString() { return isFile() ? file.toString() : url.toString(); }
+    /** The file, or the URL with its password masked ({@code user:***@}): what messages and the plan show. */
+    @Override public String toString() { return isFile() ? file.toString() : Secrets.maskUrl(url.toString()); }
 }

@@ -12,12 +12,19 @@ public record NfsExport(String path, boolean readOnly, boolean rootSquash) {
     public static final String SAFE_CHARACTERS = "letters, digits, '.', '_', '-', '+' and '@'";
     private static final Pattern SAFE_PART = Pattern.compile("[A-Za-z0-9._+@-]+");
 
-    /** The guide's default: root squashed on a read-only export, root kept as root on a read-write one. */
-    public NfsExport(String path, boolean readOnly) { this(path, readOnly, readOnly); }
+    /**
+     * The default: root squashed on every export. The guide's {@code no_root_squash} on its read-write export lets any
+     * pod running as root on any node plant root-owned setuid files in the server's export; it is only ever asked for
+     * per export ({@code rootSquash: false}).
+     */
+    public NfsExport(String path, boolean readOnly) { this(path, readOnly, true); }
 
-    /** The options in /etc/exports for this export: ro or rw, sync, no_subtree_check, and no_root_squash when asked. */
+    /**
+     * The options in /etc/exports for this export: ro or rw, sync, no_subtree_check, and root_squash (written out,
+     * though it is exportfs's default, so that the file says it) or no_root_squash when asked.
+     */
     public String options() {
-        return (readOnly ? "ro" : "rw") + ",sync,no_subtree_check" + (rootSquash ? "" : ",no_root_squash");
+        return (readOnly ? "ro" : "rw") + ",sync,no_subtree_check," + (rootSquash ? "root_squash" : "no_root_squash");
     }
 
     /**

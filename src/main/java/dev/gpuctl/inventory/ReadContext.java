@@ -2,6 +2,7 @@ package dev.gpuctl.inventory;
 
 import dev.gpuctl.hostconf.HostConfException;
 import dev.gpuctl.hostconf.Manifests;
+import dev.gpuctl.hostconf.Secrets;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -133,8 +134,9 @@ final class ReadContext {
     }
 
     /**
-     * Why a local manifest cannot be used, naming the file: over 16 MiB, unreadable, not UTF-8, or not YAML
-     * ({@link Manifests#text}); empty when it can.
+     * Why a local manifest cannot be used, naming the file: over 16 MiB, unreadable, not UTF-8, not YAML
+     * ({@link Manifests#text}), or not Kubernetes objects: a kubeconfig, a document without apiVersion or kind, a private
+     * key or cloud credentials ({@link Manifests#objects}, naming the file's line); empty when it can.
      */
     static Optional<String> unusableManifest(Path file) {
         try {
@@ -142,7 +144,7 @@ final class ReadContext {
             if (size > Manifests.MAX_BYTES) {
                 return Optional.of("manifest " + file + " is " + size + " bytes (gpuctl reads at most 16 MiB)");
             }
-            Manifests.text(Files.readAllBytes(file), "manifest " + file);
+            Manifests.objects(Manifests.text(Files.readAllBytes(file), "manifest " + file), "manifest " + file);
             return Optional.empty();
         } catch (HostConfException e) {
             return Optional.of(e.getMessage());
@@ -171,7 +173,7 @@ final class ReadContext {
                 if (uri.getHost() == null || uri.getHost().isEmpty()) throw new URISyntaxException(text, "no host");
                 return Optional.of(ManifestRef.ofUrl(text));
             } catch (URISyntaxException | IllegalArgumentException e) {
-                problems.at(node, path + ": '" + text + "' is not a valid URL (expected e.g. https://example.com/manifest.yaml)");
+                problems.at(node, path + ": '" + Secrets.maskUrl(text) + "' is not a valid URL (expected e.g. https://example.com/manifest.yaml)");
                 return Optional.empty();
             }
         }

@@ -52,7 +52,7 @@ final class StorageReader {
             if (export.isEmpty()) continue;
             Optional<ScalarNode> dir = export.get().requiredScalar("path", "an absolute path such as /export/dataset");
             boolean readOnly = export.get().bool("readOnly").orElse(false);
-            boolean rootSquash = export.get().bool("rootSquash").orElse(readOnly);
+            boolean rootSquash = export.get().bool("rootSquash").orElse(true);
             dir.filter(d -> exportPath(d, export.get().child("path")))
                 .filter(d -> unique(d, seen))
                 .ifPresent(d -> exports.add(new NfsExport(d.getValue(), readOnly, rootSquash)));

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.Secrets;
 import java.net.URI;
 import java.util.Optional;
 
@@ -15,9 +16,9 @@ public final class HostWrite {
 
     /**
      * curl, through the proxy when the inventory sets one: {@link ProxyStep} writes its variables to a file that
-     * this sources first (in the command's own shell only).
+     * this sources first, exporting them (in the command's own shell only; never on a command line).
      */
-    static final String CURL = "{ [ ! -r " + ProxyStep.ENV_FILE + " ] || . " + ProxyStep.ENV_FILE + "; } && curl";
+    static final String CURL = "{ [ ! -r " + ProxyStep.ENV_FILE + " ] || { set -a && . " + ProxyStep.ENV_FILE + " && set +a; }; } && curl";
 
     /** Opens a command that works in {@code $d}, a fresh directory only root can read, removed when it exits. */
     static final String TEMP_DIR = "d=$(mktemp -d) || exit 1; trap 'rm -rf \"$d\"' EXIT; ";
@@ -42,17 +43,43 @@ public final class HostWrite {
     }
 
     static String withoutCredentials(String url) {
-        return url.replaceAll("^([A-Za-z][A-Za-z0-9+.-]*://)[^/@]*@", "$1<credentials>@");
+        return Secrets.maskUrl(url);
     }
 
     /**
-     * Downloads {@code url} into {@code $d/NAME} (inside a {@link #TEMP_DIR} command), checked against {@code sha256}
-     * when given.
+     * Downloads {@code url}, which holds no credentials ({@link #downloadWithConfig} takes those), into {@code $d/NAME}
+     * (inside a {@link #TEMP_DIR} command), checked against {@code sha256} when given.
      */
     static String download(String url, String name, Optional<String> sha256) {
+        if (URI.create(url).getRawUserInfo() != null) {
+            throw new IllegalArgumentException("a URL with credentials goes through downloadWithConfig, never on curl's command line");
+        }
         String file = "$d/" + name;
         return CURL + " -fsSL -o \"" + file + "\" " + Sh.quote(url) + " || exit 1; "
             + sha256.map(h -> sha256Check(file, h, url)).orElse("");
+    }
+
+    /**
+     * Downloads {@code url}, whose credentials ({@code user:password@}) must stay off every command line (any user on
+     * the host sees argv in {@code ps}), into {@code $d/NAME} (inside a {@link #TEMP_DIR} command): {@code config} is a
+     * curl configuration file ({@link #curlConfig}, 0600, uploaded before) that is first moved into {@code $d}, so that
+     * the command's EXIT trap removes it whatever happens, and curl reads the URL from it ({@code -K}).
+     */
+    static String downloadWithConfig(String config, String url, String name, Optional<String> sha256) {
+        String file = "$d/" + name;
+        return "mv -fT -- " + Sh.quote(config) + " \"$d/curl.conf\" || exit 1; "
+            + CURL + " -fsSL -o \"" + file + "\" -K \"$d/curl.conf\" || exit 1; "
+            + sha256.map(h -> sha256Check(file, h, url)).orElse("");
+    }
+
+    /**
+     * A curl configuration file that names {@code url} (credentials and all): written 0600 by root and read with
+     * {@code curl -K}. In its double quotes, '\\' and '"' are escaped; a URL holds no newline.
+     */
+    public static String curlConfig(String url) {
+        if (url.indexOf('\n') >= 0 || url.indexOf('\r') >= 0) throw new IllegalArgumentException("a URL cannot hold a line break");
+        return "# written by gpuctl for one download, removed after it: the URL holds credentials\n"
+            + "url = \"" + url.replace("\\", "\\\\").replace("\"", "\\\"") + "\"\n";
     }
 
     /**

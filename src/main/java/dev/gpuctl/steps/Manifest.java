@@ -1,9 +1,11 @@
 package dev.gpuctl.steps;
 
 import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.hostconf.Manifests;
 import dev.gpuctl.inventory.ManifestRef;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.security.MessageDigest;
@@ -53,11 +55,20 @@ final class Manifest {
         List<Op> ops = new ArrayList<>();
         ops.add(Op.Run.of("gpuctl's directory", "install -d -m 0700 " + Kube.DIR).unless("test -d " + Kube.DIR));
         if (ref.isFile()) {
-            ops.add(Op.WriteFile.literal(what + " (from " + ref.file().getFileName() + (rule.isEmpty() ? "" : ", " + rule) + ")",
-                path, patch.apply(readLocal(ref)), "0600"));
+            String content = patch.apply(readLocal(ref));
+            List<String> objects = Manifests.objects(content, "manifest " + ref.file()).stream().map(Manifests.KubeObject::label).toList();
+            ops.add(Op.WriteFile.manifest(what + " (from " + ref.file().getFileName() + (rule.isEmpty() ? "" : ", " + rule) + ")",
+                path, content, "0600", objects));
         } else {
-            ops.add(Op.Run.of("fetch " + what + ref.checksum().map(h -> " (sha256 " + h + ")").orElse(""),
-                    fetchCommand(ref.url().toString(), ref.checksum(), path))
+            String url = ref.url().toString();
+            if (ref.url().getRawUserInfo() != null && ref.checksum().isPresent()) {
+                // the credentials go to curl in a root-only file, never on a command line (ps shows argv to every user)
+                ops.add(Op.WriteFile.literal("curl's configuration for " + what + " (the URL's credentials; moved into the fetch's"
+                    + " private directory and removed with it)", curlConfigPath(path), HostWrite.curlConfig(url), "0600")
+                    .asSecret().unless("test -s " + path));
+            }
+            ops.add(Op.Run.of("fetch " + what + " from " + ref + ref.checksum().map(h -> " (sha256 " + h + ")").orElse(""),
+                    fetchCommand(url, ref.checksum(), path))
                 .unless("test -s " + path).changing(path).journalling(Sh.journalWrite(path)));
             if (!rule.isEmpty()) ops.add(new Op.EditFile(what + ": " + rule, path, rule, patch, "0600"));
         }
@@ -65,7 +76,8 @@ final class Manifest {
     }
 
     /**
-     * Fetches {@code url} into a fresh private directory (removed on every way out), checks it against
+     * Fetches {@code url} into a fresh private directory (removed on every way out; a URL with credentials through the
+     * curl configuration at {@link #curlConfigPath}, never on curl's command line), checks it against
      * {@code sha256} when given (a mismatch stops the command naming both hashes), and installs it at {@code path}
      * through a temp file beside it and a rename (0600). A URL that needs a checksum (plain http, credentials in it)
      * and has none is refused: the inventory loader refuses it first; this holds derived URLs (Calico's operator
@@ -77,9 +89,16 @@ final class Manifest {
             return "echo " + Sh.quote("refusing to fetch " + HostWrite.withoutCredentials(url) + ": " + unsafe.get()
                 + " needs a sha256 (give { url: ..., sha256: ... } in the inventory)") + " >&2; exit 1";
         }
-        return HostWrite.TEMP_DIR + HostWrite.download(url, "manifest", sha256)
-            + HostWrite.install("\"$d/manifest\"", path, "0600");
+        String get = URI.create(url).getRawUserInfo() == null ? HostWrite.download(url, "manifest", sha256)
+            : HostWrite.downloadWithConfig(curlConfigPath(path), url, "manifest", sha256);
+        return HostWrite.TEMP_DIR + get + HostWrite.install("\"$d/manifest\"", path, "0600");
     }
+
+    /**
+     * Where the curl configuration of a URL with credentials is uploaded (0600, in gpuctl's root-only directory) before
+     * {@link #fetchCommand} moves it into its private directory and reads it.
+     */
+    static String curlConfigPath(String path) { return path + ".curl"; }
 
     static Op.Run apply(String what, String path) {
         return Op.Run.of("apply " + what, Kube.kubectl("apply -f " + path)).unlessRight(applied(what, path));

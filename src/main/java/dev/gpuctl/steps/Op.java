@@ -62,20 +62,36 @@ public sealed interface Op {
      *
      * @param literal the content is user data (a manifest from the inventory, say), written byte for byte: no
      *                {@code {{fact}}} in it is filled in. Otherwise it is gpuctl's own template ({@link Facts}).
+     * @param objects for a manifest: its objects, one KIND/NAMESPACE/NAME per line, shown by the plan and the host's
+     *                log with the content's sha256 instead of its text; null for any other file
      */
     record WriteFile(String what, String path, String content, String mode, String owner, boolean secret, String unless,
-                     boolean literal)
+                     boolean literal, String objects)
         implements Op {
         /** A file whose content is gpuctl's own template: {@code {{fact}}} references are filled in. */
         public static WriteFile of(String what, String path, String content, String mode) {
-            return new WriteFile(what, path, content, mode, "root:root", false, null, false);
+            return new WriteFile(what, path, content, mode, "root:root", false, null, false, null);
         }
         /** A file whose content is user data, written byte for byte (never template-expanded). */
         public static WriteFile literal(String what, String path, String content, String mode) {
-            return new WriteFile(what, path, content, mode, "root:root", false, null, true);
+            return new WriteFile(what, path, content, mode, "root:root", false, null, true, null);
         }
-        public WriteFile asSecret() { return new WriteFile(what, path, content, mode, owner, true, unless, literal); }
-        public WriteFile unless(String check) { return new WriteFile(what, path, content, mode, owner, secret, check, literal); }
+        /** A manifest from the inventory, written byte for byte; shown as its objects and sha256, never as its text. */
+        public static WriteFile manifest(String what, String path, String content, String mode, List<String> objects) {
+            return new WriteFile(what, path, content, mode, "root:root", false, null, true, String.join("\n", objects));
+        }
+        public WriteFile asSecret() { return new WriteFile(what, path, content, mode, owner, true, unless, literal, objects); }
+        public WriteFile unless(String check) { return new WriteFile(what, path, content, mode, owner, secret, check, literal, objects); }
+
+        /** The sha256 of the content, as sha256sum prints it. */
+        public String sha256() {
+            try {
+                return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(content.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            } catch (java.security.NoSuchAlgorithmException e) {
+                throw new IllegalStateException(e);
+            }
+        }
     }
 
     /**

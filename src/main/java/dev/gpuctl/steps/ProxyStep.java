@@ -12,12 +12,17 @@ import java.util.stream.Stream;
 /**
  * Step 1a, proxy: with {@code cluster.proxy}, apt, the container runtime, kubelet and gpuctl's own downloads (curl,
  * through {@link #ENV_FILE}) go through it, NO_PROXY keeping the cluster's own traffic direct; without it, the files
- * an earlier run wrote are removed. First in host preparation: every later step may download. A file that holds
- * proxy credentials is written 0600.
+ * an earlier run wrote are removed. First in host preparation: every later step may download. The proxy's URLs (and
+ * any password in them) are only in root's files: {@link #ENV_FILE} (0600, root), which the runtime's and kubelet's
+ * drop-ins name as their {@code EnvironmentFile=} (a unit's {@code Environment=} lines are readable by every local user
+ * over D-Bus), and apt's file (0600 when it holds a password).
  */
 public final class ProxyStep implements Step {
     static final String APT_FILE = "/etc/apt/apt.conf.d/95gpuctl-proxy";
-    /** Sourced by gpuctl's curl commands ({@link HostWrite#CURL}). */
+    /**
+     * The proxy environment, root's only (0600): the runtime's and kubelet's {@code EnvironmentFile=}, and sourced by
+     * gpuctl's curl commands ({@link HostWrite#CURL}).
+     */
     static final String ENV_FILE = "/etc/gpuctl/proxy.env";
 
     @Override public String id() { return "proxy"; }
@@ -48,15 +53,6 @@ public final class ProxyStep implements Step {
             ctx.cluster().podCidr().toString(), ctx.cluster().serviceCidr().toString());
     }
 
-    /** The shell file gpuctl's curl commands source: the proxy variables, exported. */
-    static String envFile(Proxy p, List<String> noProxy) {
-        StringBuilder sb = new StringBuilder("# written by gpuctl from cluster.proxy in the inventory\n");
-        p.http().ifPresent(u -> sb.append("export http_proxy=").append(Sh.quote(u)).append('\n'));
-        p.https().ifPresent(u -> sb.append("export https_proxy=").append(Sh.quote(u)).append('\n'));
-        sb.append("export no_proxy=").append(Sh.quote(String.join(",", noProxy))).append('\n');
-        return sb.toString();
-    }
-
     static boolean hasCredentials(Proxy p) {
         return Stream.of(p.http(), p.https()).flatMap(Optional::stream).anyMatch(u -> u.matches("^[a-z]+://[^/]*@.*"));
     }
@@ -67,8 +63,8 @@ public final class ProxyStep implements Step {
         List<String> no = noProxy(ctx, p);
         List<Want> w = new ArrayList<>();
         w.add(new Want("apt's proxy", APT_FILE, ProxyConfig.aptConf(p.http(), p.https())));
-        w.add(new Want("the proxy for gpuctl's downloads", ENV_FILE, envFile(p, no)));
-        for (String u : units(ctx)) w.add(new Want(u + "'s proxy environment", dropIn(u), ProxyConfig.dropIn(p.http(), p.https(), no)));
+        w.add(new Want("the proxy environment (root only)", ENV_FILE, ProxyConfig.environmentFile(p.http(), p.https(), no)));
+        for (String u : units(ctx)) w.add(new Want(u + "'s proxy environment (" + ENV_FILE + ")", dropIn(u), ProxyConfig.dropIn(ENV_FILE)));
         return w;
     }
 
@@ -82,6 +78,7 @@ public final class ProxyStep implements Step {
         }
         List<Probe> probes = new ArrayList<>();
         for (Want w : wanted(ctx, proxy.get())) probes.add(KernelStep.fileHolds(w.path(), w.content(), w.what()));
+        probes.add(envFileIsRoots());
         return probes;
     }
 
@@ -95,18 +92,29 @@ public final class ProxyStep implements Step {
             ops.add(reload(ctx, f));
             return ops;
         }
-        String mode = hasCredentials(proxy.get()) ? "0600" : "0644";
+        boolean password = hasCredentials(proxy.get());
         ops.add(Op.Run.of("directories for the proxy files", "install -d -m 0755 /etc/gpuctl " + Sh.words(units(ctx).stream()
                 .map(u -> "/etc/systemd/system/" + u + ".service.d").toList()))
             .unless("test -d /etc/gpuctl" + units(ctx).stream().map(u -> " -a -d /etc/systemd/system/" + u + ".service.d").reduce("", String::concat)));
         List<String> paths = new ArrayList<>();
         for (Want w : wanted(ctx, proxy.get())) {
-            Op.WriteFile file = Op.WriteFile.literal(w.what(), w.path(), w.content(), mode);
-            ops.add(mode.equals("0600") ? file.asSecret() : file);
+            // the environment file is root's always (it names the proxy); apt's is when it holds a password; the drop-ins hold none
+            boolean secret = w.path().equals(ENV_FILE) || w.path().equals(APT_FILE) && password;
+            Op.WriteFile file = Op.WriteFile.literal(w.what(), w.path(), w.content(), secret ? "0600" : "0644");
+            ops.add(secret && password ? file.asSecret() : file);
             paths.add(w.path());
         }
+        ops.add(Op.Run.of("the proxy environment root's only (0600 root:root)", "chown root:root " + ENV_FILE + " && chmod 0600 " + ENV_FILE)
+            .unlessRight(envFileIsRoots()));
         ops.add(reload(ctx, paths));
         return ops;
+    }
+
+    /** The environment file is a regular file of root's, mode 0600 (an older gpuctl wrote it 0644 without a password). */
+    static Probe envFileIsRoots() {
+        return Probe.of(ENV_FILE + " is root's only (0600 root:root)", "stat -c '%F %a %U:%G' " + ENV_FILE,
+            r -> r.stdout().strip().equals("regular file 600 root:root") ? Optional.empty()
+                : Optional.of(ENV_FILE + " is " + (r.stdout().isBlank() ? "missing" : r.stdout().strip()) + ", expected a regular file 600 root:root"));
     }
 
     /** After a drop-in changed: systemd re-reads its units, and the runtime and kubelet restart if they run. */

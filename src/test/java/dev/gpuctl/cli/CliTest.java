@@ -65,8 +65,11 @@ class CliTest {
         for (String[] args : new String[][] {{"plan", f.toString()}, {"plan", "--json", f.toString()}}) {
             Run r = run(args);
             assertEquals(0, r.code, r::toString);
-            assertTrue(r.out.contains("https://<redacted>@mirror.lab/flannel.yml"), r::toString);
+            assertTrue(r.out.contains("https://ci:***@mirror.lab/flannel.yml"), r::toString);
             assertFalse(r.out.contains("s3cret"), "the password is never printed");
+            // the fetch reads the URL from curl's root-only configuration file, never from its command line
+            assertTrue(r.out.contains("-K \\\"$d/curl.conf\\\"") || r.out.contains("-K \"$d/curl.conf\""), r::toString);
+            assertTrue(r.out.contains("flannel-d82d217d.yaml.curl"), r::toString);
         }
     }
 

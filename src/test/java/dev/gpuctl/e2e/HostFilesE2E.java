@@ -123,25 +123,45 @@ class HostFilesE2E {
     }
 
     /**
-     * cluster.proxy lands in apt's configuration, the runtime's and kubelet's environment (systemd drop-ins, loaded)
-     * and the file gpuctl's downloads source; a re-run changes nothing; without it the files go again. The proxy is
-     * never contacted: nothing after the step downloads (the name is under .invalid, which never resolves).
+     * cluster.proxy, with a password, lands in apt's configuration, the runtime's and kubelet's environment and the file
+     * gpuctl's downloads source; the password is in no unit property (systemctl show, readable by every user over D-Bus)
+     * and in no process's argv during or after the run: the drop-ins name a root-only 0600 EnvironmentFile. A re-run
+     * changes nothing; without it the files go again, the environment file too. The proxy is never contacted: nothing
+     * after the step downloads (the name is under .invalid, which never resolves).
      */
     @Test @Order(5) void aProxyLandsInAptTheRuntimeAndKubeletAndGoesWhenRemoved() throws IOException {
+        String secret = "s3cret-Pr0xy";
+        String url = "http://ci:" + secret + "@proxy.invalid:3128";
         Path proxied = inventory.resolveSibling("inventory-proxy.yaml");
         Files.writeString(proxied, Files.readString(inventory).replaceFirst("(?m)^cluster:\n",
-            "cluster:\n  proxy: { http: \"http://proxy.invalid:3128\", https: \"http://proxy.invalid:3128\", noProxy: [registry.lab] }\n"));
+            "cluster:\n  proxy: { http: \"" + url + "\", https: \"" + url + "\", noProxy: [registry.lab] }\n"));
+        // every process's argv on every host, sampled while gpuctl runs
+        for (String h : bed.hosts()) {
+            bed.ok(h, "rm -f /root/ps.log; setsid sh -c 'echo $$ > /root/ps.pid; while :; do ps -eo args; sleep 0.1; done > /root/ps.log 2>&1'"
+                + " </dev/null >/dev/null 2>&1 & sleep 0.5; test -s /root/ps.pid");
+        }
         Gpuctl.Run r = Gpuctl.run("bootstrap", proxied.toString());
+        for (String h : bed.hosts()) bed.ok(h, "kill $(cat /root/ps.pid) && rm -f /root/ps.pid");
         assertEquals(0, r.code(), r::toString);
         for (String h : bed.hosts()) {
-            assertTrue(bed.ok(h, "apt-config dump | grep -i 'Acquire::http::Proxy'").contains("\"http://proxy.invalid:3128\""), h);
+            assertTrue(bed.ok(h, "wc -l < /root/ps.log").strip().matches("[0-9]{3,}"), h + ": the argv sampler did not run");
+            assertEquals("", bed.ok(h, "grep -F " + secret + " /root/ps.log; ps -eo args | grep -F " + secret + " | grep -v grep; true"),
+                h + ": the proxy's password was in a process's argv");
+            assertTrue(bed.ok(h, "apt-config dump | grep -i 'Acquire::http::Proxy'").contains("\"" + url + "\""), h);
+            assertEquals("regular file 600 root:root\n", bed.ok(h, "stat -c '%F %a %U:%G' /etc/gpuctl/proxy.env /etc/apt/apt.conf.d/95gpuctl-proxy | sort -u"), h);
             for (String unit : List.of("docker", "kubelet")) {
-                String env = bed.ok(h, "systemctl show -p Environment " + unit);
-                assertTrue(env.contains("HTTPS_PROXY=http://proxy.invalid:3128") && env.contains("NO_PROXY=registry.lab,localhost,"), h + " " + unit + ": " + env);
+                String shown = bed.ok(h, "systemctl show -p Environment -p EnvironmentFiles " + unit + "; cat /etc/systemd/system/" + unit + ".service.d/20-gpuctl-proxy.conf");
+                assertFalse(shown.contains(secret) || shown.contains("PROXY="), h + " " + unit + ": " + shown);
+                assertTrue(shown.contains("EnvironmentFiles=/etc/gpuctl/proxy.env"), h + " " + unit + ": " + shown);
+                // the running daemon has the environment systemd read from the file
+                String env = bed.ok(h, "tr '\\0' '\\n' < /proc/$(systemctl show -p MainPID --value " + unit + ")/environ");
+                assertTrue(env.contains("HTTPS_PROXY=" + url + "\n") && env.contains("NO_PROXY=registry.lab,localhost,"), h + " " + unit + ": " + env);
                 assertTrue(env.contains(bed.address(bed.master())) && env.contains("10.244.0.0/16") && env.contains(".svc"), env);
             }
-            assertTrue(bed.ok(h, ". /etc/gpuctl/proxy.env && echo \"$https_proxy\"").contains("http://proxy.invalid:3128"), h);
+            assertEquals(url + "\n", bed.ok(h, "set -a && . /etc/gpuctl/proxy.env && sh -c 'echo \"$https_proxy\"'"), h);
         }
+        assertFalse((r.out() + r.err()).contains(secret), r::toString);
+        assertEquals("", grepLogs(secret), "the password is in a log under .gpuctl/");
         assertEquals("active\n", bed.ok(worker, "systemctl is-active kubelet"));
         Gpuctl.Run again = Gpuctl.run("bootstrap", proxied.toString());
         assertEquals(0, again.code(), again::toString);
@@ -151,9 +171,25 @@ class HostFilesE2E {
         assertEquals(0, removed.code(), removed::toString);
         for (String h : bed.hosts()) {
             assertEquals("", bed.ok(h, "ls /etc/apt/apt.conf.d/95gpuctl-proxy /etc/gpuctl/proxy.env /etc/systemd/system/*.service.d/20-gpuctl-proxy.conf 2>/dev/null; true"), h);
-            assertFalse(bed.ok(h, "systemctl show -p Environment kubelet").contains("PROXY"), h);
+            String shown = bed.ok(h, "systemctl show -p Environment -p EnvironmentFiles kubelet");
+            assertFalse(shown.contains("PROXY") || shown.contains("proxy.env"), h + ": " + shown);
+            assertFalse(bed.ok(h, "tr '\\0' '\\n' < /proc/$(systemctl show -p MainPID --value kubelet)/environ").contains("PROXY"), h);
         }
         Gpuctl.Run clean = Gpuctl.run("bootstrap", inventory.toString());
         assertEquals(0, clean.count("changed"), clean::toString);
+    }
+
+    /** The lines of gpuctl's logs beside the inventory that hold {@code text}. */
+    static String grepLogs(String text) throws IOException {
+        Path dir = inventory.resolveSibling(".gpuctl");
+        if (!Files.isDirectory(dir)) return "";
+        StringBuilder hits = new StringBuilder();
+        try (var files = Files.walk(dir)) {
+            for (Path f : files.filter(Files::isRegularFile).toList()) {
+                String content = new String(Files.readAllBytes(f), java.nio.charset.StandardCharsets.ISO_8859_1);
+                if (content.contains(text)) hits.append(f).append('\n');
+            }
+        }
+        return hits.toString();
     }
 }

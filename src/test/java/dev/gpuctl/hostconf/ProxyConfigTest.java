@@ -1,6 +1,7 @@
 package dev.gpuctl.hostconf;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.List;
 import java.util.Optional;
@@ -24,19 +25,25 @@ class ProxyConfigTest {
             ProxyConfig.aptConf(Optional.empty(), Optional.of("http://p:1")));
     }
 
-    @Test void systemdDropInEscapesPercent() {
+    /** The drop-in names the environment file and holds no value: nothing of the proxy is in the unit's properties. */
+    @Test void theDropInOnlyNamesTheEnvironmentFile() {
         assertEquals("""
             # written by gpuctl from cluster.proxy in the inventory
             [Service]
-            Environment="HTTP_PROXY=http://u:p%%40s@p:1"
-            Environment="http_proxy=http://u:p%%40s@p:1"
-            Environment="NO_PROXY=localhost,.svc"
-            Environment="no_proxy=localhost,.svc"
-            """, ProxyConfig.dropIn(Optional.of("http://u:p%40s@p:1"), Optional.empty(), List.of("localhost", ".svc")));
+            EnvironmentFile=/etc/gpuctl/proxy.env
+            """, ProxyConfig.dropIn("/etc/gpuctl/proxy.env"));
     }
 
-    @Test void shellPrefix() {
-        assertEquals("env 'http_proxy=http://p:1' 'https_proxy=http://p:2' 'no_proxy=a,b' ",
-            ProxyConfig.envPrefix(Optional.of("http://p:1"), Optional.of("http://p:2"), List.of("a", "b")));
+    /** One file for systemd and sh: single-quoted values, which both take literally ('%' and '$' stay as they are). */
+    @Test void theEnvironmentFileHoldsEveryVariableSingleQuoted() {
+        assertEquals("""
+            # written by gpuctl from cluster.proxy in the inventory (root only: it may hold the proxy's password)
+            HTTP_PROXY='http://u:p%40s$x@p:1'
+            http_proxy='http://u:p%40s$x@p:1'
+            NO_PROXY='localhost,.svc'
+            no_proxy='localhost,.svc'
+            """, ProxyConfig.environmentFile(Optional.of("http://u:p%40s$x@p:1"), Optional.empty(), List.of("localhost", ".svc")));
+        assertThrows(IllegalArgumentException.class,
+            () -> ProxyConfig.environmentFile(Optional.of("http://u:it's@p:1"), Optional.empty(), List.of()));
     }
 }

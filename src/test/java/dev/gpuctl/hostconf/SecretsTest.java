@@ -56,10 +56,19 @@ class SecretsTest {
         assertEquals("password: <redacted>\nPassword=<redacted>", Secrets.redact("password: hunter2\nPassword=hunter2"));
     }
 
+    @Test void maskUrlKeepsTheUserAndHostAndHidesThePassword() {
+        assertEquals("https://ci:***@mirror.lab/flannel.yml", Secrets.maskUrl("https://ci:s3cret@mirror.lab/flannel.yml"));
+        assertEquals("https://***@mirror.lab/x", Secrets.maskUrl("https://t0ken@mirror.lab/x"));
+        // not a valid URL: a space, a quote or an '@' in the password is hidden all the same
+        assertEquals("https://ci:***@mirror.lab/a b", Secrets.maskUrl("https://ci:p@ss w\"rd@mirror.lab/a b"));
+        assertEquals("https://mirror.lab/p@v1", Secrets.maskUrl("https://mirror.lab/p@v1"));
+        assertEquals("./kube-flannel.yml", Secrets.maskUrl("./kube-flannel.yml"));
+    }
+
     @Test void aUrlKeepsItsHostAndLosesItsUserAndPassword() {
-        assertEquals("curl -fsSL -o \"$d/x\" https://<redacted>@mirror.lab/flannel.yml",
+        assertEquals("curl -fsSL -o \"$d/x\" https://ci:***@mirror.lab/flannel.yml",
             Secrets.redact("curl -fsSL -o \"$d/x\" https://ci:s3cret@mirror.lab/flannel.yml"));
-        assertEquals("\"url\" : \"http://<redacted>@10.0.0.5:8080/p.yml\"", Secrets.redact("\"url\" : \"http://tok@10.0.0.5:8080/p.yml\""));
+        assertEquals("\"url\" : \"http://***@10.0.0.5:8080/p.yml\"", Secrets.redact("\"url\" : \"http://tok@10.0.0.5:8080/p.yml\""));
         String plain = "https://github.com/NVIDIA/k8s-device-plugin/raw/v0.17.0/x.yml and mailto me@lab, https://a.lab/p@v1";
         assertEquals(plain, Secrets.redact(plain));
     }

@@ -46,14 +46,14 @@ class ClusterSettingsTest {
 
     @Test void aLocalCustomResourcesFileTakesTheOperatorBesideIt() throws IOException {
         Files.createDirectories(dir.resolve("calico"));
-        Files.writeString(dir.resolve("calico/custom-resources.yaml"), "kind: Installation\n");
-        Files.writeString(dir.resolve("calico/tigera-operator.yaml"), "kind: List\n");
+        Files.writeString(dir.resolve("calico/custom-resources.yaml"), "apiVersion: operator.tigera.io/v1\nkind: Installation\nmetadata: { name: default }\n");
+        Files.writeString(dir.resolve("calico/tigera-operator.yaml"), "apiVersion: v1\nkind: List\nitems: [ { apiVersion: v1, kind: Namespace, metadata: { name: tigera-operator } } ]\n");
         Cluster c = parse(HEAD + "  cni: calico\n  cniManifest: calico/custom-resources.yaml\n").cluster();
         assertEquals(ManifestRef.ofFile(dir.resolve("calico/tigera-operator.yaml")), c.cniOperatorManifest());
     }
 
     @Test void aLocalCustomResourcesFileWithoutTheOperatorIsRefusedAtLoadWithTheFix() throws IOException {
-        Files.writeString(dir.resolve("custom-resources.yaml"), "kind: Installation\n");
+        Files.writeString(dir.resolve("custom-resources.yaml"), "apiVersion: operator.tigera.io/v1\nkind: Installation\nmetadata: { name: default }\n");
         List<String> errors = errors(HEAD + "  cni: calico\n  cniManifest: custom-resources.yaml\n");
         assertEquals(1, errors.size(), errors::toString);
         String e = errors.get(0);
@@ -63,9 +63,9 @@ class ClusterSettingsTest {
     }
 
     @Test void anOperatorManifestGivenApartIsUsedWhereverItIs() throws IOException {
-        Files.writeString(dir.resolve("custom-resources.yaml"), "kind: Installation\n");
+        Files.writeString(dir.resolve("custom-resources.yaml"), "apiVersion: operator.tigera.io/v1\nkind: Installation\nmetadata: { name: default }\n");
         Files.createDirectories(dir.resolve("vendor"));
-        Files.writeString(dir.resolve("vendor/operator-v3.32.1.yaml"), "kind: List\n");
+        Files.writeString(dir.resolve("vendor/operator-v3.32.1.yaml"), "apiVersion: v1\nkind: List\nitems: [ { apiVersion: v1, kind: Namespace, metadata: { name: tigera-operator } } ]\n");
         Cluster c = parse(HEAD + "  cni: calico\n  cniManifest: custom-resources.yaml\n"
             + "  cniOperatorManifest: vendor/operator-v3.32.1.yaml\n").cluster();
         assertEquals(ManifestRef.ofFile(dir.resolve("vendor/operator-v3.32.1.yaml")), c.cniOperatorManifest());
@@ -76,7 +76,7 @@ class ClusterSettingsTest {
     }
 
     @Test void aMissingOperatorFileIsNamedAndFlannelTakesNoOperator() throws IOException {
-        Files.writeString(dir.resolve("custom-resources.yaml"), "kind: Installation\n");
+        Files.writeString(dir.resolve("custom-resources.yaml"), "apiVersion: operator.tigera.io/v1\nkind: Installation\nmetadata: { name: default }\n");
         List<String> missing = errors(HEAD + "  cni: calico\n  cniManifest: custom-resources.yaml\n  cniOperatorManifest: op.yaml\n");
         assertEquals(1, missing.size(), missing::toString);
         assertTrue(missing.get(0).startsWith("inv.yaml:6:24: cluster.cniOperatorManifest: file " + dir.resolve("op.yaml") + " does not exist"),
@@ -92,5 +92,12 @@ class ClusterSettingsTest {
         assertEquals(1, errors.size(), errors::toString);
         assertTrue(errors.get(0).contains("cluster.cniManifest: the custom resources are pinned by sha256, but the Tigera operator"
             + " beside them (https://mirror.lab/calico/tigera-operator.yaml) would be fetched unchecked"), errors::toString);
+
+        // the operator's URL, derived from one with a password, is shown with the password masked
+        List<String> masked = errors(HEAD + "  cni: calico\n  cniManifest: { url: \"https://ci:s3cret@mirror.lab/calico/custom-resources.yaml\","
+            + " sha256: " + sha + " }\n");
+        assertTrue(masked.get(0).contains("beside them (https://ci:***@mirror.lab/calico/tigera-operator.yaml) would be fetched unchecked"
+            + " (expected cluster.cniOperatorManifest: { url: https://ci:***@mirror.lab/calico/tigera-operator.yaml,"), masked::toString);
+        assertFalse(String.join("\n", masked).contains("s3cret"), masked::toString);
     }
 }

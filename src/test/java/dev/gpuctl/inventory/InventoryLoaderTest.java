@@ -103,10 +103,10 @@ class InventoryLoaderTest {
     }
 
     @Test void everySettingCanBeGiven() throws IOException {
-        Files.writeString(dir.resolve("calico.yaml"), "kind: List\n");
+        Files.writeString(dir.resolve("calico.yaml"), "apiVersion: v1\nkind: List\nitems: [ { apiVersion: v1, kind: Namespace, metadata: { name: tigera-operator } } ]\n");
         Files.createDirectories(dir.resolve("manifests"));
-        Files.writeString(dir.resolve("manifests/plugin.yml"), "kind: DaemonSet\n");
-        Files.writeString(dir.resolve("manifests/operator.yaml"), "kind: List\n");
+        Files.writeString(dir.resolve("manifests/plugin.yml"), "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: { name: nvidia-device-plugin-daemonset, namespace: kube-system }\n");
+        Files.writeString(dir.resolve("manifests/operator.yaml"), "apiVersion: v1\nkind: List\nitems: [ { apiVersion: v1, kind: Namespace, metadata: { name: tigera-operator } } ]\n");
         Inventory inv = InventoryLoader.parse("lab/inventory.yaml", """
             cluster:
               name: lab2
@@ -625,7 +625,7 @@ class InventoryLoaderTest {
             """, BASE, Map.of("HOME", "/home/x")).nfs().orElseThrow().exports().get(0).path());
     }
 
-    @Test void rootSquashDefaultsToTheGuidesAndIsABoolean() {
+    @Test void rootSquashDefaultsToTrueOnEveryExportAndIsABoolean() {
         Inventory inv = InventoryLoader.parse("inv.yaml", """
             cluster: { name: gpu-lab, kubernetesVersion: "1.35" }
             nodes: [{ name: m, address: 10.0.0.1, role: master }]
@@ -638,7 +638,7 @@ class InventoryLoaderTest {
                   - { path: /export/home, rootSquash: true }
                   - { path: /export/tools, readOnly: true, rootSquash: false }
             """, BASE, Map.of("HOME", "/home/x"));
-        assertEquals(List.of(new NfsExport("/export/dataset", true, true), new NfsExport("/export/ckpt", false, false),
+        assertEquals(List.of(new NfsExport("/export/dataset", true, true), new NfsExport("/export/ckpt", false, true),
             new NfsExport("/export/home", false, true), new NfsExport("/export/tools", true, false)), inv.nfs().orElseThrow().exports());
         assertErrors("""
             cluster: { name: gpu-lab, kubernetesVersion: "1.35" }

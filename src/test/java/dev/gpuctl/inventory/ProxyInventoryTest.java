@@ -41,7 +41,7 @@ class ProxyInventoryTest {
     @Test void mistakes() {
         assertEquals(List.of("inv.yaml:1:63: cluster.proxy.http: 'proxy.lab:3128' is not a proxy URL (expected http://HOST:PORT or"
             + " https://HOST:PORT, e.g. http://proxy.lab:3128, without spaces, quotes or a path)"), errors("{ http: proxy.lab:3128 }"));
-        assertEquals(List.of("inv.yaml:1:64: cluster.proxy.https: 'http://<redacted>@proxy/x' is not a proxy URL (expected http://HOST:PORT or"
+        assertEquals(List.of("inv.yaml:1:64: cluster.proxy.https: 'http://u:***@proxy/x' is not a proxy URL (expected http://HOST:PORT or"
             + " https://HOST:PORT, e.g. http://proxy.lab:3128, without spaces, quotes or a path)"), errors("{ https: \"http://u:secret@proxy/x\" }"));
         assertEquals(List.of("inv.yaml:1:85: cluster.proxy.noProxy[0]: 'a b' is not a host, domain, address or CIDR"
             + " (expected e.g. registry.internal, .lab.example, 10.0.0.5 or 10.0.0.0/8)"), errors("{ http: http://p:1, noProxy: [\"a b\"] }"));

@@ -55,6 +55,42 @@ class HostWriteTest {
         assertEquals("out\nplugin.yml\n", sh("ls " + dir).out(), "the download's temp directory was left");
     }
 
+    /**
+     * A URL's credentials reach curl in its configuration file (-K), never on its command line; the file, uploaded
+     * beside the manifest, is gone after the fetch, and so is the private directory it was moved into.
+     */
+    @Test void aUrlsCredentialsGoThroughCurlsConfigurationNeverItsArgv() throws Exception {
+        Path bin = Files.createDirectories(dir.resolve("bin"));
+        Path curl = bin.resolve("curl");
+        // a curl that records its argv and the configuration it was given, and fetches "the manifest"
+        Files.writeString(curl, "#!/bin/sh\nprintf '%s\\n' \"$*\" > " + dir.resolve("argv.log") + "\n"
+            + "while [ $# -gt 0 ]; do case $1 in -o) o=$2; shift ;; -K) cp \"$2\" " + dir.resolve("conf.log") + " ;; esac; shift; done\n"
+            + "printf 'apiVersion: v1\\n' > \"$o\"\n");
+        assertTrue(curl.toFile().setExecutable(true));
+        Path target = Files.createDirectories(dir.resolve("out")).resolve("plugin.yaml");
+        String url = "https://ci:s3cr%22et@mirror.lab/plugin.yml";
+        Files.writeString(Path.of(Manifest.curlConfigPath(target.toString())), HostWrite.curlConfig(url));
+        String command = Manifest.fetchCommand(url, Optional.of(sha256("apiVersion: v1\n")), target.toString());
+        assertFalse(command.contains("s3cr"), command);
+
+        Result r = sh("export PATH=" + bin + ":$PATH TMPDIR=" + dir + "; " + command);
+        assertEquals(0, r.exit(), r.toString());
+        assertEquals("apiVersion: v1\n", Files.readString(target));
+        String argv = Files.readString(dir.resolve("argv.log"));
+        assertFalse(argv.contains("s3cr") || argv.contains("mirror.lab"), argv);
+        assertTrue(argv.matches("-fsSL -o \\S+/manifest -K \\S+/curl.conf\\n"), argv);
+        assertEquals("# written by gpuctl for one download, removed after it: the URL holds credentials\n"
+            + "url = \"https://ci:s3cr%22et@mirror.lab/plugin.yml\"\n", Files.readString(dir.resolve("conf.log")));
+        assertEquals("plugin.yaml\n", sh("ls -A " + target.getParent()).out(), "the configuration was left beside the manifest");
+        assertEquals("argv.log\nbin\nconf.log\nout\n", sh("ls " + dir).out(), "the download's private directory was left");
+        assertEquals("# written by gpuctl for one download, removed after it: the URL holds credentials\n"
+            + "url = \"https://a\\\\b\\\"c\"\n", HostWrite.curlConfig("https://a\\b\"c"), "curl's quoting: \\\\ and \\\"");
+    }
+
+    static String sha256(String text) throws Exception {
+        return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+    }
+
     @Test void aFailedDownloadInstallsNothing() throws Exception {
         Path target = dir.resolve("m.yaml");
         Result r = sh(Manifest.fetchCommand(dir.resolve("missing.yml").toUri().toString(), Optional.empty(), target.toString()));
@@ -65,7 +101,7 @@ class HostWriteTest {
     @Test void plainHttpOrCredentialsWithoutAChecksumAreRefusedOnTheHostToo() throws Exception {
         Result r = sh(Manifest.fetchCommand("http://ci:t0ken@mirror.lab/x.yml", Optional.empty(), dir.resolve("m").toString()));
         assertEquals(1, r.exit());
-        assertEquals("refusing to fetch http://<credentials>@mirror.lab/x.yml: a URL with credentials in it (user:password@)"
+        assertEquals("refusing to fetch http://ci:***@mirror.lab/x.yml: a URL with credentials in it (user:password@)"
             + " needs a sha256 (give { url: ..., sha256: ... } in the inventory)\n", r.err());
         assertFalse(Manifest.fetchCommand("http://ci:t0ken@mirror.lab/x.yml", Optional.empty(), "/m").contains("curl"));
     }
@@ -98,6 +134,6 @@ class HostWriteTest {
         Result r = sh(HostWrite.sha256Check(f.toString(), EMPTY_SHA, "https://u:p@h/it's.yml") + "echo not reached");
         assertEquals(1, r.exit());
         assertEquals("", r.out());
-        assertEquals("sha256 mismatch for https://<credentials>@h/it's.yml: expected " + EMPTY_SHA + ", got " + sha(f) + "\n", r.err());
+        assertEquals("sha256 mismatch for https://u:***@h/it's.yml: expected " + EMPTY_SHA + ", got " + sha(f) + "\n", r.err());
     }
 }

@@ -18,17 +18,27 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The NFS server step's exports file and its live-table comparison, run with sh and awk against exportfs -s output. */
 class NfsStepsTest {
-    static final Nfs NFS = new Nfs("m", List.of(new NfsExport("/export/dataset", true), new NfsExport("/export/ckpt", false)));
+    /** The guide's exports, its checkpoints opened to root on the nodes on purpose (rootSquash: false). */
+    static final Nfs NFS = new Nfs("m", List.of(new NfsExport("/export/dataset", true), new NfsExport("/export/ckpt", false, false)));
     static final List<Node> NODES = List.of(node("m", "10.0.0.10", Role.MASTER), node("w1", "10.0.0.11", Role.WORKER));
 
     static Node node(String name, String address, Role role) {
         return new Node(name, address, role, role == Role.WORKER, Map.of(), null, "ssh");
     }
 
+    @Test void rootIsSquashedOnEveryExportByDefault() {
+        Nfs nfs = new Nfs("m", List.of(new NfsExport("/export/dataset", true), new NfsExport("/export/ckpt", false)));
+        assertEquals("""
+            # Written by gpuctl from the inventory's storage.nfs.
+            /export/dataset 10.0.0.10(ro,sync,no_subtree_check,root_squash) 10.0.0.11(ro,sync,no_subtree_check,root_squash)
+            /export/ckpt 10.0.0.10(rw,sync,no_subtree_check,root_squash) 10.0.0.11(rw,sync,no_subtree_check,root_squash)
+            """, NfsServerStep.exportsFile(nfs, NODES));
+    }
+
     @Test void exportsFileNamesEveryNodeWithTheExportsMode() {
         assertEquals("""
             # Written by gpuctl from the inventory's storage.nfs.
-            /export/dataset 10.0.0.10(ro,sync,no_subtree_check) 10.0.0.11(ro,sync,no_subtree_check)
+            /export/dataset 10.0.0.10(ro,sync,no_subtree_check,root_squash) 10.0.0.11(ro,sync,no_subtree_check,root_squash)
             /export/ckpt 10.0.0.10(rw,sync,no_subtree_check,no_root_squash) 10.0.0.11(rw,sync,no_subtree_check,no_root_squash)
             """, NfsServerStep.exportsFile(NFS, NODES));
     }
@@ -37,7 +47,7 @@ class NfsStepsTest {
         Nfs nfs = new Nfs("m", List.of(new NfsExport("/export/a", false, true), new NfsExport("/export/b", true, false)));
         assertEquals("""
             # Written by gpuctl from the inventory's storage.nfs.
-            /export/a 10.0.0.10(rw,sync,no_subtree_check) 10.0.0.11(rw,sync,no_subtree_check)
+            /export/a 10.0.0.10(rw,sync,no_subtree_check,root_squash) 10.0.0.11(rw,sync,no_subtree_check,root_squash)
             /export/b 10.0.0.10(ro,sync,no_subtree_check,no_root_squash) 10.0.0.11(ro,sync,no_subtree_check,no_root_squash)
             """, NfsServerStep.exportsFile(nfs, NODES));
     }
@@ -49,8 +59,8 @@ class NfsStepsTest {
             NfsServerStep.exportsPath("/export/a b\"\\057#,(rw)\n\u00e9"));
         Nfs hostile = new Nfs("m", List.of(new NfsExport("/x\"/ *(rw,no_root_squash)", true)));
         String file = NfsServerStep.exportsFile(hostile, NODES);
-        assertEquals("/x\\042/\\040\\052\\050rw\\054no_root_squash\\051 10.0.0.10(ro,sync,no_subtree_check)"
-            + " 10.0.0.11(ro,sync,no_subtree_check)", file.lines().toList().get(1));
+        assertEquals("/x\\042/\\040\\052\\050rw\\054no_root_squash\\051 10.0.0.10(ro,sync,no_subtree_check,root_squash)"
+            + " 10.0.0.11(ro,sync,no_subtree_check,root_squash)", file.lines().toList().get(1));
     }
 
     static String withPath(Path dir, String cmd) {

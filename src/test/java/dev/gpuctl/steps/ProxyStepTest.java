@@ -38,22 +38,41 @@ class ProxyStepTest {
         assertEquals("// written by gpuctl from cluster.proxy in the inventory\nAcquire::http::Proxy \"http://proxy.lab:3128\";\n"
             + "Acquire::https::Proxy \"http://proxy.lab:3128\";\n", writes(ops, ProxyStep.APT_FILE));
         String kubelet = writes(ops, ProxyStep.dropIn("kubelet"));
-        assertTrue(kubelet.contains("Environment=\"NO_PROXY=registry.lab,localhost,127.0.0.1,::1,.svc,.cluster.local,m,w1,10.0.0.1,gpu1.lab,10.0.0.2,"
-            + "10.244.0.0/16,10.96.0.0/12\""), kubelet);
+        assertEquals("# written by gpuctl from cluster.proxy in the inventory\n[Service]\nEnvironmentFile=/etc/gpuctl/proxy.env\n", kubelet);
         assertEquals(kubelet, writes(ops, ProxyStep.dropIn("containerd")), "the default runtime is containerd");
-        assertTrue(writes(ops, ProxyStep.ENV_FILE).contains("export https_proxy=" + Sh.quote("http://proxy.lab:3128") + "\n"));
-        assertTrue(ops.stream().allMatch(o -> !(o instanceof Op.WriteFile w) || w.mode().equals("0644") && !w.secret()));
+        String env = writes(ops, ProxyStep.ENV_FILE);
+        assertTrue(env.contains("\nhttps_proxy='http://proxy.lab:3128'\n") && env.contains("\nHTTPS_PROXY='http://proxy.lab:3128'\n"), env);
+        assertTrue(env.contains("\nNO_PROXY='registry.lab,localhost,127.0.0.1,::1,.svc,.cluster.local,m,w1,10.0.0.1,gpu1.lab,10.0.0.2,"
+            + "10.244.0.0/16,10.96.0.0/12'\n"), env);
+        assertTrue(ops.stream().allMatch(o -> !(o instanceof Op.WriteFile w) || w.mode().equals(w.path().equals(ProxyStep.ENV_FILE) ? "0600" : "0644")));
         Op.Run reload = (Op.Run) ops.get(ops.size() - 1);
         assertEquals(List.of(ProxyStep.APT_FILE, ProxyStep.ENV_FILE, ProxyStep.dropIn("containerd"), ProxyStep.dropIn("kubelet")),
             reload.onlyIfChanged(), "a restart only when a file changed");
-        assertEquals(4, new ProxyStep().check(worker(inv)).size());
+        assertEquals(5, new ProxyStep().check(worker(inv)).size(), "four files, and the environment file's owner and mode");
     }
 
-    @Test void credentialsMakeEveryFilePrivateAndSecret() {
+    /** A password is only in root's files (0600, never logged); the drop-ins, which systemd shows to anyone, hold none. */
+    @Test void aPasswordIsOnlyInRootsFilesNeverInTheDropIns() {
         Inventory inv = inv("  proxy: { https: \"http://ci:s3cret@proxy.lab:3128\" }");
         List<Op> ops = new ProxyStep().apply(worker(inv));
-        assertTrue(ops.stream().filter(o -> o instanceof Op.WriteFile).allMatch(o -> ((Op.WriteFile) o).mode().equals("0600")
-            && ((Op.WriteFile) o).secret()));
+        List<Op.WriteFile> files = ops.stream().filter(o -> o instanceof Op.WriteFile).map(o -> (Op.WriteFile) o).toList();
+        assertEquals(4, files.size());
+        for (Op.WriteFile f : files) {
+            boolean holds = f.content().contains("s3cret");
+            assertEquals(f.path().equals(ProxyStep.ENV_FILE) || f.path().equals(ProxyStep.APT_FILE), holds, f.path());
+            if (holds) assertTrue(f.mode().equals("0600") && f.secret(), f.path());
+            else assertTrue(f.mode().equals("0644") && !f.content().contains("Environment="), f.path());
+        }
+        Op.Run chmod = ops.stream().filter(o -> o instanceof Op.Run r && r.command().contains("chmod 0600 " + ProxyStep.ENV_FILE))
+            .map(o -> (Op.Run) o).findFirst().orElseThrow();
+        assertEquals(ProxyStep.envFileIsRoots().command(), chmod.guard().command(), "skipped when the file is already root's 0600");
+    }
+
+    @Test void theEnvironmentFilesOwnerAndModeAreChecked() {
+        var probe = ProxyStep.envFileIsRoots();
+        assertEquals(java.util.Optional.empty(), probe.judge().apply(new dev.gpuctl.remote.ExecResult(0, "regular file 600 root:root\n", ""), new Facts()));
+        assertEquals(java.util.Optional.of("/etc/gpuctl/proxy.env is regular file 644 root:root, expected a regular file 600 root:root"),
+            probe.judge().apply(new dev.gpuctl.remote.ExecResult(0, "regular file 644 root:root\n", ""), new Facts()));
     }
 
     @Test void withoutAProxyTheStepOnlyRemovesWhatAnEarlierOneWrote() {
@@ -64,6 +83,6 @@ class ProxyStepTest {
         assertTrue(rm.command().startsWith("rm -f -- /etc/apt/apt.conf.d/95gpuctl-proxy /etc/gpuctl/proxy.env"), rm.command());
         assertTrue(rm.unless() != null, "skipped when none is there");
         assertEquals(1, new ProxyStep().check(worker(inv)).size());
-        assertTrue(HostWrite.CURL.contains(". " + ProxyStep.ENV_FILE), "gpuctl's downloads read the proxy file");
+        assertTrue(HostWrite.CURL.contains("set -a && . " + ProxyStep.ENV_FILE), "gpuctl's downloads read and export the proxy file");
     }
 }
