@@ -4,9 +4,7 @@ import dev.gpuctl.engine.Runner;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.SshOptions;
 import dev.gpuctl.engine.Backups;
-import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
@@ -36,7 +34,7 @@ final class RestoreCommand implements Callable<Integer> {
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
-    @Override public Integer call() throws IOException {
+    @Override public Integer call() {
         InventoryOption io = new InventoryOption();
         io.positional = inventoryArg;
         io.option = inventoryOption;
@@ -47,7 +45,12 @@ final class RestoreCommand implements Callable<Integer> {
         if (in.problem().isPresent()) {
             throw new GpuctlException(ExitCode.USAGE, "cannot restore from " + archive + ": " + in.problem().get() + "; nothing was changed");
         }
-        byte[] content = Files.readAllBytes(archive);
+        Backups.Restorable content;
+        try {
+            content = Backups.restorable(in);
+        } catch (Backups.Bad e) {
+            throw new GpuctlException(ExitCode.USAGE, "cannot restore from " + archive + ": " + e.getMessage() + "; nothing was changed");
+        }
         PrintWriter err = spec.commandLine().getErr();
         SshOptions ssh = SshOptions.defaults(acceptNew);
         Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
