@@ -9,14 +9,18 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Restores the control plane on the master from a backup archive ({@link BackupStep}): the archive is uploaded (0600,
- * into gpuctl's 0700 directory) and checked against its sha256 on the master; the running control plane, if any, is
+ * Restores the control plane on the master from a backup archive ({@link BackupStep}): the archive's checked members
+ * (regular files and directories at backup's own paths, {@link BackupArchive#repack}: nothing else reaches the master)
+ * are uploaded (0600, into gpuctl's 0700 directory) and checked against their sha256 on the master; the running control plane, if any, is
  * stopped (its static pod manifests moved aside, then the kubelet); what the master had (PKI, kubeconfigs, manifests,
  * kubelet configuration, /var/lib/etcd) is moved aside to /var/backups/gpuctl-before-restore-TIME/ (0700); the snapshot is
  * restored into a fresh data directory ({@code etcdutl snapshot restore --data-dir}, with the etcd member's name and peer
  * URLs from the archived etcd manifest) that then becomes /var/lib/etcd; the PKI and configuration are put back; the
- * kubelet starts the control plane. The workers keep their kubelet.conf: same CA, same endpoint, so they come back alone.
- * Afterwards /etc/kubernetes/gpuctl/restored-from holds the archive's sha256, which is what "already done" means.
+ * kubelet starts the control plane (gpuctl's own directory with its manifest copies among what comes back). The workers
+ * keep their kubelet.conf: same CA, same endpoint, so they come back alone. Then, as bootstrap leaves them, admin.conf
+ * becomes the ssh user's ~/.kube/config and this machine's .gpuctl/CLUSTER/admin.conf (the same ops as
+ * {@link ControlPlaneStep}), so verify right after a restore is clean. /etc/kubernetes/gpuctl/restored-from holds the
+ * archive's sha256, which is (with both kubeconfigs in place) what "already done" means.
  */
 public final class RestoreStep implements Step {
     static final String UPLOAD = Kube.DIR + "/restore.tar.gz.b64";
@@ -105,7 +109,7 @@ public final class RestoreStep implements Step {
         return "set -eu; umask 077; b=" + UPLOAD + "; "
             + "find /var/tmp -maxdepth 1 -name 'gpuctl-restore.*' -type d -user root -exec rm -rf -- {} + ; "
             + "d=$(mktemp -d " + WORK_PREFIX + "XXXXXXXX); trap 'rm -rf -- \"$d\" \"$b\"' EXIT; "
-            + "base64 -d \"$b\" >\"$d/a.tar.gz\"; "
+            + "base64 -d \"$b\" >\"$d/a.tar.gz\"; rm -f -- \"$b\"; "
             + "echo '" + uploadSha256 + "  '\"$d/a.tar.gz\" | sha256sum -c --quiet - "
             + "|| { echo 'the archive on the master does not match its sha256 " + uploadSha256 + " (damaged upload): run restore again' >&2; exit 1; }; "
             + "mkdir \"$d/x\"; tar -xzf \"$d/a.tar.gz\" -C \"$d/x\" " + BackupArchive.SNAPSHOT + "; "
