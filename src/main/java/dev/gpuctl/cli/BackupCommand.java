@@ -51,7 +51,7 @@ final class BackupCommand implements Callable<Integer> {
             throw new GpuctlException(ExitCode.USAGE, "--out " + out + ": the file name must be letters, digits, '.', '_' and '-'"
                 + " (not ending in .sha256)");
         }
-        if (out == null) { // gpuctl's own .gpuctl/backups/: 0700
+        if (out == null && !dryRun) { // gpuctl's own .gpuctl/backups/: 0700
             try {
                 StateDir.ensurePrivateDir(archive.getParent());
             } catch (IOException e) {
@@ -59,8 +59,8 @@ final class BackupCommand implements Callable<Integer> {
             }
         }
         // before any connection: a directory others may write (not sticky), an existing file or a planted link is refused
-        NewPrivateFile.prepare(archive);
-        NewPrivateFile.prepare(Backups.sumFile(archive));
+        NewPrivateFile.check(archive);
+        NewPrivateFile.check(Backups.sumFile(archive));
         PrintWriter err = spec.commandLine().getErr();
         SshOptions ssh = new SshOptions(Duration.ofSeconds(10), Duration.ofSeconds(15), acceptNew, null);
         Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);

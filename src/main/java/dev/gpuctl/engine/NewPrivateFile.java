@@ -59,11 +59,18 @@ public final class NewPrivateFile {
     private static long myGid() { return new com.sun.security.auth.module.UnixSystem().getGid(); }
 
     /**
-     * Checks where {@code file} would go and makes its missing directories (0700); refuses an existing file (or link) at
-     * the path and a directory on the way that others may write (see {@link #problem}), with nothing written. Returns
-     * the file's path through its directory's real path.
+     * Checks, changing nothing, where {@code file} would go: an existing file (or link) at the path, or a directory on
+     * the way that others may write (see {@link #problem}), is refused. What a command asks before it connects anywhere.
      */
-    public static Path prepare(Path file) {
+    public static void check(Path file) {
+        prepare(file, false);
+    }
+
+    /**
+     * Checks where {@code file} would go as {@link #check} does and, with {@code make}, makes its missing directories
+     * (0700). Returns the file's path through its directory's real path.
+     */
+    private static Path prepare(Path file, boolean make) {
         Path abs = file.toAbsolutePath().normalize();
         Path parent = abs.getParent();
         try {
@@ -83,6 +90,7 @@ public final class NewPrivateFile {
                 if (bad.isPresent()) throw new StateDir.Refused("refusing to write " + abs + ": " + bad.get());
             }
             Path dir = real;
+            if (!missing.isEmpty() && !make) return abs; // its directory is still to be made: nothing is there yet
             for (Path m : missing) {
                 dir = dir.resolve(m.getFileName());
                 try {
@@ -105,11 +113,11 @@ public final class NewPrivateFile {
     }
 
     /**
-     * Writes {@code content} to a new file at {@code file} (after {@link #prepare}): created exclusively, 0600 from
+     * Writes {@code content} to a new file at {@code file} (checked as {@link #check} does; missing directories made 0700): created exclusively, 0600 from
      * creation; an existing file or link at the path is refused and left as it is.
      */
     public static void write(Path file, byte[] content) {
-        Path target = prepare(file);
+        Path target = prepare(file, true);
         try (SeekableByteChannel ch = Files.newByteChannel(target,
                 Set.<OpenOption>of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {

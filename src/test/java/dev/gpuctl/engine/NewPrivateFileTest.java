@@ -44,7 +44,7 @@ class NewPrivateFileTest {
         assertEquals(0777, mode(open));
         assertFalse(Files.exists(open.resolve("x.tar.gz")));
         Path below = open.resolve("mine");
-        var deeper = assertThrows(StateDir.Refused.class, () -> NewPrivateFile.prepare(below.resolve("x.tar.gz")));
+        var deeper = assertThrows(StateDir.Refused.class, () -> NewPrivateFile.check(below.resolve("x.tar.gz")));
         assertTrue(deeper.getMessage().contains(open + " is writable by others"), "a directory above counts too: " + deeper.getMessage());
         assertFalse(Files.exists(below), "nothing made");
     }
@@ -69,6 +69,8 @@ class NewPrivateFileTest {
         Path mine = Files.createDirectory(dir.resolve("mine"));
         chmod(mine, 0755);
         Path file = mine.resolve("a/b/x.tar.gz");
+        NewPrivateFile.check(file);
+        assertFalse(Files.exists(mine.resolve("a")), "a check makes nothing (backup --dry-run)");
         NewPrivateFile.write(file, "archive".getBytes());
         assertEquals(0700, mode(mine.resolve("a")));
         assertEquals(0700, mode(mine.resolve("a/b")));
