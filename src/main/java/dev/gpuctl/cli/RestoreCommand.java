@@ -18,9 +18,10 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "restore",
     description = {"Restore the control plane on the master from a gpuctl backup: the archive is checked against its .sha256"
-        + " first; the etcd snapshot is restored into a fresh data directory (etcdutl snapshot restore), the PKI and"
-        + " configuration are put back and the control plane is started and waited for. The workers come back by themselves"
-        + " (same CA, same endpoint).",
+        + " first, then every member (a path backup does not write, a link, a device, an absolute name or '..' refuses it,"
+        + " naming the member, before any host is touched), and only the checked members go to the master; the etcd snapshot is restored into a fresh data directory (etcdutl snapshot restore), the PKI and"
+        + " configuration are put back, admin.conf becomes the ssh user's ~/.kube/config and .gpuctl/CLUSTER/admin.conf here,"
+        + " and the control plane is started and waited for. The workers come back by themselves (same CA, same endpoint).",
         "For a master that was reinstalled (same address) after bootstrap's host preparation. What the master had is moved"
             + " to /var/backups/gpuctl-before-restore-TIME/ on it, never deleted. Refused while the master runs a healthy"
             + " cluster, unless --force."})
