@@ -1,13 +1,14 @@
 package dev.gpuctl.cli;
 
 import dev.gpuctl.engine.Backups;
+import dev.gpuctl.engine.NewPrivateFile;
+import dev.gpuctl.engine.StateDir;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.hostconf.BackupArchive;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.SshOptions;
+import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -30,7 +31,8 @@ final class BackupCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
     @Option(names = "--out", paramLabel = "FILE",
         description = "Write the archive here (default: .gpuctl/backups/CLUSTER-YYYYMMDDTHHMMSSZ.tar.gz beside the inventory); its"
-            + " directory is made 0700.") Path out;
+            + " directory must be writable by you alone, or sticky like /tmp (its mode is never changed; a directory made"
+            + " here is 0700); the file is new, 0600 from its creation.") Path out;
     @Option(names = "--keep", defaultValue = "5", paramLabel = "N", converter = Converters.PositiveInt.class,
         description = "Backups of this cluster kept in .gpuctl/backups/, newest first (default ${DEFAULT-VALUE}).") int keep;
     @Option(names = "--dry-run", description = "Connect and say what would be done; take no snapshot.") boolean dryRun;
@@ -50,9 +52,16 @@ final class BackupCommand implements Callable<Integer> {
             throw new GpuctlException(ExitCode.USAGE, "--out " + out + ": the file name must be letters, digits, '.', '_' and '-'"
                 + " (not ending in .sha256)");
         }
-        if (Files.exists(archive, LinkOption.NOFOLLOW_LINKS)) {
-            throw new GpuctlException(ExitCode.USAGE, archive + " exists; nothing was written (name another file with --out)");
+        if (out == null && !dryRun) { // gpuctl's own .gpuctl/backups/: 0700
+            try {
+                StateDir.ensurePrivateDir(archive.getParent());
+            } catch (IOException e) {
+                throw new GpuctlException(ExitCode.USAGE, "cannot make " + archive.getParent() + ": " + e.getMessage());
+            }
         }
+        // before any connection: a directory others may write (not sticky), an existing file or a planted link is refused
+        NewPrivateFile.check(archive);
+        NewPrivateFile.check(Backups.sumFile(archive));
         PrintWriter err = spec.commandLine().getErr();
         SshOptions ssh = new SshOptions(Duration.ofSeconds(10), Duration.ofSeconds(15), acceptNew, null);
         Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);

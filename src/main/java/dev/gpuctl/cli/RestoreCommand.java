@@ -4,9 +4,7 @@ import dev.gpuctl.engine.Runner;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.SshOptions;
 import dev.gpuctl.engine.Backups;
-import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
@@ -21,9 +19,12 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "restore",
     description = {"Restore the control plane on the master from a gpuctl backup.",
-        "The archive is checked against its .sha256 first; the etcd snapshot is restored into a fresh data directory"
-            + " (etcdutl snapshot restore), the PKI and configuration are put back and the control plane is started and"
-            + " waited for. The workers come back by themselves (same CA, same endpoint).",
+        "The archive is checked against its .sha256 first, then every member (a path backup does not write, a link, a"
+            + " device, an absolute name or '..' refuses it, naming the member, before any host is touched), and only the"
+            + " checked members go to the master; the etcd snapshot is restored into a fresh data directory (etcdutl"
+            + " snapshot restore), the PKI and configuration are put back, admin.conf becomes the ssh user's ~/.kube/config"
+            + " and .gpuctl/CLUSTER/admin.conf here, and the control plane is started and waited for. The workers come back"
+            + " by themselves (same CA, same endpoint).",
         "For a master that was reinstalled (same address) after bootstrap's host preparation. What the master had is"
             + " moved to /var/backups/gpuctl-before-restore-TIME/ on it, never deleted. Refused while the master runs a"
             + " healthy cluster, unless --force."})
@@ -38,7 +39,7 @@ final class RestoreCommand implements Callable<Integer> {
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
-    @Override public Integer call() throws IOException {
+    @Override public Integer call() {
         InventoryOption io = new InventoryOption();
         io.positional = inventoryArg;
         io.option = inventoryOption;
@@ -50,7 +51,12 @@ final class RestoreCommand implements Callable<Integer> {
         if (in.problem().isPresent()) {
             throw new GpuctlException(ExitCode.USAGE, "cannot restore from " + archive + ": " + in.problem().get() + "; nothing was changed");
         }
-        byte[] content = Files.readAllBytes(archive);
+        Backups.Restorable content;
+        try {
+            content = Backups.restorable(in);
+        } catch (Backups.Bad e) {
+            throw new GpuctlException(ExitCode.USAGE, "cannot restore from " + archive + ": " + e.getMessage() + "; nothing was changed");
+        }
         PrintWriter err = spec.commandLine().getErr();
         SshOptions ssh = SshOptions.defaults(acceptNew);
         Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);

@@ -45,6 +45,11 @@ public final class Backups {
         return dir(inv).resolve(BackupArchive.fileName(inv.cluster().name(), now));
     }
 
+    /** The sha256 file beside an archive: {@code NAME.sha256}. */
+    public static Path sumFile(Path archive) {
+        return BackupStep.sumFile(archive);
+    }
+
     /** The phases that take the backup on the master into {@code archive} (0600, NAME.sha256 beside it). */
     public static List<Phase> phases(Path archive) {
         return List.of(BackupStep.phase(archive));
@@ -74,10 +79,29 @@ public final class Backups {
      * The phases of a restore on the master: read-only checks (host preparation done; unless {@code force}, no healthy
      * cluster running there), then the restore itself ({@link RestoreStep}).
      */
-    public static List<Phase> restorePhases(byte[] archive, boolean force) {
+    public static List<Phase> restorePhases(Restorable archive, boolean force) {
         return List.of(
             new Phase("restore-check", "restore: checks on the master, read-only", List.of(new RestoreGuardStep(force)), true),
-            new Phase("restore", "restore the control plane", List.of(new RestoreStep(archive)), false));
+            new Phase("restore", "restore the control plane", List.of(new RestoreStep(archive.upload(), archive.sha256())), false));
+    }
+
+    /** A checked archive made ready for a restore: its sha256 and what the master gets (its checked members only). */
+    public record Restorable(String sha256, byte[] upload) {}
+
+    /**
+     * Reads a checked archive ({@link #check}) and keeps only its checked members ({@link BackupArchive#repack}) for the
+     * master; an archive holding anything else is refused ({@link Bad}, naming the members) before any host is touched.
+     */
+    public static Restorable restorable(Checked checked) {
+        try {
+            byte[] content = Files.readAllBytes(checked.archive());
+            if (!BackupArchive.sha256(content).equals(checked.sha256())) throw new Bad(checked.archive() + " changed while it was read");
+            return new Restorable(checked.sha256(), BackupArchive.repack(content));
+        } catch (IOException e) {
+            throw new Bad("cannot read " + checked.archive() + ": " + e.getMessage());
+        } catch (BackupArchive.Unreadable | BackupArchive.Refused e) {
+            throw new Bad(checked.archive() + ": " + e.getMessage());
+        }
     }
 
     /** Removes a cluster's archives (and their .sha256) in dir beyond the newest keep; returns the archives removed. */

@@ -380,6 +380,15 @@ final class StepRunner {
         if (op instanceof Op.Fetch f) {
             String from = facts.substitute(f.remotePath()); // a path made in this step (mktemp -d) is a fact
             byte[] content = remote.download(from);
+            if (f.newFile()) {
+                try {
+                    NewPrivateFile.write(f.localPath(), content);
+                } catch (StateDir.Refused ex) {
+                    throw new OpFailed(f.what(), "write " + f.localPath() + " (a new file)", new ExecResult(-1, "", ex.getMessage()));
+                }
+                log.line("fetched " + from + " to " + f.localPath() + " (a new file, 0600)");
+                return true;
+            }
             try {
                 if (Files.exists(f.localPath()) && Arrays.equals(Files.readAllBytes(f.localPath()), content)) return false;
                 StateDir.writePrivate(f.localPath(), content);

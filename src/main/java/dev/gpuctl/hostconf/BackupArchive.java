@@ -1,23 +1,27 @@
 package dev.gpuctl.hostconf;
 
 import java.io.ByteArrayInputStream;
-import java.io.EOFException;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.zip.GZIPInputStream;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
+import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
+import org.apache.commons.compress.archivers.tar.TarConstants;
+import org.apache.commons.compress.compressors.gzip.GzipCompressorInputStream;
+import org.apache.commons.compress.compressors.gzip.GzipCompressorOutputStream;
 
 /**
  * The control-plane backup archive (a gzip'd tar made on the master by {@code gpuctl backup}): what it must hold, its
@@ -33,17 +37,25 @@ public final class BackupArchive {
     public static final List<String> REQUIRED = List.of(SNAPSHOT, "etc/kubernetes/pki/ca.crt", "etc/kubernetes/pki/ca.key",
         "etc/kubernetes/pki/etcd/ca.crt", "etc/kubernetes/pki/etcd/ca.key", "etc/kubernetes/admin.conf");
 
-    /** The master's paths (relative to /) packed beside the snapshot, those present: PKI, kubeconfigs, manifests, configs. */
+    /**
+     * The master's paths (relative to /) packed beside the snapshot, those present: PKI, kubeconfigs, static pod manifests,
+     * gpuctl's own directory (its kubeadm configuration and manifest copies), the kubelet's configuration and PKI. Backup
+     * packs their regular files and directories only (links are not packed; the kubelet's current-certificate link is made
+     * again by the restore), and a restore accepts nothing else ({@link #refused}): this list is the one both sides use.
+     */
     public static final List<String> HOST_PATHS = List.of("etc/kubernetes/pki", "etc/kubernetes/admin.conf",
         "etc/kubernetes/super-admin.conf", "etc/kubernetes/controller-manager.conf", "etc/kubernetes/scheduler.conf",
-        "etc/kubernetes/kubelet.conf", "etc/kubernetes/manifests", "etc/kubernetes/gpuctl/kubeadm-init.yaml",
+        "etc/kubernetes/kubelet.conf", "etc/kubernetes/manifests", "etc/kubernetes/gpuctl",
         "var/lib/kubelet/config.yaml", "var/lib/kubelet/kubeadm-flags.env", "var/lib/kubelet/pki");
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,200}");
     private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
 
-    /** One member of the archive. @param type '0' file, '5' directory, '2' symlink (tar's type flags) */
-    public record Entry(String name, long size, int mode, char type) {
+    /**
+     * One member of the archive. @param type '0' file, '5' directory, '2' symlink, '1' hard link (tar's type flags)
+     * @param link a link's target ("" for anything else)
+     */
+    public record Entry(String name, long size, int mode, char type, String link) {
         public boolean isFile() { return type == '0' || type == '\0' || type == '7'; }
     }
 
@@ -99,43 +111,105 @@ public final class BackupArchive {
         public Unreadable(String message) { super(message); }
     }
 
-    /** The members of a gzip'd (ustar or GNU) tar, in order. */
+    /** The members of a gzip'd tar (ustar, GNU or pax), in order, as the archive names them (a directory without its '/'). */
     public static List<Entry> entries(byte[] tarGz) throws Unreadable {
         List<Entry> out = new ArrayList<>();
-        try (InputStream in = new GZIPInputStream(new ByteArrayInputStream(tarGz))) {
-            String longName = null;
-            while (true) {
-                byte[] h = in.readNBytes(512);
-                if (h.length == 0) break;
-                if (h.length < 512) throw new Unreadable("the tar stream ends inside a header");
-                if (allZero(h)) break;
-                String name = text(h, 0, 100);
-                int mode = (int) octal(h, 100, 8);
-                long size = octal(h, 124, 12);
-                char type = (char) h[156];
-                String prefix = "ustar".equals(text(h, 257, 5)) ? text(h, 345, 155) : "";
-                if (!prefix.isEmpty()) name = prefix + "/" + name;
-                long padded = (size + 511) / 512 * 512;
-                if (type == 'L') {
-                    byte[] n = in.readNBytes((int) padded);
-                    longName = new String(n, 0, (int) Math.min(size, n.length), StandardCharsets.UTF_8).replace("\0", "");
-                    continue;
-                }
-                try {
-                    in.skipNBytes(padded);
-                } catch (EOFException e) {
-                    throw new Unreadable("the tar stream ends inside " + name);
-                }
-                if (type == 'x' || type == 'g') continue;
-                if (longName != null) { name = longName; longName = null; }
-                if (name.startsWith("./")) name = name.substring(2);
-                if (name.endsWith("/")) name = name.substring(0, name.length() - 1);
-                out.add(new Entry(name, size, mode, type));
-            }
-        } catch (IOException e) {
+        try (TarArchiveInputStream in = open(tarGz)) {
+            for (TarArchiveEntry e = in.getNextEntry(); e != null; e = in.getNextEntry()) out.add(entry(e));
+        } catch (IOException | IllegalArgumentException e) {
             throw new Unreadable("not a gzip'd tar: " + e.getMessage());
         }
         return List.copyOf(out);
+    }
+
+    private static TarArchiveInputStream open(byte[] tarGz) throws IOException {
+        return new TarArchiveInputStream(new GzipCompressorInputStream(new ByteArrayInputStream(tarGz)));
+    }
+
+    private static Entry entry(TarArchiveEntry e) {
+        String name = e.getName();
+        if (e.isDirectory() && name.endsWith("/")) name = name.substring(0, name.length() - 1);
+        char type = e.isDirectory() ? '5' : e.isSymbolicLink() ? '2' : e.isLink() ? '1' : (char) e.getLinkFlag();
+        return new Entry(name, e.getSize(), e.getMode() & 07777, type, e.getLinkName() == null ? "" : e.getLinkName());
+    }
+
+    /**
+     * Whether {@code name} is a path {@code gpuctl backup} writes: the snapshot, one of {@link #HOST_PATHS} or a path below
+     * one of them, relative, with no empty, "." or ".." part.
+     */
+    public static boolean allowed(String name) {
+        if (name.isEmpty() || name.startsWith("/")) return false;
+        for (String part : name.split("/", -1)) {
+            if (part.isEmpty() || part.equals(".") || part.equals("..")) return false;
+        }
+        if (name.equals(SNAPSHOT)) return true;
+        return HOST_PATHS.stream().anyMatch(p -> name.equals(p) || name.startsWith(p + "/"));
+    }
+
+    /**
+     * Why a restore must not use these members, one line per member refused (empty: every member is a regular file or a
+     * directory at a path backup writes). A link (symbolic or hard), a device, a FIFO, an absolute name, a name with ".."
+     * and a path backup does not write are each refused by name.
+     */
+    public static List<String> refused(List<Entry> entries) {
+        List<String> out = new ArrayList<>();
+        for (Entry e : entries) {
+            String n = "member '" + e.name() + "'";
+            if (e.name().startsWith("/")) out.add(n + " has an absolute name");
+            else if (Arrays.asList(e.name().split("/", -1)).contains("..")) out.add(n + " has a '..' in its name");
+            else if (e.type() == '2') out.add(n + " is a symbolic link (to " + e.link() + ")");
+            else if (e.type() == '1') out.add(n + " is a hard link (to " + e.link() + ")");
+            else if (!e.isFile() && e.type() != '5') out.add(n + " is " + kind(e.type()) + ", not a regular file or directory");
+            else if (!allowed(e.name())) out.add(n + " is not a path gpuctl backup writes");
+        }
+        return List.copyOf(out);
+    }
+
+    private static String kind(char type) {
+        return switch (type) {
+            case '3' -> "a character device";
+            case '4' -> "a block device";
+            case '6' -> "a FIFO";
+            case 'S' -> "a sparse file";
+            default -> "of tar type '" + type + "'";
+        };
+    }
+
+    /** Thrown by {@link #repack} when the archive holds a member a restore must not use; the message names them all. */
+    public static final class Refused extends Exception {
+        public Refused(String message) { super(message); }
+    }
+
+    /**
+     * The archive again, holding only its checked members (see {@link #refused}): regular files and directories at the
+     * paths backup writes, owned by root, their modes without set-id or sticky bits, written with pax headers for long
+     * names and large sizes. What a restore uploads: the master never reads a byte of the original tar's headers.
+     */
+    public static byte[] repack(byte[] tarGz) throws Unreadable, Refused {
+        List<String> bad = refused(entries(tarGz));
+        if (!bad.isEmpty()) throw new Refused(String.join("; ", bad));
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(tarGz.length + 4096);
+        try (TarArchiveInputStream in = open(tarGz);
+             TarArchiveOutputStream out = new TarArchiveOutputStream(new GzipCompressorOutputStream(bytes))) {
+            out.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
+            out.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
+            for (TarArchiveEntry e = in.getNextEntry(); e != null; e = in.getNextEntry()) {
+                Entry checked = entry(e);
+                TarArchiveEntry copy = new TarArchiveEntry(checked.name() + (checked.type() == '5' ? "/" : ""),
+                    checked.type() == '5' ? TarConstants.LF_DIR : TarConstants.LF_NORMAL);
+                copy.setMode((checked.type() == '5' ? 040000 : 0100000) | (checked.mode() & 0777));
+                copy.setIds(0, 0);
+                copy.setNames("root", "root");
+                copy.setModTime(e.getModTime());
+                if (checked.type() != '5') copy.setSize(checked.size());
+                out.putArchiveEntry(copy);
+                if (checked.type() != '5') in.transferTo(out);
+                out.closeArchiveEntry();
+            }
+        } catch (IOException | IllegalArgumentException e) {
+            throw new Unreadable("not a gzip'd tar: " + e.getMessage());
+        }
+        return bytes.toByteArray();
     }
 
     /** The required members an archive lacks (empty: a restore has what it needs). */
@@ -158,26 +232,5 @@ public final class BackupArchive {
         StringBuilder sb = new StringBuilder();
         for (int i = 0; i < 9; i++) sb.append((mode & (1 << (8 - i))) != 0 ? rwx.charAt(i) : '-');
         return sb.toString();
-    }
-
-    private static boolean allZero(byte[] b) {
-        for (byte x : b) if (x != 0) return false;
-        return true;
-    }
-
-    private static String text(byte[] b, int off, int len) {
-        int end = off;
-        while (end < off + len && b[end] != 0) end++;
-        return new String(b, off, end - off, StandardCharsets.UTF_8);
-    }
-
-    private static long octal(byte[] b, int off, int len) throws Unreadable {
-        String s = text(b, off, len).strip();
-        if (s.isEmpty()) return 0;
-        try {
-            return Long.parseLong(s, 8);
-        } catch (NumberFormatException e) {
-            throw new Unreadable("a tar header's number is not octal: '" + s + "'");
-        }
     }
 }

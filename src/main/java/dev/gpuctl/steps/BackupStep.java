@@ -66,8 +66,8 @@ public final class BackupStep implements Step {
                     + "umask 077 && mktemp -d " + WORK_PREFIX + "XXXXXXXX",
                 out -> Map.of(DIR_FACT, workDir(out)), false),
             Op.Run.of("etcd snapshot and archive (in the work directory)", snapshotAndPack(dir, name, ctx.cluster().runtime().criSocket())),
-            new Op.Fetch("the archive to this machine", dir + "/" + name, archive),
-            new Op.Fetch("its sha256 to this machine", dir + "/" + name + ".sha256", sumFile(archive)),
+            new Op.Fetch("the archive to this machine", dir + "/" + name, archive, true),
+            new Op.Fetch("its sha256 to this machine", dir + "/" + name + ".sha256", sumFile(archive), true),
             Op.Run.of("remove the work directory", "rm -rf -- " + dir));
     }
 
@@ -103,8 +103,12 @@ public final class BackupStep implements Step {
             + "fi; "
             + "grep -q '^Snapshot saved at ' \"$d/etcdctl.out\" || { cat \"$d/etcdctl.out\" >&2; exit 1; }; "
             + "set --; for p in" + paths + "; do if [ -e \"/$p\" ]; then set -- \"$@\" \"$p\"; fi; done; "
-            + "tar -czf \"$d/" + name + "\" -C \"$d\" " + BackupArchive.SNAPSHOT + " -C / \"$@\"; "
-            + "rm -f -- \"$d/" + BackupArchive.SNAPSHOT + "\" \"$d/etcdctl.out\"; "
+            + "[ $# -gt 0 ] || { echo 'no control-plane file is on the master (/etc/kubernetes/pki, ...)' >&2; exit 1; }; "
+            // regular files and directories only, each named once (no links: a restore refuses them)
+            + "(cd / && find \"$@\" \\( -type d -o -type f \\) -print0) >\"$d/members\"; "
+            + "tar -czf \"$d/" + name + "\" --no-recursion --hard-dereference -C \"$d\" " + BackupArchive.SNAPSHOT
+            + " -C / --null -T \"$d/members\"; "
+            + "rm -f -- \"$d/" + BackupArchive.SNAPSHOT + "\" \"$d/etcdctl.out\" \"$d/members\"; "
             + "cd \"$d\" && sha256sum " + name + " >" + name + ".sha256";
     }
 
@@ -146,6 +150,8 @@ public final class BackupStep implements Step {
             }
             List<String> missing = BackupArchive.missing(entries);
             if (!missing.isEmpty()) problems.add(archive + " lacks " + String.join(", ", missing));
+            List<String> refused = BackupArchive.refused(entries);
+            if (!refused.isEmpty()) problems.add(archive + " holds what a restore must not put on the master: " + String.join("; ", refused));
             return new Inspected(archive, hex, entries, List.copyOf(problems));
         } catch (IOException e) {
             return new Inspected(archive, "", List.of(), List.of("cannot read " + archive + ": " + e.getMessage()));

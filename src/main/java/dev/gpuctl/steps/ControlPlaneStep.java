@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -46,11 +47,18 @@ public final class ControlPlaneStep implements Step {
     }
 
     @Override public List<Probe> check(HostContext ctx) {
+        List<Probe> probes = new ArrayList<>();
+        probes.add(Probe.equals("API server answers (kubectl get --raw /readyz)",
+                "test -f " + Kube.ADMIN_CONF + " && " + Kube.kubectl("get --raw=/readyz 2>&1"), "ok")
+            .waitingWhileStarting(Sh.UNIT_START_WAIT, r -> !r.stdout().isBlank())); // initialised: starting after a boot
+        probes.addAll(kubeconfigProbes(ctx));
+        return List.copyOf(probes);
+    }
+
+    /** admin.conf where bootstrap puts it besides the master's own: the ssh user's ~/.kube/config, this machine's copy. */
+    static List<Probe> kubeconfigProbes(HostContext ctx) {
         Path local = localKubeconfig(ctx);
         return List.of(
-            Probe.equals("API server answers (kubectl get --raw /readyz)",
-                "test -f " + Kube.ADMIN_CONF + " && " + Kube.kubectl("get --raw=/readyz 2>&1"), "ok")
-                .waitingWhileStarting(Sh.UNIT_START_WAIT, r -> !r.stdout().isBlank()), // initialised: starting after a boot
             Probe.succeeds("admin.conf in the ssh user's ~/.kube/config",
                 "cmp -s " + Kube.ADMIN_CONF + " \"" + userKubeconfig(ctx) + "\""),
             Probe.of("admin.conf copied to .gpuctl/" + ctx.cluster().name() + "/admin.conf beside the inventory", "sha256sum " + Kube.ADMIN_CONF,

@@ -105,8 +105,15 @@ public sealed interface Op {
     record EditFile(String what, String path, String rule, UnaryOperator<String> edit, String mode)
         implements Op {}
 
-    /** Copies a file from the host to the admin's machine (mode 0600), e.g. admin.conf. */
-    record Fetch(String what, String remotePath, Path localPath) implements Op {}
+    /**
+     * Copies a file from the host to the admin's machine (mode 0600), e.g. admin.conf.
+     * @param newFile the local file is a new one anywhere the user named (a backup): created exclusively, never
+     *                replacing a file or following a link, in a directory others cannot write (or a sticky one), whose
+     *                mode is left as it is. Otherwise it lives in gpuctl's state directory (.gpuctl/, 0700).
+     */
+    record Fetch(String what, String remotePath, Path localPath, boolean newFile) implements Op {
+        public Fetch(String what, String remotePath, Path localPath) { this(what, remotePath, localPath, false); }
+    }
 
     /**
      * Runs a command and keeps facts parsed from its stdout for later ops ({@code {{key}}}).

@@ -3,32 +3,41 @@ package dev.gpuctl.steps;
 import dev.gpuctl.hostconf.BackupArchive;
 import dev.gpuctl.hostconf.Kube;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
 
 /**
- * Restores the control plane on the master from a backup archive ({@link BackupStep}): the archive is uploaded (0600,
- * into gpuctl's 0700 directory) and checked against its sha256 on the master; the running control plane, if any, is
+ * Restores the control plane on the master from a backup archive ({@link BackupStep}): the archive's checked members
+ * (regular files and directories at backup's own paths, {@link BackupArchive#repack}: nothing else reaches the master)
+ * are uploaded (0600, into gpuctl's 0700 directory) and checked against their sha256 on the master; the running control plane, if any, is
  * stopped (its static pod manifests moved aside, then the kubelet); what the master had (PKI, kubeconfigs, manifests,
  * kubelet configuration, /var/lib/etcd) is moved aside to /var/backups/gpuctl-before-restore-TIME/ (0700); the snapshot is
  * restored into a fresh data directory ({@code etcdutl snapshot restore --data-dir}, with the etcd member's name and peer
  * URLs from the archived etcd manifest) that then becomes /var/lib/etcd; the PKI and configuration are put back; the
- * kubelet starts the control plane. The workers keep their kubelet.conf: same CA, same endpoint, so they come back alone.
- * Afterwards /etc/kubernetes/gpuctl/restored-from holds the archive's sha256, which is what "already done" means.
+ * kubelet starts the control plane (gpuctl's own directory with its manifest copies among what comes back). The workers
+ * keep their kubelet.conf: same CA, same endpoint, so they come back alone. Then, as bootstrap leaves them, admin.conf
+ * becomes the ssh user's ~/.kube/config and this machine's .gpuctl/CLUSTER/admin.conf (the same ops as
+ * {@link ControlPlaneStep}), so verify right after a restore is clean. /etc/kubernetes/gpuctl/restored-from holds the
+ * archive's sha256, which is (with both kubeconfigs in place) what "already done" means.
  */
 public final class RestoreStep implements Step {
     static final String UPLOAD = Kube.DIR + "/restore.tar.gz.b64";
     static final String MARKER = Kube.DIR + "/restored-from";
     static final String WORK_PREFIX = "/var/tmp/gpuctl-restore.";
+    static final String KUBELET_CURRENT = "/var/lib/kubelet/pki/kubelet-client-current.pem";
 
-    private final byte[] archive;
+    private final byte[] upload;
     private final String sha256;
 
-    /** @param archive the archive's bytes, already checked against its .sha256 file on this machine */
-    public RestoreStep(byte[] archive) {
-        this.archive = archive.clone();
-        this.sha256 = BackupArchive.sha256(archive);
+    /**
+     * @param upload  what the master gets: the archive's checked members only ({@link BackupArchive#repack})
+     * @param sha256  the archive's own sha256, checked against its .sha256 file on this machine (the marker's content)
+     */
+    public RestoreStep(byte[] upload, String sha256) {
+        this.upload = upload.clone();
+        this.sha256 = sha256;
     }
 
     @Override public String id() { return "restore"; }
@@ -37,17 +46,25 @@ public final class RestoreStep implements Step {
     @Override public boolean readsCluster() { return true; }
 
     @Override public List<Probe> check(HostContext ctx) {
-        return List.of(Probe.equals("the master restored from this archive (sha256 in " + MARKER + ")",
-            "cat " + MARKER + " 2>/dev/null || true", sha256));
+        List<Probe> probes = new ArrayList<>();
+        probes.add(restored());
+        probes.addAll(ControlPlaneStep.kubeconfigProbes(ctx));
+        return List.copyOf(probes);
+    }
+
+    private Probe restored() {
+        return Probe.equals("the master restored from this archive (sha256 in " + MARKER + ")",
+            "cat " + MARKER + " 2>/dev/null || true", sha256);
     }
 
     @Override public List<Probe> verify(HostContext ctx) {
-        return List.of(
-            check(ctx).get(0),
+        List<Probe> probes = new ArrayList<>(check(ctx));
+        probes.addAll(List.of(
             Probe.equals("API server answers (kubectl get --raw /readyz)", "timeout 20 " + Kube.kubectl("get --raw=/readyz 2>&1") + " || true", "ok")
                 .waitingUpTo(Duration.ofMinutes(4)),
             Probe.of("every node Ready", Kube.kubectl("get nodes --no-headers 2>&1"), r -> notReady(r.stdout(), r.ok()))
-                .waitingUpTo(Duration.ofMinutes(4)));
+                .waitingUpTo(Duration.ofMinutes(4))));
+        return List.copyOf(probes);
     }
 
     /** Which nodes `kubectl get nodes --no-headers` shows not Ready; empty when all are (and there is at least one). */
@@ -63,25 +80,38 @@ public final class RestoreStep implements Step {
     @Override public List<Op> apply(HostContext ctx) {
         return List.of(
             Op.Run.of("gpuctl's directory", "install -d -m 0700 " + Kube.DIR).unless("test -d " + Kube.DIR),
-            Op.WriteFile.literal("the archive, uploaded (base64)", UPLOAD, Base64.getMimeEncoder(76, new byte[] {'\n'}).encodeToString(archive) + "\n", "0600")
-                .asSecret(),
+            Op.WriteFile.literal("the archive's checked members, uploaded (base64)", UPLOAD,
+                    Base64.getMimeEncoder(76, new byte[] {'\n'}).encodeToString(upload) + "\n", "0600")
+                .asSecret().unless(done()),
             Sh.aptInstall("etcd's restore tool (etcdutl, package etcd-client)", List.of("etcd-client"))
                 .unless("command -v etcdutl || command -v etcdctl"),
             Op.Run.of("restore etcd, the PKI and the configuration; start the control plane",
-                script(sha256, ctx.cluster().runtime().criSocket())));
+                script(BackupArchive.sha256(upload), sha256, ctx.cluster().runtime().criSocket())).unless(done()),
+            // what bootstrap leaves besides the master's files: the ssh user's kubeconfig, this machine's copy
+            ControlPlaneStep.userKubeconfigOp(ctx),
+            ControlPlaneStep.fetchKubeconfigOp(ctx));
     }
 
-    /** The master's restore script (see the class comment); the work directory and the upload are removed however it ends. */
-    static String script(String sha256, String criSocket) {
+    /** The master already restored from this archive (its marker names the archive's sha256). */
+    private String done() {
+        return "grep -qx " + sha256 + " " + MARKER;
+    }
+
+    /**
+     * The master's restore script (see the class comment); the work directory and the upload are removed however it ends.
+     * @param uploadSha256 the uploaded (repacked) archive's sha256, checked on the master before anything moves
+     * @param sha256       the backup archive's own, written to the marker at the end
+     */
+    static String script(String uploadSha256, String sha256, String criSocket) {
         String crictl = "crictl --runtime-endpoint " + Sh.quote(criSocket);
         StringBuilder paths = new StringBuilder();
         for (String p : BackupArchive.HOST_PATHS) paths.append(' ').append(p);
         return "set -eu; umask 077; b=" + UPLOAD + "; "
             + "find /var/tmp -maxdepth 1 -name 'gpuctl-restore.*' -type d -user root -exec rm -rf -- {} + ; "
             + "d=$(mktemp -d " + WORK_PREFIX + "XXXXXXXX); trap 'rm -rf -- \"$d\" \"$b\"' EXIT; "
-            + "base64 -d \"$b\" >\"$d/a.tar.gz\"; "
-            + "echo '" + sha256 + "  '\"$d/a.tar.gz\" | sha256sum -c --quiet - "
-            + "|| { echo 'the archive on the master does not match its sha256 " + sha256 + " (damaged upload): run restore again' >&2; exit 1; }; "
+            + "base64 -d \"$b\" >\"$d/a.tar.gz\"; rm -f -- \"$b\"; "
+            + "echo '" + uploadSha256 + "  '\"$d/a.tar.gz\" | sha256sum -c --quiet - "
+            + "|| { echo 'the archive on the master does not match its sha256 " + uploadSha256 + " (damaged upload): run restore again' >&2; exit 1; }; "
             + "mkdir \"$d/x\"; tar -xzf \"$d/a.tar.gz\" -C \"$d/x\" " + BackupArchive.SNAPSHOT + "; "
             + "tar -xzf \"$d/a.tar.gz\" -C \"$d/x\" etc/kubernetes/manifests/etcd.yaml 2>/dev/null || true; "
             // the snapshot's own integrity (its appended hash), before anything on the master is stopped or moved
@@ -105,7 +135,12 @@ public final class RestoreStep implements Step {
             + "\" --data-dir /var/lib/etcd.gpuctl-new \"$@\"; "
             + "else ETCDCTL_API=3 etcdctl snapshot restore \"$d/x/" + BackupArchive.SNAPSHOT + "\" --data-dir /var/lib/etcd.gpuctl-new \"$@\"; fi; "
             + "mv -T /var/lib/etcd.gpuctl-new /var/lib/etcd; chmod 0700 /var/lib/etcd; "
-            + "tar -xzpf \"$d/a.tar.gz\" -C / --exclude=" + BackupArchive.SNAPSHOT + "; "
+            // only the checked members are in the upload (regular files and directories at backup's paths), owned by root
+            + "tar -xzpf \"$d/a.tar.gz\" -C / --no-same-owner --exclude=" + BackupArchive.SNAPSHOT + "; "
+            // the kubelet's current-certificate link (backup packs no links): to its newest certificate
+            + "c=" + KUBELET_CURRENT + "; if [ ! -e \"$c\" ] && [ ! -L \"$c\" ]; then "
+            + "n=$(ls -1 /var/lib/kubelet/pki/kubelet-client-2*.pem 2>/dev/null | sort | tail -n 1); "
+            + "if [ -n \"$n\" ]; then ln -s -- \"$n\" \"$c\"; fi; fi; "
             + "install -d -m 0700 " + Kube.DIR + "; echo " + sha256 + " >" + MARKER + "; "
             + "systemctl enable kubelet.service >/dev/null 2>&1 || true; systemctl restart kubelet.service; "
             + "echo \"restored; what the master had is in $aside\"";

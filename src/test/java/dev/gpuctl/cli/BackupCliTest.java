@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.hostconf.BackupArchive;
+import dev.gpuctl.hostconf.BackupArchiveTest;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -43,5 +44,25 @@ class BackupCliTest {
         Files.writeString(dir.resolve("lab.tar.gz.sha256"), BackupArchive.sha256Line(BackupArchive.sha256(Files.readAllBytes(a)), "lab.tar.gz"));
         Files.setPosixFilePermissions(a, PosixFilePermissions.fromString("rw-r--r--"));
         usage(CliTest.run("restore", a.toString(), INV), "readable by others");
+    }
+
+    @Test void backupRefusesADirectoryOthersMayWriteAndALinkAtThePathBeforeAnyConnection(@TempDir Path dir) throws Exception {
+        Path open = Files.createDirectory(dir.resolve("open"));
+        Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxrwxrwx"));
+        usage(CliTest.run("backup", "--out", open.resolve("lab.tar.gz").toString(), INV), open + " is writable by others (mode 0777) and not sticky");
+        assertEquals("rwxrwxrwx", PosixFilePermissions.toString(Files.getPosixFilePermissions(open)), "its mode is left as it was");
+        Path victim = Files.writeString(dir.resolve("victim"), "untouched");
+        Path link = Files.createSymbolicLink(dir.resolve("lab.tar.gz"), victim);
+        usage(CliTest.run("backup", "--out", link.toString(), INV), link + " is a symbolic link");
+        assertEquals("untouched", Files.readString(victim));
+    }
+
+    @Test void restoreRefusesAnArchiveCarryingAFileOutsideBackupsPathsNamingIt(@TempDir Path dir) throws Exception {
+        Path a = dir.resolve("lab.tar.gz");
+        Files.write(a, BackupArchiveTest.tarGz(BackupArchiveTest.with(BackupArchiveTest.M.file("etc/sudoers.d/x", "mallory ALL=(ALL) NOPASSWD: ALL\n"))));
+        Files.setPosixFilePermissions(a, PosixFilePermissions.fromString("rw-------"));
+        Files.writeString(dir.resolve("lab.tar.gz.sha256"), BackupArchive.sha256Line(BackupArchive.sha256(Files.readAllBytes(a)), "lab.tar.gz"));
+        usage(CliTest.run("restore", a.toString(), INV), "member 'etc/sudoers.d/x' is not a path gpuctl backup writes");
+        usage(CliTest.run("restore", a.toString(), INV), "nothing was changed");
     }
 }

@@ -23,7 +23,9 @@ import org.junit.jupiter.api.TestMethodOrder;
 /**
  * gpuctl backup and restore on one small cluster (1 master + 1 GPU worker), in order: backups are private, checked and
  * rotated; restore is refused on a healthy master; a deleted Deployment comes back with --force; then the master's disk is
- * lost, the host prepared again and restored: the worker is Ready again without a new join, its GPU allocatable.
+ * lost, the host prepared again and restored: the worker is Ready again without a new join, its GPU allocatable, and verify
+ * is clean at once. An archive carrying a file outside backup's paths is refused before anything changes; a backup into a
+ * sticky world-writable directory leaves its mode.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class BackupRestoreE2E {
@@ -86,7 +88,59 @@ class BackupRestoreE2E {
             "the work directory and the snapshot are gone from the master");
     }
 
-    @Test @Order(2) void restoreIsRefusedOnAHealthyMasterWithoutForce() throws Exception {
+    @Test @Order(2) void backupIntoAStickyWorldWritableDirectoryLeavesItsMode() throws Exception {
+        Path tmp = Files.createDirectories(inventory.getParent().resolve("shared-tmp"));
+        assertEquals(0, new ProcessBuilder("chmod", "1777", tmp.toString()).inheritIO().start().waitFor());
+        Path out = tmp.resolve("lab.tar.gz");
+        Gpuctl.Run r = Gpuctl.run("backup", "--out", out.toString(), inventory.toString());
+        assertEquals(0, r.code(), r::toString);
+        assertEquals(01777, ((Number) Files.getAttribute(tmp, "unix:mode")).intValue() & 07777, "the directory keeps 1777");
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(out)));
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(out.resolveSibling("lab.tar.gz.sha256"))));
+        assertTrue(BackupArchive.refused(BackupArchive.entries(Files.readAllBytes(out))).isEmpty());
+    }
+
+    @Test @Order(3) void anArchiveCarryingASudoersFileIsRefusedBeforeAnyChange() throws Exception {
+        Path newest = archives().get(archives().size() - 1);
+        Path dir = Files.createDirectories(inventory.getParent().resolve("hostile"));
+        Path hostile = dir.resolve("lab.tar.gz");
+        Files.write(hostile, withMember(Files.readAllBytes(newest), "etc/sudoers.d/x", "mallory ALL=(ALL) NOPASSWD: ALL\n"));
+        Files.setPosixFilePermissions(hostile, PosixFilePermissions.fromString("rw-------"));
+        Files.writeString(dir.resolve("lab.tar.gz.sha256"),
+            BackupArchive.sha256Line(BackupArchive.sha256(Files.readAllBytes(hostile)), "lab.tar.gz"));
+        String before = bed.ok(master, "ls -la /var/backups /etc/kubernetes /etc/kubernetes/gpuctl; sha256sum /etc/kubernetes/admin.conf");
+        Gpuctl.Run r = Gpuctl.run("restore", "--force", hostile.toString(), inventory.toString());
+        assertEquals(2, r.code(), r::toString);
+        assertTrue(r.err().contains("member 'etc/sudoers.d/x' is not a path gpuctl backup writes"), r::toString);
+        assertEquals("absent", bed.ok(master, "test -e /etc/sudoers.d/x && echo present || echo absent").strip());
+        assertEquals(before, bed.ok(master, "ls -la /var/backups /etc/kubernetes /etc/kubernetes/gpuctl; sha256sum /etc/kubernetes/admin.conf"),
+            "nothing on the master changed");
+    }
+
+    /** The archive with one more regular file (a tar any attacker could write), gzip'd again. */
+    static byte[] withMember(byte[] tarGz, String name, String body) throws Exception {
+        java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
+        try (var in = new org.apache.commons.compress.archivers.tar.TarArchiveInputStream(
+                 new org.apache.commons.compress.compressors.gzip.GzipCompressorInputStream(new java.io.ByteArrayInputStream(tarGz)));
+             var out = new org.apache.commons.compress.archivers.tar.TarArchiveOutputStream(
+                 new org.apache.commons.compress.compressors.gzip.GzipCompressorOutputStream(b))) {
+            out.setLongFileMode(org.apache.commons.compress.archivers.tar.TarArchiveOutputStream.LONGFILE_POSIX);
+            for (var e = in.getNextEntry(); e != null; e = in.getNextEntry()) {
+                out.putArchiveEntry(e);
+                in.transferTo(out);
+                out.closeArchiveEntry();
+            }
+            var extra = new org.apache.commons.compress.archivers.tar.TarArchiveEntry(name);
+            byte[] content = body.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            extra.setSize(content.length);
+            out.putArchiveEntry(extra);
+            out.write(content);
+            out.closeArchiveEntry();
+        }
+        return b.toByteArray();
+    }
+
+    @Test @Order(4) void restoreIsRefusedOnAHealthyMasterWithoutForce() throws Exception {
         Path newest = archives().get(archives().size() - 1);
         Gpuctl.Run r = Gpuctl.run("restore", newest.toString(), inventory.toString());
         assertEquals(3, r.code(), r::toString);
@@ -94,7 +148,7 @@ class BackupRestoreE2E {
         assertEquals("absent", bed.ok(master, "test -e /etc/kubernetes/gpuctl/restored-from && echo present || echo absent").strip());
     }
 
-    @Test @Order(3) void restoreForceBringsADeletedDeploymentBackAndASecondRunChangesNothing() throws Exception {
+    @Test @Order(5) void restoreForceBringsADeletedDeploymentBackAndASecondRunChangesNothing() throws Exception {
         Path newest = archives().get(archives().size() - 1);
         bed.ok(master, KUBECTL + "delete deployment web");
         assertFalse(bed.ssh(master, KUBECTL + "get deployment web").ok());
@@ -107,7 +161,7 @@ class BackupRestoreE2E {
         assertEquals(0, again.count("changed"), again::toString);
     }
 
-    @Test @Order(4) void aMasterWhoseDiskWasLostIsRestoredAndTheWorkerComesBackWithoutJoining() throws Exception {
+    @Test @Order(6) void aMasterWhoseDiskWasLostIsRestoredAndTheWorkerComesBackWithoutJoining() throws Exception {
         Path newest = archives().get(archives().size() - 1);
         String workerKubeconfig = bed.ok(worker, "sha256sum /etc/kubernetes/kubelet.conf");
         String ca = bed.ok(master, "sha256sum /etc/kubernetes/pki/ca.crt");
@@ -126,6 +180,10 @@ class BackupRestoreE2E {
         var node = new ObjectMapper().readTree(bed.ok(master, KUBECTL + "get node " + worker + " -o json"));
         assertEquals("1", node.path("status").path("allocatable").path("nvidia.com/gpu").asText(), node::toPrettyString);
         assertTrue(bed.ok(master, KUBECTL + "get deployment web").contains("web"));
+        // everything verify checks is back: the ssh user's ~/.kube/config, this machine's admin.conf, gpuctl's manifests
+        Gpuctl.Run verified = Gpuctl.run("verify", inventory.toString());
+        assertEquals(0, verified.code(), "verify right after the restore:\n" + verified);
+        assertEquals("present", bed.ok(master, "test -s /root/.kube/config && echo present || echo absent").strip());
         // bootstrap afterwards sees the restored cluster: no second kubeadm init (the Deployment, made after init, stays)
         Gpuctl.Run boot = Gpuctl.run("bootstrap", inventory.toString());
         assertEquals(0, boot.code(), boot::toString);

@@ -5,14 +5,20 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
+import org.apache.commons.compress.archivers.tar.TarConstants;
+import org.apache.commons.compress.compressors.gzip.GzipCompressorOutputStream;
 import org.junit.jupiter.api.Test;
 
-class BackupArchiveTest {
+public class BackupArchiveTest {
     static byte[] fixture(String name) throws IOException {
         try (InputStream in = BackupArchiveTest.class.getResourceAsStream("/backup/" + name)) {
             return in.readAllBytes();
@@ -70,5 +76,93 @@ class BackupArchiveTest {
         assertFalse(BackupArchive.safeName("$(reboot).tgz"));
         assertFalse(BackupArchive.safeName(".hidden"));
         assertFalse(BackupArchive.safeName("x.tar.gz.sha256"));
+    }
+
+    /** One member to write: a name, its tar type, its content or link target, its mode. */
+    public record M(String name, byte type, String body, int mode) {
+        public static M file(String name, String body) { return new M(name, TarConstants.LF_NORMAL, body, 0600); }
+        public static M dir(String name) { return new M(name, TarConstants.LF_DIR, "", 0755); }
+    }
+
+    /** A gzip'd tar as an attacker (or GNU tar) could write it: pax headers for long names and big numbers. */
+    public static byte[] tarGz(List<M> members) throws IOException {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        try (TarArchiveOutputStream out = new TarArchiveOutputStream(new GzipCompressorOutputStream(b))) {
+            out.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
+            out.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
+            for (M m : members) {
+                TarArchiveEntry e = new TarArchiveEntry(m.name(), m.type(), true);
+                byte[] body = m.body().getBytes(StandardCharsets.UTF_8);
+                if (m.type() == TarConstants.LF_SYMLINK || m.type() == TarConstants.LF_LINK) e.setLinkName(m.body());
+                else if (m.type() == TarConstants.LF_NORMAL) e.setSize(body.length);
+                if (m.type() == TarConstants.LF_CHR) { e.setDevMajor(1); e.setDevMinor(3); }
+                e.setMode(e.getMode() & ~07777 | m.mode());
+                out.putArchiveEntry(e);
+                if (m.type() == TarConstants.LF_NORMAL) out.write(body);
+                out.closeArchiveEntry();
+            }
+        }
+        return b.toByteArray();
+    }
+
+    public static List<M> complete() {
+        return List.of(M.file(BackupArchive.SNAPSHOT, "snap"), M.dir("etc/kubernetes/pki/"), M.file("etc/kubernetes/pki/ca.crt", "crt"),
+            M.file("etc/kubernetes/pki/ca.key", "key"), M.dir("etc/kubernetes/pki/etcd/"), M.file("etc/kubernetes/pki/etcd/ca.crt", "ecrt"),
+            M.file("etc/kubernetes/pki/etcd/ca.key", "ekey"), M.file("etc/kubernetes/admin.conf", "conf"),
+            M.file("etc/kubernetes/gpuctl/device-plugin-0a1b2c3d.yaml", "manifest"));
+    }
+
+    public static List<M> with(M extra) {
+        List<M> all = new java.util.ArrayList<>(complete());
+        all.add(extra);
+        return all;
+    }
+
+    @Test void whatBackupWritesIsAcceptedAndRepackedMemberForMember() throws Exception {
+        byte[] a = tarGz(complete());
+        List<BackupArchive.Entry> e = BackupArchive.entries(a);
+        assertEquals(List.of(), BackupArchive.refused(e));
+        assertEquals(List.of(), BackupArchive.missing(e));
+        byte[] again = BackupArchive.repack(a);
+        assertEquals(e.stream().map(BackupArchive.Entry::name).toList(),
+            BackupArchive.entries(again).stream().map(BackupArchive.Entry::name).toList());
+    }
+
+    @Test void anArchiveCarryingAnythingBackupDoesNotWriteIsRefusedNamingTheMember() throws Exception {
+        record Case(M member, String says) {}
+        List<Case> cases = List.of(
+            new Case(M.file("etc/sudoers.d/x", "mallory ALL=(ALL) NOPASSWD: ALL\n"), "member 'etc/sudoers.d/x' is not a path gpuctl backup writes"),
+            new Case(new M("etc/kubernetes/pki/front-proxy-ca.key", TarConstants.LF_SYMLINK, "/etc/shadow", 0777),
+                "member 'etc/kubernetes/pki/front-proxy-ca.key' is a symbolic link (to /etc/shadow)"),
+            new Case(new M("etc/kubernetes/pki/sa.key", TarConstants.LF_LINK, "etc/shadow", 0600),
+                "member 'etc/kubernetes/pki/sa.key' is a hard link (to etc/shadow)"),
+            new Case(M.file("etc/kubernetes/pki/../../sudoers.d/x", "x"), "member 'etc/kubernetes/pki/../../sudoers.d/x' has a '..' in its name"),
+            new Case(M.file("../x", "x"), "member '../x' has a '..' in its name"),
+            new Case(M.file("/etc/kubernetes/admin.conf", "x"), "member '/etc/kubernetes/admin.conf' has an absolute name"),
+            new Case(new M("etc/kubernetes/pki/null", TarConstants.LF_CHR, "", 0666), "member 'etc/kubernetes/pki/null' is a character device"),
+            new Case(M.dir("etc/"), "member 'etc' is not a path gpuctl backup writes"));
+        for (Case c : cases) {
+            byte[] a = tarGz(with(c.member()));
+            List<String> refused = BackupArchive.refused(BackupArchive.entries(a));
+            assertEquals(1, refused.size(), c + ": " + refused);
+            assertTrue(refused.get(0).startsWith(c.says()), c + ": " + refused);
+            var e = assertThrows(BackupArchive.Refused.class, () -> BackupArchive.repack(a));
+            assertTrue(e.getMessage().contains(c.says()), e.getMessage());
+        }
+    }
+
+    @Test void aPaxArchiveWithLongNamesReadsAndRepacksOnlyRegularFilesAndDirectoriesOwnedByRoot() throws Exception {
+        String longName = "etc/kubernetes/gpuctl/" + "m".repeat(180) + ".yaml";
+        List<M> members = with(new M(longName, TarConstants.LF_NORMAL, "long", 04755));
+        byte[] a = tarGz(members);
+        List<BackupArchive.Entry> e = BackupArchive.entries(a);
+        BackupArchive.Entry entry = e.stream().filter(x -> x.name().equals(longName)).findFirst().orElseThrow();
+        assertEquals(4, entry.size());
+        assertTrue(entry.isFile());
+        assertEquals(List.of(), BackupArchive.refused(e));
+        List<BackupArchive.Entry> repacked = BackupArchive.entries(BackupArchive.repack(a));
+        BackupArchive.Entry r = repacked.stream().filter(x -> x.name().equals(longName)).findFirst().orElseThrow();
+        assertEquals(0755, r.mode(), "no set-id bit survives the repack");
+        assertTrue(repacked.stream().filter(x -> x.name().equals("etc/kubernetes/pki")).allMatch(x -> x.type() == '5'));
     }
 }

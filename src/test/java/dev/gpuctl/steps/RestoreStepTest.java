@@ -25,7 +25,11 @@ class RestoreStepTest {
 
     @Test void theScriptChecksTheSumFirstMovesTheOldStateAsideAndRestoresIntoAFreshDataDir() {
         String sha = "a".repeat(64);
-        String s = RestoreStep.script(sha, "unix:///var/run/cri-dockerd.sock");
+        String up = "b".repeat(64);
+        String s = RestoreStep.script(up, sha, "unix:///var/run/cri-dockerd.sock");
+        assertTrue(s.contains("echo '" + up + "  '\"$d/a.tar.gz\" | sha256sum -c"), "the upload is checked against its own sum: " + s);
+        assertTrue(s.contains("tar -xzpf \"$d/a.tar.gz\" -C / --no-same-owner --exclude=etcd-snapshot.db"), s);
+        assertTrue(s.indexOf("ln -s -- \"$n\" \"$c\"") > s.indexOf("tar -xzpf"), "the kubelet's current-certificate link made again: " + s);
         int sum = s.indexOf("sha256sum -c");
         int stop = s.indexOf("systemctl stop kubelet");
         int status = s.indexOf("etcdutl snapshot status");
