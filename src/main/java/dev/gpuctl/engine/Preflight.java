@@ -1,11 +1,13 @@
 package dev.gpuctl.engine;
 
+import dev.gpuctl.hostconf.ClusterIdentity;
 import dev.gpuctl.hostconf.DockerInfo;
 import dev.gpuctl.hostconf.NetworkRange;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.net.Cidr;
 import dev.gpuctl.net.CidrCheck;
+import dev.gpuctl.steps.ClusterIdentityStep;
 import dev.gpuctl.steps.Facts;
 import dev.gpuctl.steps.HostContext;
 import dev.gpuctl.steps.PreflightStep;
@@ -33,7 +35,8 @@ public final class Preflight {
     public enum Kind {
         UNIQUE("hostname, machine-id and product_uuid unique among the hosts"),
         CLOCK("clock within " + (int) MAX_SKEW_SECONDS + " s of this machine's"),
-        CIDR("routes, addresses and docker networks clear of podCidr and serviceCidr");
+        CIDR("routes, addresses and docker networks clear of podCidr and serviceCidr"),
+        IDENTITY("one cluster: the master's CA is the one the workers joined and the one this machine recorded");
 
         public final String what;
 
@@ -84,6 +87,7 @@ public final class Preflight {
         for (CidrCheck.Conflict c : CidrCheck.check(liveRanges(inv, nodes, facts))) {
             problems.add(new Problem(Kind.CIDR, c.hosts(), c.message()));
         }
+        identity(inv, nodes, facts).ifPresent(problems::add);
         return problems;
     }
 
@@ -93,7 +97,27 @@ public final class Preflight {
         if (facts.get("host." + n.name() + ".machineId").isPresent()) kinds.add(Kind.UNIQUE);
         if (facts.get("host." + n.name() + ".clock").isPresent()) kinds.add(Kind.CLOCK);
         if (facts.get("host." + n.name() + ".ip").isPresent()) kinds.add(Kind.CIDR);
+        if (n.isMaster() && facts.get(ClusterIdentityStep.caFact(n.name())).isPresent()) kinds.add(Kind.IDENTITY);
         return kinds;
+    }
+
+    /**
+     * One cluster or none ({@link ClusterIdentity#problem}), when this run asked the master for its CA: the master's CA,
+     * the cluster each asked worker's kubelet.conf names, and what this machine recorded ({@link ClusterRecord}).
+     */
+    static Optional<Problem> identity(Inventory inv, List<Node> nodes, Facts facts) {
+        Node master = inv.master();
+        Optional<String> asked = facts.get(ClusterIdentityStep.caFact(master.name()));
+        if (asked.isEmpty() || !(asked.get().startsWith("sha256:") || asked.get().equals("none"))) return Optional.empty();
+        Map<String, Optional<ClusterIdentity.Joined>> workers = new LinkedHashMap<>();
+        for (Node n : nodes) {
+            if (n.isMaster()) continue;
+            ClusterIdentityStep.joined(facts, n.name()).ifPresent(j -> workers.put(n.name(), j));
+        }
+        var seen = new ClusterIdentity.Seen(master.name(), ClusterIdentityStep.masterCa(facts, master.name()), workers,
+            facts.get(ClusterRecord.RECORDED), facts.get(ClusterRecord.RECORD_FILE).orElse(".gpuctl/" + inv.cluster().name() + "/ca-cert-hash"),
+            facts.get(ClusterRecord.NEWEST_BACKUP));
+        return ClusterIdentity.problem(seen).map(m -> new Problem(Kind.IDENTITY, List.of(master.name()), m));
     }
 
     private static List<Problem> duplicates(List<Node> nodes, Facts facts, String key, String label) {

@@ -6,11 +6,13 @@ import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.steps.CertsRenewStep;
+import dev.gpuctl.steps.ClusterIdentityStep;
 import dev.gpuctl.steps.Facts;
 import dev.gpuctl.steps.HostContext;
 import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.Step;
 import dev.gpuctl.steps.Steps;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -119,6 +121,7 @@ public final class Runner {
         this.options = options;
         this.run = new HostRun(inv, connector, facts, options.mode() == Mode.VERIFY ? "verify" : "", options.concurrency());
         this.verifyChecks = new VerifyChecks(inv, facts, run, options, progress, stoppedAt);
+        ClusterRecord.learn(inv, facts);
     }
 
     /**
@@ -164,7 +167,27 @@ public final class Runner {
 
     /** The bootstrap's phases, reduced to the steps named (none: every step; preflight always runs). */
     public Result run(Set<String> only) {
-        return run(Steps.only(only));
+        Result r = run(Steps.only(only));
+        if (!r.preflightRefused() && options.mode() == Mode.APPLY) recordCluster();
+        return r;
+    }
+
+    /**
+     * After a bootstrap that passed preflight: records the master's CA hash on this machine the first time it is
+     * known (from preflight, or from the control plane's init), for the next preflights ({@link ClusterRecord}).
+     */
+    private void recordCluster() {
+        Optional<String> ca = ClusterIdentityStep.masterCa(facts, inv.master().name());
+        if (ca.isEmpty()) return;
+        try {
+            if (ClusterRecord.recordIfAbsent(inv, ca.get())) {
+                progress.println("recorded the cluster's CA (" + ca.get() + ") in " + ClusterRecord.file(inv));
+                progress.flush();
+            }
+        } catch (IOException e) {
+            progress.println("warning: could not record the cluster's CA in " + ClusterRecord.file(inv) + ": " + e.getMessage());
+            progress.flush();
+        }
     }
 
     /** {@code gpuctl verify}: every step's proof (run with {@link Options#verify}). */

@@ -276,7 +276,7 @@ final class VerifyChecks {
 
     private VerifyReport.Check check(Probe p, Optional<String> problem, Step step, Node node) {
         String fix = fix(step, node.name(), inv.file().toString());
-        String warning = problem.isEmpty() && step instanceof CertificatesStep certs ? certs.warning(p, facts, node.name()) : "";
+        String warning = problem.isEmpty() ? step.warning(p, facts, node.name()) : "";
         return new VerifyReport.Check(step.id(), p.what(), problem.isEmpty(), facts.mask(problem.orElse("")),
             problem.isEmpty() && warning.isEmpty() ? "" : fix, warning);
     }

@@ -1,5 +1,7 @@
 package dev.gpuctl.engine;
 
+import dev.gpuctl.steps.CertificatesStep;
+
 /** Renders a verify report as a table: one line per host and check, a mark, and for failures what and how to fix. */
 public final class VerifyText {
     private VerifyText() {}
@@ -32,7 +34,9 @@ public final class VerifyText {
                 sb.append(String.format(fmt, h.name(), c.step(), check, c.warned() ? "WARN" : c.ok() ? "ok" : "FAIL"));
                 if (c.warned()) {
                     warned++;
-                    sb.append("      soon:  ").append(c.warning().replace("\n", "\n             ")).append('\n');
+                    // a certificate's warning is about what comes soon; any other (a job's Xid) about what happened
+                    sb.append(c.step().equals(CertificatesStep.ID) ? "      soon:  " : "      warn:  ")
+                        .append(c.warning().replace("\n", "\n             ")).append('\n');
                     sb.append("      fix:   ").append(c.fix()).append('\n');
                 }
                 if (!c.ok()) {

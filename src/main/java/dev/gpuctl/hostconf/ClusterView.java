@@ -3,6 +3,8 @@ package dev.gpuctl.hostconf;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -12,7 +14,7 @@ import java.util.Optional;
 /**
  * What the master's cluster checks read of the cluster, asked in one kubectl call ({@link #COMMAND}): every node's
  * name, labels, gpuctl's GPU record annotation, cordon flag, taints, allocatable resources and conditions, and every
- * pod's namespace, name, node, phase and waiting reasons. Only those fields are asked for (a jsonpath per kind), so a
+ * pod's namespace, name, node, phase, waiting reasons and status times. Only those fields are asked for (a jsonpath per kind), so a
  * pod's environment or a node's other annotations never reach a log. Parsed once per answer into records that the
  * checks of several steps read (labels, capacity, the device plugin's pods, the CNI's pods, readiness, cordons,
  * taints, the GPU record). Pure: text in, records out.
@@ -33,7 +35,8 @@ public record ClusterView(List<NodeState> nodes, List<PodState> pods) {
 
     /** A pod's fields, in the order of its line (after the {@code P} tag). */
     public static final List<String> POD_FIELDS = List.of("metadata.namespace", "metadata.name", "spec.nodeName", "status.phase",
-        "status.containerStatuses[*].state.waiting.reason");
+        "status.containerStatuses[*].state.waiting.reason", "status.conditions[*].lastTransitionTime",
+        "status.containerStatuses[*].state.running.startedAt", "status.containerStatuses[*].lastState.terminated.finishedAt");
 
     /** The jsonpath: one tab-separated line per node, tagged N, then one per pod, tagged P. */
     public static final String JSONPATH = section("Node", "N", NODE_FIELDS) + section("Pod", "P", POD_FIELDS);
@@ -64,19 +67,34 @@ public record ClusterView(List<NodeState> nodes, List<PodState> pods) {
         public String allocatable(String resource) { return allocatable.getOrDefault(resource, "0"); }
     }
 
-    /** A node condition: whether its status is True, with kubelet's reason and message. */
-    public record Condition(boolean isTrue, String reason, String message) {}
+    /**
+     * A node condition: whether its status is True, with kubelet's reason and message, and since when (its
+     * lastTransitionTime, empty when kubectl gave none or not an RFC 3339 time).
+     */
+    public record Condition(boolean isTrue, String reason, String message, Optional<Instant> since) {
+        public Condition(boolean isTrue, String reason, String message) { this(isTrue, reason, message, Optional.empty()); }
+    }
 
     /**
      * A pod as the checks read it.
      *
      * @param node           the node it is bound to, "" while it is not scheduled
      * @param waitingReasons the reasons its containers are waiting (CrashLoopBackOff, ImagePullBackOff, ...)
+     * @param statusTimes    every time its status names (its conditions' transitions, its containers' starts and last
+     *                       exits): the newest is when the kubelet last said something new of it
      */
-    public record PodState(String namespace, String name, String node, String phase, List<String> waitingReasons) {
+    public record PodState(String namespace, String name, String node, String phase, List<String> waitingReasons, List<Instant> statusTimes) {
         public PodState {
             waitingReasons = List.copyOf(waitingReasons);
+            statusTimes = List.copyOf(statusTimes);
         }
+
+        public PodState(String namespace, String name, String node, String phase, List<String> waitingReasons) {
+            this(namespace, name, node, phase, waitingReasons, List.of());
+        }
+
+        /** The newest time its status names; empty when it names none. */
+        public Optional<Instant> statusTime() { return statusTimes.stream().max(Instant::compareTo); }
 
         /** Its last container's waiting reason when one waits, else its phase ("Unknown" when kubectl gave none). */
         public String state() {
@@ -112,7 +130,9 @@ public record ClusterView(List<NodeState> nodes, List<PodState> pods) {
                     f[4].equals("true"), taintKeys(json(f[5], "taints", n)), strings(json(f[6], "allocatable", n)),
                     ready(json(f[7], "conditions", n))));
             } else if (f[0].equals("P") && f.length == POD_FIELDS.size() + 1) {
-                pods.add(new PodState(f[1], f[2], f[3], f[4], f[5].isBlank() ? List.of() : List.of(f[5].strip().split(" +"))));
+                List<Instant> times = new ArrayList<>();
+                for (int i = 6; i <= 8; i++) times.addAll(instants(f[i]));
+                pods.add(new PodState(f[1], f[2], f[3], f[4], f[5].isBlank() ? List.of() : List.of(f[5].strip().split(" +")), times));
             } else {
                 throw new IllegalArgumentException("kubectl's line " + n + " is not a node (N + " + NODE_FIELDS.size()
                     + " fields) or a pod (P + " + POD_FIELDS.size() + " fields): " + shortened(line));
@@ -151,10 +171,25 @@ public record ClusterView(List<NodeState> nodes, List<PodState> pods) {
     private static Optional<Condition> ready(JsonNode conditions) {
         for (JsonNode c : conditions) {
             if (c.path("type").asText().equals("Ready")) {
-                return Optional.of(new Condition(c.path("status").asText().equals("True"), c.path("reason").asText(), c.path("message").asText()));
+                return Optional.of(new Condition(c.path("status").asText().equals("True"), c.path("reason").asText(), c.path("message").asText(),
+                    instants(c.path("lastTransitionTime").asText("")).stream().findFirst()));
             }
         }
         return Optional.empty();
+    }
+
+    /** The RFC 3339 times in a space-separated jsonpath list; what is no such time is left out. */
+    private static List<Instant> instants(String list) {
+        List<Instant> out = new ArrayList<>();
+        for (String t : list.strip().split(" +")) {
+            if (t.isEmpty()) continue;
+            try {
+                out.add(Instant.parse(t));
+            } catch (DateTimeParseException e) {
+                // not a time: says nothing of when
+            }
+        }
+        return out;
     }
 
     private static String shortened(String s) {

@@ -242,53 +242,25 @@ public final class GpuHealth {
     // ------------------------------------------------------------------ Xid errors
 
     /**
-     * An Xid error the NVIDIA driver logged: {@code NVRM: Xid (PCI:0000:44:00): 79, pid=..., GPU has fallen off the bus.}
-     *
-     * @param pci     the GPU's PCI address as logged ("PCI:0000:44:00")
-     * @param code    the Xid number
-     * @param message the rest of the line
+     * Hardware, driver and unlisted Xids in kernel log text (they fail verify): empty without any; else how many,
+     * and a row per code and GPU ({@link Xids#rows}) with what to do. Application-caused Xids are left to
+     * {@link #xidWarning}.
      */
-    public record Xid(String pci, int code, String message) {}
-
-    private static final Pattern XID = Pattern.compile("NVRM: Xid \\((PCI:[0-9A-Fa-f:.]+)\\): (\\d+), ?(.*)$");
-
-    /** Every Xid line in kernel log text ({@code journalctl -k} or {@code dmesg} lines), in order. */
-    public static List<Xid> xids(String kernelLog) {
-        List<Xid> out = new ArrayList<>();
-        for (String line : kernelLog.split("\\R")) {
-            Matcher m = XID.matcher(line);
-            if (m.find()) out.add(new Xid(m.group(1), Integer.parseInt(m.group(2)), m.group(3).strip()));
-        }
-        return out;
+    public static Optional<String> xidProblem(String kernelLog, List<Xids.Gpu> gpus) {
+        List<Xids.Xid> found = Xids.parse(kernelLog);
+        List<String> rows = Xids.rows(found, gpus, true);
+        if (rows.isEmpty()) return Optional.empty();
+        long n = found.stream().filter(x -> x.kind().cause() != Xids.Cause.APPLICATION).count();
+        return Optional.of(n + " hardware/driver Xid error(s) in the kernel log since boot:\n" + String.join("\n", rows));
     }
 
-    /** What an Xid means and what to do (NVIDIA's Xid catalogue, the codes a GPU cluster meets). */
-    static String advice(int code) {
-        return switch (code) {
-            case 79 -> "GPU has fallen off the bus: " + DRAIN + ", reboot it; if it repeats, check power, cooling and seating, then RMA";
-            case 48, 63, 64, 92, 94, 95 -> "GPU memory (ECC) error: " + DRAIN + ", reboot it, then see nvidia-smi -q -d ECC,ROW_REMAPPER";
-            case 74 -> "NVLink error: " + DRAIN + ", reboot it; if it repeats, have the NVLink checked";
-            case 119, 120 -> "GSP firmware error: " + DRAIN + " and reboot it";
-            case 13, 31, 43, 45 -> "usually a job's own fault (illegal memory access, killed or faulted context): check the job that ran then";
-            default -> "see NVIDIA's Xid catalogue for this code; " + DRAIN + " if the GPU misbehaves";
-        };
-    }
-
-    /** Empty without Xid lines; else the codes found per GPU, each with what it means and the fix. */
-    public static Optional<String> xidProblem(String kernelLog) {
-        List<Xid> found = xids(kernelLog);
-        if (found.isEmpty()) return Optional.empty();
-        Map<Integer, Set<String>> byCode = new LinkedHashMap<>();
-        Map<Integer, String> firstMessage = new LinkedHashMap<>();
-        for (Xid x : found) {
-            byCode.computeIfAbsent(x.code(), c -> new LinkedHashSet<>()).add(x.pci());
-            firstMessage.putIfAbsent(x.code(), x.message());
-        }
-        List<String> parts = new ArrayList<>();
-        byCode.forEach((code, pcis) -> parts.add("Xid " + code + " on " + String.join(", ", pcis)
-            + " (" + oneLine(firstMessage.get(code)) + ") — " + advice(code)));
-        return Optional.of(found.size() + " Xid error(s) in the kernel log since boot, codes "
-            + byCode.keySet() + ": " + String.join("; ", parts));
+    /** Application-caused Xids in kernel log text (the jobs' own faults): "" without any; else a row each ({@link Xids#rows}). */
+    public static String xidWarning(String kernelLog, List<Xids.Gpu> gpus) {
+        List<Xids.Xid> found = Xids.parse(kernelLog);
+        List<String> rows = Xids.rows(found, gpus, false);
+        if (rows.isEmpty()) return "";
+        long n = found.stream().filter(x -> x.kind().cause() == Xids.Cause.APPLICATION).count();
+        return n + " application Xid error(s) in the kernel log since boot (a job's fault, not the GPU's):\n" + String.join("\n", rows);
     }
 
     // ------------------------------------------------------------------ persistence mode

@@ -36,7 +36,9 @@ public final class CertificatesStep implements Step {
 
     public CertificatesStep(Clock clock) { this.clock = clock; }
 
-    @Override public String id() { return "certs"; }
+    public static final String ID = "certs";
+
+    @Override public String id() { return ID; }
     @Override public String title() { return "certificates: expiry, kubelet rotation"; }
     @Override public boolean runsOn(HostContext ctx) { return true; }
     @Override public List<Op> apply(HostContext ctx) { return List.of(); }
@@ -155,7 +157,7 @@ public final class CertificatesStep implements Step {
      * The warning one of this step's checks carries on a host: its certificates with under {@link
      * Certificates#WARN_BEFORE} left, each named with its date; empty when none.
      */
-    public String warning(Probe probe, Facts facts, String host) {
+    @Override public String warning(Probe probe, Facts facts, String host) {
         Instant now = clock.instant();
         Kind kind = probe.what().startsWith("control-plane") ? Kind.CONTROL_PLANE
             : probe.what().startsWith("this machine's kubeconfig") ? Kind.KUBECONFIG

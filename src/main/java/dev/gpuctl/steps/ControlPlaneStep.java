@@ -1,5 +1,8 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.Kubeadm;
+import dev.gpuctl.hostconf.HostConfException;
+
 import dev.gpuctl.hostconf.HostJournal;
 import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.hostconf.KubeadmConfig;
@@ -66,6 +69,15 @@ public final class ControlPlaneStep implements Step {
                     : Optional.of(local + " is missing or differs from the master's")));
     }
 
+    /** The CA's hash as the identity check keeps it; "none" when the text is no certificate. */
+    static String caHash(String pem) {
+        try {
+            return Kubeadm.caCertHash(pem);
+        } catch (HostConfException e) {
+            return "none";
+        }
+    }
+
     static String sha256(Path file) {
         try {
             byte[] d = MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(file));
@@ -85,6 +97,8 @@ public final class ControlPlaneStep implements Step {
             Op.WriteFile.of("kubeadm configuration", CONFIG, config(ctx), "0600"),
             Op.Run.of("kubeadm init", "kubeadm init --config " + CONFIG + " --skip-token-print")
                 .unless("test -f " + Kube.ADMIN_CONF),
+            new Op.Capture("the cluster CA's hash, recorded on this machine", "cat " + ClusterIdentityStep.CA_CRT,
+                out -> Map.of(ClusterIdentityStep.caFact(ctx.node().name()), caHash(out)), false),
             userKubeconfigOp(ctx),
             fetchKubeconfigOp(ctx));
     }

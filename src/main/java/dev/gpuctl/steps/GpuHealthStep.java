@@ -1,6 +1,7 @@
 package dev.gpuctl.steps;
 
 import dev.gpuctl.hostconf.GpuHealth;
+import dev.gpuctl.hostconf.Xids;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -10,7 +11,8 @@ import java.util.Optional;
  * The GPUs' health on each GPU node, read-only (what drifts after day 1): the loaded kernel module against the NVML
  * library (no "Driver/library version mismatch"), every GPU recorded at bootstrap still listed by
  * {@code nvidia-smi} (checked on the master against the node's annotation: {@link GpuRecordStep}), no uncorrectable ECC error / pending row remapping or page retirement / failed remapping,
- * no Xid error in the kernel log since boot, and persistence mode where the inventory asks. Each failure says its
+ * no hardware or driver Xid in the kernel log since boot (an application-caused Xid, the job's own fault, is a
+ * warning naming its process: {@link dev.gpuctl.hostconf.Xids}), and persistence mode where the inventory asks. Each failure says its
  * cause and its fix (reboot, reload the module, drain and RMA). It changes nothing. The default runtime (step runtime), the device plugin pod and
  * allocatable nvidia.com/gpu (step gpu) are checked by their own steps.
  */
@@ -50,8 +52,10 @@ public final class GpuHealthStep implements Step {
                 List<String> p = GpuHealth.memoryProblems(r.stdout());
                 return p.isEmpty() ? Optional.empty() : Optional.of(String.join("\n", p));
             }));
-        probes.add(Probe.of("no Xid error in the kernel log since boot (journalctl -k -b)", XID, r -> r.ok()
-            ? GpuHealth.xidProblem(r.stdout()) : Optional.of("exit " + r.exit() + ": " + r.tail(2))));
+        probes.add(Probe.of(XID_WHAT, XID, r -> Optional.empty())
+            .learning(r -> Map.of(xidFact(ctx), r.ok() ? r.stdout() : ""))
+            .judgedWithFacts((r, facts) -> r.ok() ? GpuHealth.xidProblem(r.stdout(), gpus(facts, ctx))
+                : Optional.of("exit " + r.exit() + ": " + r.tail(2))));
         ctx.cluster().gpuDriver().persistenceMode().ifPresent(on -> probes.add(Probe.of(
             "persistence mode " + (on ? "on" : "off") + " on every GPU (cluster.gpuDriver.persistenceMode)", PERSISTENCE,
             r -> GpuHealth.persistenceProblem(r.stdout(), on))));
@@ -59,4 +63,25 @@ public final class GpuHealthStep implements Step {
     }
 
     @Override public List<Op> apply(HostContext ctx) { return List.of(); }
+
+    /** What the Xid check proves: no hardware or driver Xid (an application's Xid is a warning, {@link #warning}). */
+    static final String XID_WHAT = "no hardware or driver Xid error in the kernel log since boot (journalctl -k -b)";
+
+    /** The Xid lines the check read on a host, kept for its warning. */
+    static String xidFact(HostContext ctx) { return "gpu." + ctx.node().name() + ".xids"; }
+
+    /** The host's GPUs (index, UUID, PCI bus id) preflight's nvidia-smi listed; empty when unknown. */
+    static List<Xids.Gpu> gpus(Facts facts, HostContext ctx) {
+        return facts.get(PreflightStep.gpuBusFact(ctx.node())).map(Xids::parseGpus).orElse(List.of());
+    }
+
+    /**
+     * The Xid check's warning on a host: the application-caused Xids in its kernel log (the jobs' own faults, each
+     * with its GPU and process), "" when none; every other check of this step warns of nothing.
+     */
+    @Override public String warning(Probe probe, Facts facts, String host) {
+        if (!probe.what().equals(XID_WHAT)) return "";
+        String log = facts.get("gpu." + host + ".xids").orElse("");
+        return GpuHealth.xidWarning(log, facts.get(PreflightStep.gpuBusFact(host)).map(Xids::parseGpus).orElse(List.of()));
+    }
 }

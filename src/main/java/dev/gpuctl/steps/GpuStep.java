@@ -5,6 +5,7 @@ import dev.gpuctl.hostconf.DevicePluginSharing;
 import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.hostconf.Mig;
 import dev.gpuctl.hostconf.NvidiaMig;
+import dev.gpuctl.hostconf.PluginStatus;
 import dev.gpuctl.inventory.GpuSharing;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
@@ -127,7 +128,8 @@ public final class GpuStep implements Step {
     @Override public List<Probe> verify(HostContext ctx) {
         List<Probe> probes = new ArrayList<>(check(ctx).stream().filter(p -> !p.what().contains("allocatable")).toList());
         probes.add(KubeJson.nodesReady(ctx.inventory().nodes().stream().map(Node::name).toList()).waitingUpTo(CAPACITY_WAIT));
-        for (Node n : gpuNodes(ctx)) probes.add(allocatable(n, ctx.inventory().sharing(n)).waitingUpTo(CAPACITY_WAIT));
+        for (Node n : gpuNodes(ctx)) probes.add(allocatable(n, ctx.inventory().sharing(n)).waitingWhileStarting(CAPACITY_WAIT,
+            r -> KubeJson.starting(r, view -> PluginStatus.stillStarting(view, n.name()))));
         return probes;
     }
 
@@ -177,9 +179,13 @@ public final class GpuStep implements Step {
 
     /** "device plugin pod kube-system/NAME is CrashLoopBackOff (kubectl -n kube-system logs NAME)", or that there is none. */
     static String pluginPod(ClusterView view, String node) {
+        var readySince = view.node(node).flatMap(ClusterView.NodeState::ready).filter(ClusterView.Condition::isTrue).flatMap(ClusterView.Condition::since);
         for (ClusterView.PodState p : view.pods()) {
             if (!p.name().contains("nvidia-device-plugin") || !node.equals(p.node())) continue;
-            return "device plugin pod " + p.namespace() + "/" + p.name() + " is " + p.state() + " (kubectl -n " + p.namespace() + " logs " + p.name() + ")";
+            String stale = PluginStatus.ERRORS.contains(p.state()) && PluginStatus.stale(p.statusTime(), readySince)
+                ? ", a status posted before " + node + " became Ready at " + readySince.get() + " (after a boot: the plugin has not re-registered yet)"
+                : "";
+            return "device plugin pod " + p.namespace() + "/" + p.name() + " is " + p.state() + stale + " (kubectl -n " + p.namespace() + " logs " + p.name() + ")";
         }
         return "no device plugin pod runs on " + node;
     }

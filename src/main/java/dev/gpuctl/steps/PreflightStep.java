@@ -3,6 +3,7 @@ package dev.gpuctl.steps;
 import dev.gpuctl.hostconf.ApiServerImage;
 import dev.gpuctl.hostconf.DockerInfo;
 import dev.gpuctl.hostconf.GpuHealth;
+import dev.gpuctl.hostconf.Xids;
 import dev.gpuctl.hostconf.HostConfException;
 import dev.gpuctl.hostconf.IpJson;
 import dev.gpuctl.inventory.Node;
@@ -201,6 +202,11 @@ public final class PreflightStep implements Step {
         }
     }
 
+    /** The fact of a GPU node's GPUs by PCI bus id ({@link Xids#gpusText}), for naming the GPU an Xid names. */
+    public static String gpuBusFact(String node) { return "gpu." + node + ".pciBus"; }
+
+    static String gpuBusFact(Node node) { return gpuBusFact(node.name()); }
+
     /** The record ({@link GpuHealth#record}) of an {@code nvidia-smi -L} list an earlier gpuctl kept; "" when none or unreadable. */
     static String legacyRecord(String list) {
         try {
@@ -224,6 +230,7 @@ public final class PreflightStep implements Step {
             now = new NvidiaSmi.GpuScan(List.of(), Optional.of(e.getMessage()));
         }
         facts.put(GpuRecordStep.gpusFact(ctx.node()), GpuHealth.record(now.gpus()));
+        facts.put(gpuBusFact(ctx.node().name()), Xids.gpusText(now.gpus()));
         facts.put(GpuRecordStep.gpusProblemFact(ctx.node()), now.problem().orElse(r.ok() ? "" : "nvidia-smi failed (exit " + r.exit() + "): " + r.tail(2)));
         if (!r.ok()) return facts;
         var scan = now;

@@ -41,6 +41,12 @@ public interface Step {
      */
     default String whileWaiting(String problem, Duration upTo) { return null; }
 
+    /**
+     * The warning one of this step's probes carries on a host when it passed (verify shows it as WARN and exits 5): a
+     * certificate expiring soon, a job's own Xid; "" (the default): none. Read from what the probes learned.
+     */
+    default String warning(Probe probe, Facts facts, String host) { return ""; }
+
     /** Ops run once on the master before this step applies on any host (e.g. create a join token). */
     default List<Op> prepareOnMaster(HostContext masterCtx) { return List.of(); }
 }

@@ -11,7 +11,7 @@ public final class Steps {
 
     public static List<Phase> phases() {
         return List.of(
-            new Phase("preflight", "preflight: every host, read-only", List.of(new PreflightStep()), true),
+            new Phase("preflight", "preflight: every host, read-only", List.of(new PreflightStep(), new ClusterIdentityStep()), true),
             new Phase("hosts", "host preparation", List.of(new ProxyStep(), new TimeSyncStep(), new SwapStep(), new KernelStep(),
                 new RuntimeStep(), new KubePackagesStep(), new DriverHoldStep(), new MigStep()), false),
             new Phase("control-plane", "control plane and pod network", List.of(new ControlPlaneStep(), new CniStep(), new SchedulableStep()), false),
@@ -41,12 +41,17 @@ public final class Steps {
         return phases().stream().flatMap(p -> p.steps().stream()).map(Step::id).distinct().toList();
     }
 
-    /** Phases reduced to the steps named (preflight always stays). */
+    /**
+     * Phases reduced to the steps named (preflight always stays; the cluster identity check only when the run would
+     * init or join: preparing a wiped master's host for {@code gpuctl restore} changes no cluster).
+     */
     public static List<Phase> only(Set<String> ids) {
         if (ids.isEmpty()) return phases();
+        boolean makesCluster = ids.contains("init") || ids.contains("join");
         return phases().stream()
             .map(p -> new Phase(p.id(), p.title(), p.steps().stream()
-                .filter(s -> p.readOnly() || ids.contains(s.id())).collect(Collectors.toList()), p.readOnly()))
+                .filter(s -> p.readOnly() ? !(s instanceof ClusterIdentityStep) || makesCluster : ids.contains(s.id()))
+                .collect(Collectors.toList()), p.readOnly()))
             .filter(p -> !p.steps().isEmpty())
             .toList();
     }

@@ -33,23 +33,23 @@ class PlanCliTest {
     @Test void theSummaryComesBeforeTheDetailsAndSaysWhichHostGetsWhichStep() {
         CliTest.Run r = CliTest.run("plan", CliTest.EXAMPLE.toString());
         assertEquals(0, r.code(), r::toString);
-        int summary = r.out().indexOf("Summary: 4 hosts, 15 steps");
+        int summary = r.out().indexOf("Summary: 4 hosts, 16 steps");
         int details = r.out().indexOf("== phase 0");
         assertTrue(summary >= 0 && summary < details, r::toString);
         List<String> lines = r.out().lines().toList();
         String header = lines.stream().filter(l -> l.trim().startsWith("HOST ")).findFirst().orElseThrow();
-        assertEquals(List.of("HOST", "ROLE", "GPU", "preflight", "proxy", "time", "swap", "kernel", "runtime", "packages", "driver-hold", "init", "cni",
+        assertEquals(List.of("HOST", "ROLE", "GPU", "preflight", "cluster-identity", "proxy", "time", "swap", "kernel", "runtime", "packages", "driver-hold", "init", "cni",
             "join", "gpu", "gpu-record", "gpu-health", "nfs"), List.of(header.trim().split(" +")));
-        assertEquals(List.of("master", "master", "no", "x", "x", "x", "x", "x", "x", "x", "-", "x", "x", "-", "x", "x", "-", "x"),
+        assertEquals(List.of("master", "master", "no", "x", "x", "x", "x", "x", "x", "x", "x", "-", "x", "x", "-", "x", "x", "-", "x"),
             List.of(lines.stream().filter(l -> l.startsWith("  master ")).findFirst().orElseThrow().trim().split(" +")));
-        assertEquals(List.of("worker-2", "worker", "yes", "x", "x", "x", "x", "x", "x", "x", "x", "-", "-", "x", "-", "-", "x", "x"),
+        assertEquals(List.of("worker-2", "worker", "yes", "x", "x", "x", "x", "x", "x", "x", "x", "x", "-", "-", "x", "-", "-", "x", "x"),
             List.of(lines.stream().filter(l -> l.startsWith("  worker-2 ")).findFirst().orElseThrow().trim().split(" +")));
     }
 
     @Test void hostsAndOnlyNarrowThePlanAsTheyNarrowBootstrap() {
         CliTest.Run r = CliTest.run("plan", "--hosts", "worker-1,master", "--only", "join,gpu", CliTest.EXAMPLE.toString());
         assertEquals(0, r.code(), r::toString);
-        assertTrue(r.out().contains("Summary: 2 hosts, 3 steps"), r::toString);
+        assertTrue(r.out().contains("Summary: 2 hosts, 4 steps"), r::toString);
         assertFalse(r.out().contains("[worker-2 "), r::toString);
         assertFalse(r.out().contains("step time:"), r::toString);
         assertTrue(r.out().contains("step preflight:"), "preflight always runs, so the plan shows it");
@@ -63,7 +63,7 @@ class PlanCliTest {
         assertTrue(h.err().contains("unknown host 'worker-9' for --hosts (the inventory has: master, worker-1, worker-2, worker-3)"), h::toString);
         CliTest.Run s = CliTest.run("plan", "--only", "gpus", CliTest.EXAMPLE.toString());
         assertEquals(2, s.code(), s::toString);
-        assertTrue(s.err().contains("unknown step 'gpus' for --only (expected: preflight, proxy, time,"), s::toString);
+        assertTrue(s.err().contains("unknown step 'gpus' for --only (expected: preflight, cluster-identity, proxy, time,"), s::toString);
         assertEquals("", s.out());
     }
 
@@ -93,7 +93,7 @@ class PlanCliTest {
         JsonNode worker1 = doc.get("hostSteps").get(1);
         assertEquals("worker-1", worker1.get("name").asText());
         assertTrue(worker1.get("gpu").asBoolean());
-        assertEquals(List.of("preflight", "proxy", "time", "swap", "kernel", "runtime", "packages", "driver-hold", "join", "gpu-health", "nfs"),
+        assertEquals(List.of("preflight", "cluster-identity", "proxy", "time", "swap", "kernel", "runtime", "packages", "driver-hold", "join", "gpu-health", "nfs"),
             JSON.convertValue(worker1.get("steps"), List.class));
     }
 

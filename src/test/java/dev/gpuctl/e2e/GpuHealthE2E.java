@@ -199,4 +199,46 @@ class GpuHealthE2E {
         bed.ok(w1, "rm -f /etc/gpuctl-testbed/gpus-lost");
         assertEquals("", records().get(w1));
     }
+
+    /** The kernel's PCI address of a worker's GPU 0 as the driver logs it in an Xid line ("0000:91:00"), from nvidia-smi's bus id. */
+    static String xidPci(String w) {
+        String bus = bed.ok(w, "nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader -i 0").strip(); // 00000000:91:00.0
+        return bus.substring(4, bus.lastIndexOf('.')).toLowerCase(java.util.Locale.ROOT);
+    }
+
+    @Test @Order(6) void aJobsXidIsAWarningNamingItsProcessAHardwareXidFails() throws Exception {
+        String w1 = bed.workers().get(0), w2 = bed.workers().get(1);
+        // the node annotation back to what w2 really has (order 5 left it naming a GPU lost since): a clean cluster
+        bed.ok(bed.master(), "kubectl --kubeconfig=/etc/kubernetes/admin.conf annotate node " + w2 + " --overwrite gpuctl.dev/gpus-at-bootstrap=" + gpusOf(w2));
+        Gpuctl.Run clean = Gpuctl.run("verify", inventory.toString());
+        assertEquals(0, clean.code(), clean::toString);
+
+        String pci = xidPci(w1);
+        String uuid = gpusOf(w1).substring(2);
+        bed.kernelLog(w1, "NVRM: Xid (PCI:" + pci + "): 13, pid=4242, name=python3, Graphics SM Warp Exception on (GPC 0, TPC 0, SM 0): Out Of Range Address");
+        Gpuctl.Run app = Gpuctl.run("verify", inventory.toString());
+        assertEquals(5, app.code(), "a job's own Xid: verify passes with a warning\n" + app);
+        assertTrue(app.out().contains("WARN\n      warn:  1 application Xid error(s) in the kernel log since boot (a job's fault, not the GPU's):\n"
+            + "             Xid 13 (Graphics Engine Exception) at "), app::toString);
+        assertTrue(app.out().contains(" on GPU 0 (" + uuid + ", PCI " + pci + "), by process python3 (pid 4242): \"Graphics SM Warp Exception"), app::toString);
+        assertTrue(app.out().lines().filter(l -> l.contains("WARN")).allMatch(l -> l.startsWith(w1 + " ")), "on w1 only:\n" + app);
+
+        bed.kernelLog(w1, "NVRM: Xid (PCI:" + pci + "): 79, pid=4242, name=python3, GPU has fallen off the bus.");
+        var h = health();
+        assertTrue(failed(h.get(w1)).startsWith("1 hardware/driver Xid error(s) in the kernel log since boot:\nXid 79 (GPU has fallen off the bus) at "), h::toString);
+        assertTrue(failed(h.get(w1)).contains(" on GPU 0 (" + uuid + ", PCI " + pci + "): \"GPU has fallen off the bus.\" — drain it first (gpuctl drain HOST)"), h::toString);
+        assertEquals("", failed(h.get(w2)), h::toString);
+        Gpuctl.Run hw = Gpuctl.run("verify", inventory.toString());
+        assertEquals(4, hw.code(), "a hardware Xid fails verify\n" + hw);
+
+        bed.clearKernelLog(w1);
+        assertEquals("", failed(health().get(w1)));
+    }
+
+    @Test @Order(7) void verifySecondsAfterAWorkersRebootIsClean() {
+        String w2 = bed.workers().get(1);
+        bed.reboot(w2);
+        Gpuctl.Run r = Gpuctl.run("verify", inventory.toString());
+        assertEquals(0, r.code(), "verify right after " + w2 + " rebooted\n" + r);
+    }
 }

@@ -31,4 +31,13 @@ class VerifyTextTest {
         assertTrue(report.ok() && report.warned());
         assertTrue(!VerifyTextTest.report(2).warned());
     }
+
+    @Test void aJobsXidIsAWarningOfWhatHappenedNotOfWhatComesSoon() {
+        VerifyReport.Check xid = new VerifyReport.Check("gpu-health", "no hardware or driver Xid error in the kernel log since boot", true, "",
+            "the fix named in the problem", "1 application Xid error(s) in the kernel log since boot (a job's fault, not the GPU's):\nXid 13 ...");
+        String text = VerifyText.render(new VerifyReport(List.of(new VerifyReport.HostReport("w1", "10.0.0.2", true, "", List.of(xid)))));
+        assertTrue(text.contains("WARN\n      warn:  1 application Xid error(s) in the kernel log since boot (a job's fault, not the GPU's):\n"
+            + "             Xid 13 ...\n"), text);
+        assertTrue(text.contains("\n1 of 1 check passed, 1 with a warning"), text);
+    }
 }

@@ -80,7 +80,7 @@ class ClusterViewTest {
 
     @Test void aLineThatIsNeitherANodeNorAPodIsRefusedWithItsNumber() {
         var e = assertThrows(IllegalArgumentException.class, () -> ClusterView.parse("N\tm\t{}\n" + "garbage\n"));
-        assertTrue(e.getMessage().startsWith("kubectl's line 1 is not a node (N + 7 fields) or a pod (P + 5 fields)"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("kubectl's line 1 is not a node (N + 7 fields) or a pod (P + 8 fields)"), e.getMessage());
         var json = assertThrows(IllegalArgumentException.class, () -> ClusterView.parse("N\tm\t{not json\t\t\t\t\t\n"));
         assertTrue(json.getMessage().startsWith("kubectl's line 1: the labels are not JSON"), json.getMessage());
         assertEquals(new ClusterView(List.of(), List.of()), ClusterView.parse(""));

@@ -133,16 +133,34 @@ class GpuHealthTest {
             Dec 03 13:27:50 gpu-1 kernel: NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off the bus.
             Dec 03 13:27:51 gpu-1 kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.
             Dec 03 13:27:52 gpu-1 kernel: NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off the bus.
+            Dec 03 13:28:10 gpu-1 kernel: NVRM: Xid (PCI:0000:3b:00): 13, pid=4242, name=python3, Graphics SM Warp Exception on (GPC 0, TPC 0, SM 0): Out Of Range Address
             """;
-        var x = GpuHealth.xids(log);
-        assertEquals(List.of(79, 48, 79), x.stream().map(GpuHealth.Xid::code).toList());
-        assertEquals("PCI:0000:44:00", x.get(0).pci());
-        assertEquals("GPU has fallen off the bus.", x.get(0).message());
-        String p = GpuHealth.xidProblem(log).orElseThrow();
-        assertTrue(p.startsWith("3 Xid error(s) in the kernel log since boot, codes [79, 48]: Xid 79 on PCI:0000:44:00 (GPU has fallen off the bus.) — GPU has fallen off the bus: drain"), p);
-        assertTrue(p.contains("Xid 48 on PCI:0000:3b:00"), p);
-        assertEquals(Optional.empty(), GpuHealth.xidProblem("Dec 03 13:20:01 gpu-1 kernel: NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  580.159.04\n"));
-        assertEquals(Optional.empty(), GpuHealth.xidProblem(""));
+        var gpus = List.of(new Xids.Gpu(0, "GPU-c84ee533", "00000000:3B:00.0"), new Xids.Gpu(1, "GPU-6a9b0001", "00000000:44:00.0"));
+        String p = GpuHealth.xidProblem(log, gpus).orElseThrow();
+        assertEquals("""
+            3 hardware/driver Xid error(s) in the kernel log since boot:
+            Xid 79 (GPU has fallen off the bus) 2 times, first at Dec 03 13:27:50, last at Dec 03 13:27:52 on GPU 1 (GPU-6a9b0001, PCI 0000:44:00): \
+            "GPU has fallen off the bus." — drain it first (gpuctl drain HOST), so that no job is scheduled onto the GPU, reboot it; \
+            if it repeats, check power, cooling and seating, then RMA
+            Xid 48 (Double Bit ECC Error) at Dec 03 13:27:51 on GPU 0 (GPU-c84ee533, PCI 0000:3b:00): "An uncorrectable double bit \
+            error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0." — uncorrectable memory error: \
+            drain it first (gpuctl drain HOST), so that no job is scheduled onto the GPU, reboot it (resets the GPU, applies the \
+            row remap), then see nvidia-smi -q -d ECC,ROW_REMAPPER; if it repeats, RMA""", p);
+        String w = GpuHealth.xidWarning(log, gpus);
+        assertEquals("""
+            1 application Xid error(s) in the kernel log since boot (a job's fault, not the GPU's):
+            Xid 13 (Graphics Engine Exception) at Dec 03 13:28:10 on GPU 0 (GPU-c84ee533, PCI 0000:3b:00), by process python3 \
+            (pid 4242): "Graphics SM Warp Exception on (GPC 0, TPC 0, SM 0): Out Of Range Address" — the job's own fault: usually \
+            the job's out-of-range access or illegal instruction: the GPU needs nothing; check that job (its log, its CUDA code, \
+            its inputs) and run it again""", w);
+        assertEquals(Optional.empty(), GpuHealth.xidProblem("Dec 03 13:20:01 gpu-1 kernel: NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  580.159.04\n", gpus));
+        assertEquals(Optional.empty(), GpuHealth.xidProblem("", List.of()));
+        assertEquals("", GpuHealth.xidWarning("", List.of()));
+        // only an application's Xid: verify passes, with the warning
+        String app = "Dec 03 13:28:10 gpu-1 kernel: NVRM: Xid (PCI:0000:3b:00): 31, pid=77, name=train, Ch 00000008, intr 00000000. MMU Fault: ENGINE GRAPHICS\n";
+        assertEquals(Optional.empty(), GpuHealth.xidProblem(app, gpus));
+        assertTrue(GpuHealth.xidWarning(app, List.of()).contains("Xid 31 (GPU memory page fault) at Dec 03 13:28:10 on the GPU at PCI 0000:3b:00, by process train (pid 77)"),
+            GpuHealth.xidWarning(app, List.of()));
     }
 
     @Test

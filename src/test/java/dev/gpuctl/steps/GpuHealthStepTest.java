@@ -143,13 +143,33 @@ class GpuHealthStepTest {
     }
 
     @Test
-    void xidProbeReportsTheCodes() {
-        Probe xid = new GpuHealthStep().check(ctx(inv(""), "w1")).get(3);
+    void xidProbeFailsOnHardwareXidsAndWarnsOfTheJobsOwn() {
+        HostContext c = ctx(inv(""), "w1");
+        GpuHealthStep step = new GpuHealthStep();
+        Probe xid = step.check(c).get(3);
         assertTrue(xid.command().startsWith("if out=$(journalctl -k -b"));
-        String found = xid.judge().apply(new ExecResult(0, "Dec 03 13:27:50 w1 kernel: NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off the bus.\n", ""), new Facts()).orElseThrow();
-        assertTrue(found.contains("codes [79]"), found);
-        assertEquals(Optional.empty(), xid.judge().apply(new ExecResult(0, "", ""), new Facts()));
-        assertTrue(xid.judge().apply(new ExecResult(1, "", "cannot read the kernel log: x"), new Facts()).orElseThrow().startsWith("exit 1"));
+        Facts facts = new Facts();
+        facts.put(PreflightStep.gpuBusFact("w1"), "0 GPU-c84ee533 00000000:44:00.0\n", false);
+        String hw = "Dec 03 13:27:50 w1 kernel: NVRM: Xid (PCI:0000:44:00): 79, pid=1234, name=python3, GPU has fallen off the bus.\n";
+        String found = judge(xid, new ExecResult(0, hw, ""), facts).orElseThrow();
+        assertTrue(found.contains("Xid 79 (GPU has fallen off the bus) at Dec 03 13:27:50 on GPU 0 (GPU-c84ee533, PCI 0000:44:00)"), found);
+        assertEquals("", step.warning(xid, facts, "w1"));
+
+        String app = "Dec 03 13:27:50 w1 kernel: NVRM: Xid (PCI:0000:44:00): 13, pid=4242, name=python3, Graphics SM Warp Exception\n";
+        assertEquals(Optional.empty(), judge(xid, new ExecResult(0, app, ""), facts));
+        String warning = step.warning(xid, facts, "w1");
+        assertTrue(warning.contains("Xid 13 (Graphics Engine Exception) at Dec 03 13:27:50 on GPU 0 (GPU-c84ee533, PCI 0000:44:00), by process python3 (pid 4242)"), warning);
+        assertEquals("", step.warning(step.check(c).get(2), facts, "w1"), "only the Xid check warns");
+
+        assertEquals(Optional.empty(), judge(xid, new ExecResult(0, "", ""), facts));
+        assertEquals("", step.warning(xid, facts, "w1"));
+        assertTrue(judge(xid, new ExecResult(1, "", "cannot read the kernel log: x"), facts).orElseThrow().startsWith("exit 1"));
+    }
+
+    /** As the runner does: keeps what the answer teaches, then judges it. */
+    static Optional<String> judge(Probe p, ExecResult r, Facts facts) {
+        p.learn().apply(r).forEach((k, v) -> facts.put(k, v, false));
+        return p.judge().apply(r, facts);
     }
 
     @Test

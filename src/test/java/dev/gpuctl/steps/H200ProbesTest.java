@@ -47,7 +47,8 @@ class H200ProbesTest {
         assertEquals(Optional.empty(), p.judge().apply(r, new Facts()));
         Map<String, String> learned = p.learn().apply(r);
         assertEquals(Map.of("gpu.h200.count", "1", "gpu.h200.driver", "580.159.04", "gpu.h200.gpusProblem", "",
-            "gpu.h200.gpus", "0:" + NvidiaSmi.parseQuery(fixture("nvidia-smi-query-noheader-nounits.txt")).gpus().get(0).uuid()), learned);
+            "gpu.h200.gpus", "0:" + NvidiaSmi.parseQuery(fixture("nvidia-smi-query-noheader-nounits.txt")).gpus().get(0).uuid(),
+            "gpu.h200.pciBus", "0 GPU-c84ee533-0d1b-b723-49eb-e74b6c7485b2 00000000:00:06.0\n"), learned);
     }
 
     @Test void theParsersReadEveryCapturedFormat() throws IOException {

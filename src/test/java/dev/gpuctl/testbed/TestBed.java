@@ -239,6 +239,19 @@ public final class TestBed {
         }
     }
 
+    /** Adds message to host's journal as a kernel message of this boot (`testbed/bed kernel-log`): an Xid line, say. */
+    public void kernelLog(String host, String message) {
+        ExecResult r = bed("kernel-log", host, message);
+        if (r.exit() != 0) {
+            throw new IllegalStateException("`testbed/bed kernel-log " + host + "` failed:\n" + r);
+        }
+    }
+
+    /** Takes back every message {@link #kernelLog} added to host's journal. */
+    public void clearKernelLog(String host) {
+        ok(host, "rm -f /var/log/journal/*/system@gpuctl-bed-*.journal /run/log/journal/*/system@gpuctl-bed-*.journal");
+    }
+
     /** Runs testbed/bed with these arguments. */
     public ExecResult bed(String... args) {
         List<String> cmd = new ArrayList<>();
