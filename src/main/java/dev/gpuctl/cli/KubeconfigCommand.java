@@ -15,10 +15,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -54,7 +53,14 @@ final class KubeconfigCommand implements Callable<Integer> {
                 + " digits, '.', '_', '@' and '-', starting and ending with a letter or digit)");
         }
         Path target = merge ? target() : null;
-        String existing = target != null && Files.exists(target) ? Files.readString(target, StandardCharsets.UTF_8) : "";
+        if (target != null && Files.exists(target)) {
+            try {
+                Kubeconfig.contexts(Files.readString(target, StandardCharsets.UTF_8));
+            } catch (Kubeconfig.Invalid e) {
+                throw new GpuctlException(ExitCode.USAGE, target + ": " + e.getMessage() + "; nothing was written (fix the file, or"
+                    + " name another with --kubeconfig)");
+            }
+        }
         SshOptions ssh = SshOptions.defaults(acceptNew);
         Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
         String admin;
@@ -68,34 +74,23 @@ final class KubeconfigCommand implements Callable<Integer> {
         } catch (RemoteException e) {
             throw new GpuctlException(ExitCode.STEP_FAILED, e.getMessage(), e);
         }
-        Path adminFile = inv.localKubeconfig();
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        Kubeconfig.Admin checked;
+        LaptopKubeconfigs.ForUser made;
         try {
-            LaptopKubeconfigs.Installed got = LaptopKubeconfigs.install(adminFile, inv.cluster().name(), admin,
-                LaptopKubeconfigs.expectedServer(adminFile, inv.master()), false);
-            got.notes().forEach(err::println);
-            checked = got.admin();
+            made = LaptopKubeconfigs.forUser(inv.localKubeconfig(), inv.master(), inv.cluster().name(), admin, Optional.ofNullable(target), name);
         } catch (Kubeconfig.Refused | Kubeconfig.Invalid e) {
             throw new GpuctlException(ExitCode.STEP_FAILED, inv.master().name() + ": " + Kube.ADMIN_CONF + ": " + e.getMessage()
-                + "\nNothing was written on this machine. If the master was rebuilt on purpose, run gpuctl bootstrap " + invFile
-                + "; otherwise look at the master before you trust it.");
+                + "\nNothing was written on this machine. Look at the master before you trust it (a master rebuilt on purpose:"
+                + " gpuctl reset " + invFile + ", then gpuctl bootstrap " + invFile + ").");
         }
-        if (!merge) {
-            out.print(Kubeconfig.render(checked, inv.cluster().name()));
+        made.notes().forEach(err::println);
+        if (made.merged().isEmpty()) {
+            out.print(made.text());
             out.flush();
             return ExitCode.OK.code();
         }
-        Kubeconfig.Merged merged;
-        try {
-            merged = Kubeconfig.merge(existing, checked, inv.cluster().name(), name);
-        } catch (Kubeconfig.Invalid e) {
-            throw new GpuctlException(ExitCode.USAGE, target + ": " + e.getMessage() + "; nothing was written (fix the file, or"
-                + " name another with --kubeconfig)");
-        }
-        LaptopKubeconfigs.writeUserFile(target, merged.text());
-        LaptopKubeconfigs.recordMerge(adminFile, target);
+        Kubeconfig.Merged merged = made.merged().get();
         err.println("merged context " + name + " (cluster " + inv.cluster().name() + ", user " + inv.cluster().name() + "-admin) into "
             + target + (Files.exists(LaptopKubeconfigs.backup(target)) ? "; the file as it was first is " + LaptopKubeconfigs.backup(target) : ""));
         err.println(merged.setCurrentContext() ? "current context: " + name : "to use it: kubectl config use-context " + name);

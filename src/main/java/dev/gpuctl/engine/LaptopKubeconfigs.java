@@ -150,6 +150,30 @@ public final class LaptopKubeconfigs {
         return Optional.of("refreshed cluster " + clusterName + "'s credentials in " + target);
     }
 
+    /** What {@code gpuctl kubeconfig} made: the rebuilt kubeconfig (what it prints), the merge when asked for, the notes. */
+    public record ForUser(String text, Optional<Kubeconfig.Merged> merged, List<String> notes) {}
+
+    /**
+     * {@code gpuctl kubeconfig [--merge]} once the master's admin.conf is read: checked and rebuilt into this machine's
+     * copy ({@link #install}, never a new cluster), then, with a target, merged into it (backed up once, written
+     * atomically) and the target recorded for later refreshes. A refused admin.conf writes nothing anywhere.
+     *
+     * @throws Kubeconfig.Refused the master's admin.conf carries a field gpuctl does not take, another endpoint or CA
+     * @throws Kubeconfig.Invalid the master's admin.conf or the target is no kubeconfig
+     */
+    public static ForUser forUser(Path adminFile, Node master, String clusterName, String masterAdmin, Optional<Path> target,
+                                  String context) throws IOException {
+        String existing = target.isPresent() && Files.exists(target.get()) ? Files.readString(target.get(), StandardCharsets.UTF_8) : "";
+        Kubeconfig.contexts(existing); // the target is a kubeconfig, or nothing is done
+        Installed got = install(adminFile, clusterName, masterAdmin, expectedServer(adminFile, master), false);
+        String text = Kubeconfig.render(got.admin(), clusterName);
+        if (target.isEmpty()) return new ForUser(text, Optional.empty(), got.notes());
+        Kubeconfig.Merged merged = Kubeconfig.merge(existing, got.admin(), clusterName, context);
+        if (!merged.text().equals(existing)) writeUserFile(target.get(), merged.text());
+        recordMerge(adminFile, target.get());
+        return new ForUser(text, Optional.of(merged), got.notes());
+    }
+
     /** Records the user's kubeconfig file that {@code kubeconfig --merge} wrote, for later refreshes. */
     public static void recordMerge(Path adminFile, Path target) throws IOException {
         byte[] text = (target.toAbsolutePath() + "\n").getBytes(StandardCharsets.UTF_8);
