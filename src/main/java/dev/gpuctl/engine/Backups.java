@@ -5,6 +5,7 @@ import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.steps.BackupStep;
 import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.RestoreGuardStep;
+import dev.gpuctl.steps.KubeconfigsStep;
 import dev.gpuctl.steps.RestoreStep;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -72,12 +73,14 @@ public final class Backups {
 
     /**
      * The phases of a restore on the master: read-only checks (host preparation done; unless {@code force}, no healthy
-     * cluster running there), then the restore itself ({@link RestoreStep}).
+     * cluster running there), then the restore itself ({@link RestoreStep}), then the copies of the admin.conf it put back
+     * (the master's ~/.kube/config, this machine's, rebuilt: another cluster's CA refused) refreshed ({@link KubeconfigsStep}).
      */
     public static List<Phase> restorePhases(byte[] archive, boolean force) {
         return List.of(
             new Phase("restore-check", "restore: checks on the master, read-only", List.of(new RestoreGuardStep(force)), true),
-            new Phase("restore", "restore the control plane", List.of(new RestoreStep(archive)), false));
+            new Phase("restore", "restore the control plane", List.of(new RestoreStep(archive)), false),
+            new Phase("kubeconfigs", "restore: admin.conf's copies refreshed", List.of(new KubeconfigsStep()), false));
     }
 
     /** Removes a cluster's archives (and their .sha256) in dir beyond the newest keep; returns the archives removed. */
