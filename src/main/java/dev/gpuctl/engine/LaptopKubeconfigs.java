@@ -13,6 +13,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.LocalDateTime;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 
@@ -112,13 +113,13 @@ public final class LaptopKubeconfigs {
             changed = true;
         }
         byte[] text = Kubeconfig.render(admin, clusterName).getBytes(StandardCharsets.UTF_8);
-        if (!Files.isRegularFile(adminFile, LinkOption.NOFOLLOW_LINKS) || !java.util.Arrays.equals(Files.readAllBytes(adminFile), text)) {
+        if (!Files.isRegularFile(adminFile, LinkOption.NOFOLLOW_LINKS) || !Arrays.equals(Files.readAllBytes(adminFile), text)) {
             StateDir.writePrivate(adminFile, text);
             changed = true;
         }
         byte[] hash = (admin.caCertHash() + "\n").getBytes(StandardCharsets.UTF_8);
         Path rec = caRecord(adminFile);
-        if (!Files.isRegularFile(rec, LinkOption.NOFOLLOW_LINKS) || !java.util.Arrays.equals(Files.readAllBytes(rec), hash)) {
+        if (!Files.isRegularFile(rec, LinkOption.NOFOLLOW_LINKS) || !Arrays.equals(Files.readAllBytes(rec), hash)) {
             StateDir.writePrivate(rec, hash);
         }
         refreshMerged(adminFile, clusterName, admin).ifPresent(notes::add);
@@ -178,7 +179,7 @@ public final class LaptopKubeconfigs {
     public static void recordMerge(Path adminFile, Path target) throws IOException {
         byte[] text = (target.toAbsolutePath() + "\n").getBytes(StandardCharsets.UTF_8);
         Path rec = mergedRecord(adminFile);
-        if (Files.isRegularFile(rec, LinkOption.NOFOLLOW_LINKS) && java.util.Arrays.equals(Files.readAllBytes(rec), text)) return;
+        if (Files.isRegularFile(rec, LinkOption.NOFOLLOW_LINKS) && Arrays.equals(Files.readAllBytes(rec), text)) return;
         StateDir.writePrivate(rec, text);
     }
 

@@ -26,6 +26,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -287,7 +288,7 @@ public final class Runner {
     }
 
     /** Prints what an op tells the user on the progress stream, as a line of the host's. */
-    private java.util.function.Consumer<String> told(Node node, String stepId) {
+    private Consumer<String> told(Node node, String stepId) {
         return line -> {
             synchronized (progress) {
                 progress.printf("%-12s %-10s %s%n", node.name(), stepId, line);

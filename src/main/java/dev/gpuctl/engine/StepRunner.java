@@ -1,6 +1,7 @@
 package dev.gpuctl.engine;
 
 import dev.gpuctl.hostconf.HostJournal;
+import dev.gpuctl.hostconf.Kubeconfig;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
@@ -18,6 +19,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 
@@ -33,7 +35,7 @@ final class StepRunner {
     private final Duration maxWait;
     private final BiConsumer<String, Long> announce;
     /** Told what the user must know of an op's outcome (a kubeconfig archived, a merged one refreshed). */
-    private java.util.function.Consumer<String> tell = line -> {};
+    private Consumer<String> tell = line -> {};
 
     StepRunner(Remote remote, HostLog log, Facts facts, Duration timeout, Duration maxWait) {
         this(remote, log, facts, timeout, maxWait, (problem, deadline) -> {});
@@ -53,7 +55,7 @@ final class StepRunner {
     }
 
     /** This runner, telling {@code t} what the user must know of an op's outcome (besides the host's log). */
-    StepRunner telling(java.util.function.Consumer<String> t) {
+    StepRunner telling(Consumer<String> t) {
         this.tell = t;
         return this;
     }
@@ -410,14 +412,14 @@ final class StepRunner {
             boolean newCluster = k.newClusterFact() != null && facts.get(k.newClusterFact()).filter("new"::equals).isPresent();
             try {
                 LaptopKubeconfigs.Installed got = LaptopKubeconfigs.install(k.localPath(), k.clusterName(),
-                    new String(content, java.nio.charset.StandardCharsets.UTF_8), server, newCluster);
+                    new String(content, StandardCharsets.UTF_8), server, newCluster);
                 got.notes().forEach(n -> {
                     log.line(n);
                     tell.accept(n);
                 });
                 if (got.changed()) log.line("rebuilt " + k.remotePath() + " into " + k.localPath());
                 return got.changed();
-            } catch (dev.gpuctl.hostconf.Kubeconfig.Refused | dev.gpuctl.hostconf.Kubeconfig.Invalid ex) {
+            } catch (Kubeconfig.Refused | Kubeconfig.Invalid ex) {
                 throw new OpFailed(k.what(), "rebuild " + k.remotePath() + " into " + k.localPath(),
                     new ExecResult(-1, "", ex.getMessage() + "\nnothing was written on this machine; look at the master before you trust it"
                         + " (a master rebuilt on purpose: gpuctl reset, then gpuctl bootstrap)"));
