@@ -331,12 +331,12 @@ public final class Kubeconfig {
         try {
             o = new Yaml(new SafeConstructor(lo)).load(text);
         } catch (RuntimeException e) {
-            throw new Invalid(what + " is not valid YAML: " + Optional.ofNullable(e.getMessage()).orElse(e.toString()).lines().findFirst().orElse(""));
+            throw new Invalid(what + " is not valid YAML: " + printable(Optional.ofNullable(e.getMessage()).orElse(e.toString()).lines().findFirst().orElse("")));
         }
         if (o == null) return new LinkedHashMap<>();
         if (!(o instanceof Map<?, ?> m)) throw new Invalid(what + " is not a kubeconfig (its top level is not a mapping)");
         Object kind = m.get("kind");
-        if (kind != null && !"Config".equals(kind)) throw new Invalid(what + " is not a kubeconfig (kind: " + kind + ", expected Config)");
+        if (kind != null && !"Config".equals(kind)) throw new Invalid(what + " is not a kubeconfig (kind: " + printable(String.valueOf(kind)) + ", expected Config)");
         return new LinkedHashMap<>((Map<String, Object>) m);
     }
 
