@@ -197,6 +197,8 @@ def cmd_apply(argv, k):
         k.out("[dryrun] Would write new static Pod manifests for %s with image tag %s" % (", ".join(CONTROL_PLANE), v(new)))
         k.out("[upgrade] SUCCESS! A control plane node of your cluster was upgraded to \"%s\"." % v(new))
         return 0
+    if f.get("certificate-renewal", "true") != "false":
+        renew_certificates(k)
     upgraded = "/etc/kubernetes/tmp/kubeadm-upgraded-manifests%d" % (int(time.time() * 1000) % 10 ** 9)
     backup = "/etc/kubernetes/tmp/kubeadm-backup-manifests-%s" % stamp()
     k.out('[upgrade/staticpods] Writing new Static Pod manifests to "%s"' % upgraded)
@@ -236,6 +238,22 @@ def cmd_apply(argv, k):
     k.out()
     k.out("[upgrade] Now please proceed with upgrading the rest of the nodes by following the right order.")
     return 0
+
+
+def renew_certificates(k):
+    """--certificate-renewal (default true): kubeadm renews every certificate it manages, each component's before its
+    new manifest is written, and the kubeconfig files' embedded client certificates, admin.conf's included (a copy of
+    admin.conf made before, e.g. a user's ~/.kube/config, keeps the old one). The CAs are kept."""
+    import kubeadm_certs
+    for name, path, ca, _ in kubeadm_certs.LEAVES:
+        if kubeadm_certs.leaf_pem(path)[0] is None:
+            continue
+        try:
+            kubeadm_certs.renew_leaf(path, ca)
+        except kubeadm_certs.Fail as e:
+            raise k.Fail("error: error execution phase control-plane: couldn't upgrade control plane: failed to renew certificates "
+                         "for component: %s" % e)
+        k.out('[upgrade/staticpods] Renewing %s certificate' % name)
 
 
 def restart_apiserver(k, client, new):

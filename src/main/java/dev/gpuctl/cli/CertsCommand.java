@@ -59,8 +59,8 @@ final class CertsCommand implements Runnable {
         description = {"Renew the control plane's certificates and restart the control plane to use them.",
             "kubeadm certs renew all on the master; its static pods (etcd, kube-apiserver, kube-controller-manager,"
                 + " kube-scheduler) restarted one at a time and each waited for; the new admin.conf to the master's"
-                + " ~/.kube/config and to .gpuctl/; then every certificate checked again. Takes the bootstrap lock. Running it"
-                + " again is safe. CAs (ten years) are not renewed."})
+                + " ~/.kube/config, rebuilt into .gpuctl/ and into a kubeconfig merged by gpuctl kubeconfig --merge; then every"
+                + " certificate checked again. Takes the bootstrap lock. Running it again is safe. CAs (ten years) are not renewed."})
     static final class Renew implements Callable<Integer> {
         @Mixin InventoryOption inventory;
         @Option(names = "--dry-run", description = "Connect and check; show what would run; change nothing.") boolean dryRun;

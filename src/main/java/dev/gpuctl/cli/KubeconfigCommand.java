@@ -1,6 +1,6 @@
 package dev.gpuctl.cli;
 
-import dev.gpuctl.engine.StateDir;
+import dev.gpuctl.engine.LaptopKubeconfigs;
 import dev.gpuctl.hostconf.Kubeconfig;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.ExecResult;
@@ -15,10 +15,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -29,9 +28,12 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "kubeconfig",
     description = {"Print the cluster's admin kubeconfig, or merge it into your kubeconfig file so that kubectl works from here.",
-        "It is read from the master, so always current. --merge names the cluster, user and context after the cluster,"
-            + " replaces entries of those names, keeps every other context, backs the file up once (FILE.gpuctl-orig) and"
-            + " writes it atomically, mode 0600."})
+        "It is read from the master, so always current, and rebuilt, never copied: only the API server's https endpoint,"
+            + " the CA (the one recorded at bootstrap) and the embedded client certificate and key are taken; an admin.conf"
+            + " with anything else (an exec or auth-provider plugin, file paths, a token file, a proxy,"
+            + " insecure-skip-tls-verify) is refused, naming the field.",
+        "--merge names the cluster, user and context after the cluster, replaces entries of those names, keeps every"
+            + " other context, backs the file up once (FILE.gpuctl-orig) and writes it atomically, mode 0600."})
 final class KubeconfigCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
     @Option(names = "--merge", description = "Merge into the kubeconfig file instead of printing.") boolean merge;
@@ -51,7 +53,14 @@ final class KubeconfigCommand implements Callable<Integer> {
                 + " digits, '.', '_', '@' and '-', starting and ending with a letter or digit)");
         }
         Path target = merge ? target() : null;
-        String existing = target != null && Files.exists(target) ? Files.readString(target, StandardCharsets.UTF_8) : "";
+        if (target != null && Files.exists(target)) {
+            try {
+                Kubeconfig.contexts(Files.readString(target, StandardCharsets.UTF_8));
+            } catch (Kubeconfig.Invalid e) {
+                throw new GpuctlException(ExitCode.USAGE, target + ": " + e.getMessage() + "; nothing was written (fix the file, or"
+                    + " name another with --kubeconfig)");
+            }
+        }
         SshOptions ssh = SshOptions.defaults(acceptNew);
         Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
         String admin;
@@ -65,25 +74,25 @@ final class KubeconfigCommand implements Callable<Integer> {
         } catch (RemoteException e) {
             throw GpuctlException.of(e);
         }
-        // the laptop's copy that bootstrap keeps, brought up to date
-        StateDir.writePrivate(inv.stateDir().resolve(inv.cluster().name()).resolve("admin.conf"), admin.getBytes(StandardCharsets.UTF_8));
         PrintWriter out = spec.commandLine().getOut();
-        if (!merge) {
-            out.print(admin);
+        PrintWriter err = spec.commandLine().getErr();
+        LaptopKubeconfigs.ForUser made;
+        try {
+            made = LaptopKubeconfigs.forUser(inv.localKubeconfig(), inv.master(), inv.cluster().name(), admin, Optional.ofNullable(target), name);
+        } catch (Kubeconfig.Refused | Kubeconfig.Invalid e) {
+            throw new GpuctlException(ExitCode.STEP_FAILED, inv.master().name() + ": " + Kube.ADMIN_CONF + ": " + e.getMessage()
+                + "\nNothing was written on this machine. Look at the master before you trust it (a master rebuilt on purpose:"
+                + " gpuctl reset " + invFile + ", then gpuctl bootstrap " + invFile + ").");
+        }
+        made.notes().forEach(err::println);
+        if (made.merged().isEmpty()) {
+            out.print(made.text());
             out.flush();
             return ExitCode.OK.code();
         }
-        Kubeconfig.Merged merged;
-        try {
-            merged = Kubeconfig.merge(existing, admin, inv.cluster().name(), name);
-        } catch (Kubeconfig.Invalid e) {
-            throw new GpuctlException(ExitCode.USAGE, target + ": " + e.getMessage() + "; nothing was written (fix the file, or"
-                + " name another with --kubeconfig)");
-        }
-        write(target, merged.text());
-        PrintWriter err = spec.commandLine().getErr();
+        Kubeconfig.Merged merged = made.merged().get();
         err.println("merged context " + name + " (cluster " + inv.cluster().name() + ", user " + inv.cluster().name() + "-admin) into "
-            + target + (Files.exists(backup(target)) ? "; the file as it was first is " + backup(target) : ""));
+            + target + (Files.exists(LaptopKubeconfigs.backup(target)) ? "; the file as it was first is " + LaptopKubeconfigs.backup(target) : ""));
         err.println(merged.setCurrentContext() ? "current context: " + name : "to use it: kubectl config use-context " + name);
         err.flush();
         return ExitCode.OK.code();
@@ -104,25 +113,5 @@ final class KubeconfigCommand implements Callable<Integer> {
             throw new GpuctlException(ExitCode.USAGE, f + " is not a regular file; nothing was written");
         }
         return f;
-    }
-
-    private static Path backup(Path f) { return f.resolveSibling(f.getFileName() + ".gpuctl-orig"); }
-
-    /** Backup once, then a private temporary file renamed into place. */
-    private static void write(Path f, String text) throws IOException {
-        Path dir = f.getParent();
-        if (!Files.isDirectory(dir)) Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-        if (Files.exists(f) && !Files.exists(backup(f), LinkOption.NOFOLLOW_LINKS)) {
-            Files.copy(f, backup(f), StandardCopyOption.COPY_ATTRIBUTES, LinkOption.NOFOLLOW_LINKS);
-            Files.setPosixFilePermissions(backup(f), PosixFilePermissions.fromString("rw-------"));
-        }
-        Path tmp = Files.createTempFile(dir, "." + f.getFileName(), ".gpuctl-tmp",
-            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-        try {
-            Files.writeString(tmp, text, StandardCharsets.UTF_8);
-            Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } finally {
-            Files.deleteIfExists(tmp);
-        }
     }
 }

@@ -26,9 +26,11 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "upgrade",
     description = {"Upgrade the cluster's Kubernetes to the inventory's version (or --to), one minor or a patch at a time.",
-        "Preflight on every host, the control plane on the master (kubeadm upgrade apply), then its node, then the"
-            + " workers in batches (drain, kubeadm upgrade node, kubelet and kubectl, wait Ready with every GPU, uncordon)."
-            + " Run it again after a failure or Ctrl-C: nodes already at the target are skipped. Shares bootstrap's lock."})
+        "Preflight on every host, the control plane on the master (kubeadm upgrade apply, which renews admin.conf: its"
+            + " copies on the master, in .gpuctl/ and in a kubeconfig merged by gpuctl kubeconfig --merge are refreshed),"
+            + " then its node, then the workers in batches (drain, kubeadm upgrade node, kubelet and kubectl, wait Ready"
+            + " with every GPU, uncordon). Run it again after a failure or Ctrl-C: nodes already at the target are skipped."
+            + " Shares bootstrap's lock."})
 final class UpgradeCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
     @Option(names = "--to", paramLabel = "VERSION", description = "Target version: a minor (1.35: the newest patch the package"

@@ -77,7 +77,8 @@ public final class Backups {
 
     /**
      * The phases of a restore on the master: read-only checks (host preparation done; unless {@code force}, no healthy
-     * cluster running there), then the restore itself ({@link RestoreStep}).
+     * cluster running there), then the restore itself ({@link RestoreStep}, which ends with the copies of the admin.conf it put
+     * back: the master's ~/.kube/config and this machine's, rebuilt, another cluster's CA refused).
      */
     public static List<Phase> restorePhases(Restorable archive, boolean force) {
         return List.of(

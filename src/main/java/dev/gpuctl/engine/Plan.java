@@ -126,6 +126,12 @@ public record Plan(String cluster, String summary, List<String> cidrConflicts, L
             m.put("path", f.remotePath());
             Path to = f.localPath().toAbsolutePath();
             m.put("to", to.startsWith(base) ? base.relativize(to) + " (beside the inventory)" : to.toString());
+        } else if (op instanceof Op.FetchKubeconfig k) {
+            m.put("kind", "fetch");
+            m.put("path", k.remotePath());
+            Path to = k.localPath().toAbsolutePath();
+            m.put("to", to.startsWith(base) ? base.relativize(to) + " (beside the inventory)" : to.toString());
+            m.put("rule", Op.FetchKubeconfig.RULE);
         } else if (op instanceof Op.Capture c) {
             m.put("kind", "capture");
             m.put("command", c.command());

@@ -153,7 +153,14 @@ public final class PlanText {
                         block(sb, op.get("contentWhenAbsent"));
                     }
                 }
-                case "fetch" -> sb.append("          copy ").append(op.get("path")).append(" to ").append(op.get("to")).append(" (0600)\n");
+                case "fetch" -> {
+                    if (op.containsKey("rule")) {
+                        sb.append("          rebuild ").append(op.get("path")).append(" into ").append(op.get("to")).append(" (0600): ")
+                            .append(op.get("rule")).append("\n");
+                    } else {
+                        sb.append("          copy ").append(op.get("path")).append(" to ").append(op.get("to")).append(" (0600)\n");
+                    }
+                }
                 case "capture" -> {
                     sb.append("          $ ").append(op.get("command")).append('\n');
                     sb.append("          (output kept for later steps").append("true".equals(op.get("secret")) ? ", masked in all output and logs" : "").append(")\n");

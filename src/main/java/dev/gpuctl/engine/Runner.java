@@ -28,6 +28,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -308,7 +309,17 @@ public final class Runner {
     // ---- APPLY and DRY_RUN: a host's steps in order ----
 
     private StepRunner stepRunner(Node node, HostLog log) {
-        return new StepRunner(run.remote(node), log, facts, options.commandTimeout(), options.maxWait());
+        return new StepRunner(run.remote(node), log, facts, options.commandTimeout(), options.maxWait()).telling(told(node, "-"));
+    }
+
+    /** Prints what an op tells the user on the progress stream, as a line of the host's. */
+    private Consumer<String> told(Node node, String stepId) {
+        return line -> {
+            synchronized (progress) {
+                progress.printf("%-12s %-10s %s%n", node.name(), stepId, line);
+                progress.flush();
+            }
+        };
     }
 
     /** A step runner whose waits the step may announce on the progress stream ({@link Step#whileWaiting}). */
@@ -320,7 +331,7 @@ public final class Runner {
                 progress.printf("%-12s %-10s %s%n", node.name(), step.id(), line);
                 progress.flush();
             }
-        });
+        }).telling(told(node, step.id()));
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.gpuctl.engine;
 
 import dev.gpuctl.hostconf.HostJournal;
+import dev.gpuctl.hostconf.Kubeconfig;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
@@ -18,6 +19,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 
@@ -32,6 +34,8 @@ final class StepRunner {
     private final Duration timeout;
     private final Duration maxWait;
     private final BiConsumer<String, Long> announce;
+    /** Told what the user must know of an op's outcome (a kubeconfig archived, a merged one refreshed). */
+    private Consumer<String> tell = line -> {};
 
     StepRunner(Remote remote, HostLog log, Facts facts, Duration timeout, Duration maxWait) {
         this(remote, log, facts, timeout, maxWait, (problem, deadline) -> {});
@@ -48,6 +52,12 @@ final class StepRunner {
         this.timeout = timeout;
         this.maxWait = maxWait;
         this.announce = announce;
+    }
+
+    /** This runner, telling {@code t} what the user must know of an op's outcome (besides the host's log). */
+    StepRunner telling(Consumer<String> t) {
+        this.tell = t;
+        return this;
     }
 
     /** Thrown when a command of an apply fails; carries what the failure report shows. */
@@ -397,6 +407,36 @@ final class StepRunner {
             }
             log.line("fetched " + from + " to " + f.localPath());
             return true;
+        }
+        if (op instanceof Op.FetchKubeconfig k) {
+            byte[] content = remote.download(k.remotePath());
+            Optional<String> server;
+            try {
+                server = Optional.of(facts.substitute(k.server()));
+            } catch (IllegalStateException notLearned) { // the master's IP by name, not learned in this run: the recorded one
+                try {
+                    server = LaptopKubeconfigs.recordedServer(k.localPath());
+                } catch (IOException ex) {
+                    throw new OpFailed(k.what(), "read " + k.localPath(), new ExecResult(-1, "", ex.toString()));
+                }
+            }
+            boolean newCluster = k.newClusterFact() != null && facts.get(k.newClusterFact()).filter("new"::equals).isPresent();
+            try {
+                LaptopKubeconfigs.Installed got = LaptopKubeconfigs.install(k.localPath(), k.clusterName(),
+                    new String(content, StandardCharsets.UTF_8), server, newCluster);
+                got.notes().forEach(n -> {
+                    log.line(n);
+                    tell.accept(n);
+                });
+                if (got.changed()) log.line("rebuilt " + k.remotePath() + " into " + k.localPath());
+                return got.changed();
+            } catch (Kubeconfig.Refused | Kubeconfig.Invalid ex) {
+                throw new OpFailed(k.what(), "rebuild " + k.remotePath() + " into " + k.localPath(),
+                    new ExecResult(-1, "", ex.getMessage() + "\nnothing was written on this machine; look at the master before you trust it"
+                        + " (a master rebuilt on purpose: gpuctl reset, then gpuctl bootstrap)"));
+            } catch (IOException ex) {
+                throw new OpFailed(k.what(), "write " + k.localPath(), new ExecResult(-1, "", ex.toString()));
+            }
         }
         if (op instanceof Op.Capture c) {
             ExecResult res = exec(c.command(), c.secret());

@@ -6,7 +6,6 @@ import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.security.cert.CertificateEncodingException;
 import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
@@ -174,7 +173,7 @@ public final class Kubeadm {
     /**
      * The {@code --discovery-token-ca-cert-hash} of a CA certificate, exactly as kubeadm computes it:
      * {@code sha256:} and the lower-case hex SHA-256 of the certificate's SubjectPublicKeyInfo,
-     * taken as the bytes stored in the certificate (not re-encoded). For a PEM bundle, the first
+     * as Java encodes the certificate's public key ({@code getPublicKey().getEncoded()}: X.509 SubjectPublicKeyInfo). For a PEM bundle, the first
      * certificate counts.
      *
      * @throws HostConfException when the text is not a PEM (or DER) X.509 certificate
@@ -187,11 +186,13 @@ public final class Kubeadm {
         } catch (CertificateException | ClassCastException e) {
             throw new HostConfException("the CA certificate is not a PEM X.509 certificate: " + e.getMessage(), e);
         }
+        return caCertHash(cert);
+    }
+
+    /** {@link #caCertHash(String)} of a parsed certificate: SHA-256 of its public key's SubjectPublicKeyInfo encoding. */
+    public static String caCertHash(X509Certificate cert) {
         try {
-            byte[] spki = subjectPublicKeyInfo(cert.getTBSCertificate());
-            return "sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(spki));
-        } catch (CertificateEncodingException e) {
-            throw new HostConfException("the CA certificate could not be read: " + e.getMessage(), e);
+            return "sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(cert.getPublicKey().getEncoded()));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every Java has SHA-256", e);
         }
@@ -267,45 +268,5 @@ public final class Kubeadm {
         List<String> out = new ArrayList<>();
         array.forEach(n -> out.add(n.asText()));
         return out;
-    }
-
-    /**
-     * The DER bytes of subjectPublicKeyInfo inside a TBSCertificate (RFC 5280 4.1):
-     * SEQUENCE { [0] version OPTIONAL, serialNumber, signature, issuer, validity, subject,
-     * subjectPublicKeyInfo, ... }.
-     */
-    static byte[] subjectPublicKeyInfo(byte[] tbs) {
-        Der outer = Der.at(tbs, 0);
-        if (outer.tag != 0x30) throw new HostConfException("the CA certificate's TBSCertificate is not a SEQUENCE");
-        int pos = outer.contentStart;
-        Der field = Der.at(tbs, pos);
-        if (field.tag == 0xA0) { // explicit version
-            pos = field.end;
-            field = Der.at(tbs, pos);
-        }
-        for (int skip = 0; skip < 5; skip++) { // serial, signature, issuer, validity, subject
-            pos = field.end;
-            field = Der.at(tbs, pos);
-        }
-        if (field.tag != 0x30) throw new HostConfException("the CA certificate has no SubjectPublicKeyInfo");
-        return Arrays.copyOfRange(tbs, field.start, field.end);
-    }
-
-    /** One DER element: tag, where its content starts, where it ends. */
-    private record Der(int tag, int start, int contentStart, int end) {
-        static Der at(byte[] b, int start) {
-            if (start + 2 > b.length) throw new HostConfException("the CA certificate is truncated");
-            int tag = b[start] & 0xff;
-            int len = b[start + 1] & 0xff;
-            int pos = start + 2;
-            if (len >= 0x80) {
-                int n = len & 0x7f;
-                if (n == 0 || n > 4 || pos + n > b.length) throw new HostConfException("the CA certificate is malformed");
-                len = 0;
-                for (int i = 0; i < n; i++) len = (len << 8) | (b[pos++] & 0xff);
-            }
-            if (len < 0 || pos + len > b.length) throw new HostConfException("the CA certificate is truncated");
-            return new Der(tag, start, pos, pos + len);
-        }
     }
 }

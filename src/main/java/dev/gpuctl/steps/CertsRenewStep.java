@@ -16,7 +16,8 @@ import java.util.Optional;
  * {@code gpuctl certs renew} on the master: {@code kubeadm certs renew all}; then the control-plane static pods
  * restarted one at a time the way kubeadm documents it (the manifest moved out of /etc/kubernetes/manifests, the
  * kubelet stops the pod, the manifest moved back, the kubelet starts it again), each waited for; then the new
- * admin.conf to the ssh user's ~/.kube/config and to this machine's .gpuctl/. Asked for, so it always renews:
+ * admin.conf to the ssh user's ~/.kube/config, rebuilt into this machine's .gpuctl/ and into a kubeconfig merged before
+ * ({@link KubeconfigsStep}). Asked for, so it always renews:
  * renewing again is safe (kubeadm keeps each key, subject and SANs and signs for one more year).
  */
 public final class CertsRenewStep implements Step {
@@ -52,8 +53,7 @@ public final class CertsRenewStep implements Step {
         ops.add(Op.Run.of("kubeadm certs renew all", "test -f " + Kube.ADMIN_CONF + " && kubeadm certs renew all"));
         String endpoint = ctx.cluster().runtime().criSocket();
         for (String pod : STATIC_PODS) ops.add(Op.Run.of("restart the " + pod + " static pod", restart(pod, endpoint)));
-        ops.add(ControlPlaneStep.userKubeconfigOp(ctx));
-        ops.add(ControlPlaneStep.fetchKubeconfigOp(ctx));
+        ops.addAll(new KubeconfigsStep().apply(ctx));
         return ops;
     }
 
@@ -87,7 +87,7 @@ public final class CertsRenewStep implements Step {
         probes.add(Probe.of("every control-plane certificate has more than 30 days left (kubeadm certs check-expiration)",
             "kubeadm certs check-expiration 2>&1", r -> r.ok() ? notRenewed(r.stdout(), clock.instant())
                 : Optional.of("kubeadm certs check-expiration: exit " + r.exit() + ": " + Probe.oneLine(r.stdout()))));
-        probes.addAll(new ControlPlaneStep().check(ctx).subList(1, 3));
+        probes.addAll(new KubeconfigsStep().check(ctx));
         return probes;
     }
 

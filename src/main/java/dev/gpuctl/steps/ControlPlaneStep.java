@@ -6,14 +6,12 @@ import dev.gpuctl.hostconf.HostConfException;
 import dev.gpuctl.hostconf.HostJournal;
 import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.hostconf.KubeadmConfig;
+import dev.gpuctl.hostconf.Kubeconfig;
 import dev.gpuctl.inventory.Node;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -25,6 +23,8 @@ import java.util.Optional;
  */
 public final class ControlPlaneStep implements Step {
     static final String CONFIG = Kube.DIR + "/kubeadm-init.yaml";
+    /** "new" when this run found no control plane on the master (kubeadm init makes one), else "existing". */
+    static final String CONTROL_PLANE_BEFORE = "controlplane.before";
 
     @Override public String id() { return "init"; }
 
@@ -64,8 +64,9 @@ public final class ControlPlaneStep implements Step {
         return List.of(
             Probe.succeeds("admin.conf in the ssh user's ~/.kube/config",
                 "cmp -s " + Kube.ADMIN_CONF + " \"" + userKubeconfig(ctx) + "\""),
-            Probe.of("admin.conf copied to .gpuctl/" + ctx.cluster().name() + "/admin.conf beside the inventory", "sha256sum " + Kube.ADMIN_CONF,
-                r -> r.ok() && r.stdout().startsWith(sha256(local)) ? Optional.empty()
+            Probe.of("admin.conf rebuilt into .gpuctl/" + ctx.cluster().name() + "/admin.conf beside the inventory",
+                Kubeconfig.CREDENTIALS_PROBE.formatted(Kube.ADMIN_CONF, Kube.ADMIN_CONF),
+                r -> r.ok() && Kubeconfig.sameCredentials(read(local), r.stdout()) ? Optional.empty()
                     : Optional.of(local + " is missing or differs from the master's")));
     }
 
@@ -78,14 +79,11 @@ public final class ControlPlaneStep implements Step {
         }
     }
 
-    static String sha256(Path file) {
+    private static String read(Path file) {
         try {
-            byte[] d = MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(file));
-            return HexFormat.of().formatHex(d);
+            return Files.readString(file);
         } catch (IOException e) {
-            return "(unreadable)";
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
+            return "";
         }
     }
 
@@ -95,12 +93,14 @@ public final class ControlPlaneStep implements Step {
                 out -> Map.of("kubeadm.version", out.strip()), false),
             Op.Run.of("gpuctl's directory", "install -d -m 0700 " + Kube.DIR).unless("test -d " + Kube.DIR),
             Op.WriteFile.of("kubeadm configuration", CONFIG, config(ctx), "0600"),
+            new Op.Capture("a control plane here before this run", "test -f " + Kube.ADMIN_CONF + " && echo existing || echo new",
+                out -> Map.of(CONTROL_PLANE_BEFORE, out.strip()), false),
             Op.Run.of("kubeadm init", "kubeadm init --config " + CONFIG + " --skip-token-print")
                 .unless("test -f " + Kube.ADMIN_CONF),
             new Op.Capture("the cluster CA's hash, recorded on this machine", "cat " + ClusterIdentityStep.CA_CRT,
                 out -> Map.of(ClusterIdentityStep.caFact(ctx.node().name()), caHash(out)), false),
             userKubeconfigOp(ctx),
-            fetchKubeconfigOp(ctx));
+            fetchKubeconfigOp(ctx, CONTROL_PLANE_BEFORE));
     }
 
     /** admin.conf installed as the ssh user's ~/.kube/config (the user's own first kept as config.gpuctl-orig). */
@@ -119,8 +119,15 @@ public final class ControlPlaneStep implements Step {
                         + "h=$(printf '%s\\n' \"$pw\" | cut -d: -f6); gw \"$h/.kube/config\" || exit 1"));
     }
 
-    /** admin.conf copied to this machine's .gpuctl/CLUSTER/admin.conf. */
-    static Op fetchKubeconfigOp(HostContext ctx) {
-        return new Op.Fetch("admin.conf to this machine", Kube.ADMIN_CONF, localKubeconfig(ctx));
+    /**
+     * admin.conf rebuilt into this machine's .gpuctl/CLUSTER/admin.conf (and a kubeconfig merged before refreshed).
+     * With {@code newClusterFact} ("new" when this run ran kubeadm init), a new CA archives the old copy; without, it is refused.
+     */
+    static Op fetchKubeconfigOp(HostContext ctx, String newClusterFact) {
+        return new Op.FetchKubeconfig("admin.conf rebuilt on this machine", Kube.ADMIN_CONF, localKubeconfig(ctx), ctx.cluster().name(),
+            "https://" + KubeadmConfig.hostForUrl(ctx.nodeIp()) + ":6443", newClusterFact);
     }
+
+    /** admin.conf rebuilt on this machine after kubeadm renewed it: another CA is refused. */
+    static Op fetchKubeconfigOp(HostContext ctx) { return fetchKubeconfigOp(ctx, null); }
 }

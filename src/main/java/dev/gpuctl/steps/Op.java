@@ -116,6 +116,24 @@ public sealed interface Op {
     }
 
     /**
+     * The master's admin.conf read and rebuilt into this machine's kubeconfig (0600), never copied: only the fields
+     * gpuctl takes, the endpoint and the CA checked, a kubeconfig merged before refreshed (the engine's
+     * LaptopKubeconfigs).
+     *
+     * @param server          the cluster's endpoint, {@code https://IP:6443} (a {{fact}} may fill in the IP)
+     * @param newClusterFact  a fact that is "new" when this run made the control plane (a new CA is then a new
+     *                        cluster: the old copy archived); null: a CA other than the recorded one is refused
+     */
+    record FetchKubeconfig(String what, String remotePath, Path localPath, String clusterName, String server,
+                           String newClusterFact) implements Op {
+        /** What the plan says about it. */
+        public static final String RULE = "rebuilt, never copied: only the https server (the cluster's endpoint),"
+            + " certificate-authority-data (the CA recorded at bootstrap), client-certificate-data and client-key-data are taken;"
+            + " anything else (exec, auth-provider, file paths, tokenFile, proxy-url, insecure-skip-tls-verify) is refused;"
+            + " a kubeconfig merged by gpuctl kubeconfig --merge is refreshed";
+    }
+
+    /**
      * Runs a command and keeps facts parsed from its stdout for later ops ({@code {{key}}}).
      * With {@code secret}, the values are masked everywhere they would be shown.
      */

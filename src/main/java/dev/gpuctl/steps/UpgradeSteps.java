@@ -24,7 +24,7 @@ import java.util.regex.Pattern;
 /**
  * {@code gpuctl upgrade} as phases on the one engine (docs/day2.md): a read-only preflight on every host (every
  * version read, the skew rules checked, every node Ready); the master (kubeadm to the target, {@code kubeadm upgrade
- * plan}, {@code kubeadm upgrade apply}, then its own node drained, kubelet and kubectl to the target, restarted, Ready,
+ * plan}, {@code kubeadm upgrade apply}, the copies of the admin.conf it renewed refreshed ({@link KubeconfigsStep}), then its own node drained, kubelet and kubectl to the target, restarted, Ready,
  * uncordoned); then the workers in batches (drained from the master, kubeadm, {@code kubeadm upgrade node}, kubelet and
  * kubectl on the worker, then waited for from the master until Ready with every GPU allocatable, and uncordoned).
  * Every step's check is "this node is already at the target", so a re-run skips what is done and resumes the rest.
@@ -77,7 +77,7 @@ public final class UpgradeSteps {
         String master = m.name();
         List<Phase> phases = new ArrayList<>();
         phases.add(new Phase("control-plane", "control plane to " + o.target() + " (on " + master + ")",
-            List.of(new KubeadmPackage(o.target(), Set.of(master)), new ControlPlane(o.target())), false));
+            List.of(new KubeadmPackage(o.target(), Set.of(master)), new ControlPlane(o.target()), new KubeconfigsStep()), false));
         phases.add(drain(List.of(master), o));
         phases.add(new Phase("master-node", "node " + master + ": kubelet and kubectl to " + o.target() + ", back",
             List.of(new KubeletPackages(o.target(), Set.of(master)), new NodeBack(m, o.target())), false));

@@ -1,6 +1,7 @@
 package dev.gpuctl.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -35,6 +36,10 @@ class UpgradeE2E {
     static String master;
     static String w1;
     static String w2;
+    /** A kubeconfig of the user's that {@code gpuctl kubeconfig --merge} wrote into before the upgrade. */
+    static Path merged;
+    /** admin.conf's client certificate before the upgrade (kubeadm upgrade apply renews it). */
+    static String adminCertBefore;
 
     @AfterAll static void down() {
         if (bed != null) bed.down();
@@ -59,12 +64,33 @@ class UpgradeE2E {
             + "spec:\n  backoffLimit: 0\n  template:\n    spec:\n      restartPolicy: Never\n      nodeSelector: {kubernetes.io/hostname: " + w1 + "}\n"
             + "      containers:\n      - name: train\n        image: nvcr.io/nvidia/pytorch:25.01-py3\n        command: [sleep, \"900\"]\n"
             + "        resources: {limits: {nvidia.com/gpu: 1}}\nEOF");
+        merged = Files.createTempDirectory("gpuctl-upgrade-kube").resolve("config");
+        Gpuctl.Run m = Gpuctl.run("kubeconfig", "--merge", "--kubeconfig", merged.toString(), at134.toString());
+        assertEquals(0, m.code(), m::toString);
+        adminCertBefore = clientCertificate(bed.ok(master, "cat /etc/kubernetes/admin.conf"));
+        assertTrue(Files.readString(merged).contains(adminCertBefore));
         bed.ok(master, "for i in $(seq 60); do " + KUBECTL + "get pods -l job-name=train-42 -o jsonpath='{.items[0].status.phase}' | grep -q Running && exit 0; sleep 1; done; exit 1");
+    }
+
+    /** The client-certificate-data of a kubeconfig's (only) user. */
+    static String clientCertificate(String kubeconfig) {
+        return kubeconfig.lines().map(String::strip).filter(l -> l.startsWith("client-certificate-data:")).findFirst().orElseThrow()
+            .substring("client-certificate-data:".length()).strip();
     }
 
     static String kubeletVersions() {
         return bed.ok(master, KUBECTL + "get nodes -o jsonpath='{range .items[*]}{.metadata.name}={.status.nodeInfo.kubeletVersion}"
             + " {.spec.unschedulable} {.status.allocatable.nvidia\\.com/gpu}{\"\\n\"}{end}'");
+    }
+
+    @SuppressWarnings("unchecked")
+    static String clusterName() {
+        try {
+            Map<String, Object> inv = new org.yaml.snakeyaml.Yaml().load(Files.readString(at135));
+            return ((Map<String, Object>) inv.get("cluster")).get("name").toString();
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
     }
 
     @Test @Order(1) void bootstrapRefusesTheRaisedVersionAndChangesNothing() {
@@ -139,6 +165,22 @@ class UpgradeE2E {
         assertEquals(List.of(master + "=v1.35.1", w1 + "=v1.35.1  1", w2 + "=v1.35.1  2"), nodes.stream().sorted().toList(),
             "every kubelet at 1.35, uncordoned, every GPU allocatable");
         assertTrue(bed.ok(w1, "kubelet --version").contains("v1.35.1"));
+
+        // kubeadm upgrade apply renewed admin.conf's client certificate: every copy follows, and verify is clean at once
+        String adminConf = bed.ok(master, "cat /etc/kubernetes/admin.conf");
+        String renewed = clientCertificate(adminConf);
+        assertNotEquals(adminCertBefore, renewed, "kubeadm upgrade apply renewed admin.conf's client certificate");
+        bed.ok(master, "cmp /etc/kubernetes/admin.conf /root/.kube/config");
+        try {
+            String laptop = Files.readString(at135.resolveSibling(".gpuctl").resolve(clusterName()).resolve("admin.conf"));
+            assertEquals(renewed, clientCertificate(laptop), "this machine's copy holds the renewed certificate");
+            String mergedNow = Files.readString(merged);
+            assertTrue(mergedNow.contains(renewed) && !mergedNow.contains(adminCertBefore), "the merged kubeconfig refreshed\n" + mergedNow);
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+        Gpuctl.Run verify = Gpuctl.run("verify", at135.toString());
+        assertEquals(0, verify.code(), "verify right after the upgrade\n" + verify);
 
         Map<String, String> before = bed.fingerprints(STATE);
         Gpuctl.Run again = Gpuctl.run("upgrade", at135.toString());

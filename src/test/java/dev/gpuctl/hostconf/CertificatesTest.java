@@ -96,11 +96,12 @@ class CertificatesTest {
 
     @Test void kubeconfigClientCertificateIsReadWithJavaSecurity() throws IOException {
         byte[] pem = Files.readAllBytes(Path.of("src/test/resources/kubeadm/ca-rsa.crt"));
-        String admin = KubeconfigTest.ADMIN.replace("Q0VSVA==", Base64.getEncoder().encodeToString(pem));
+        String admin = KubeconfigTest.ADMIN.replace(KubeconfigTest.CERT, Base64.getEncoder().encodeToString(pem));
         assertEquals(Optional.of(Instant.parse("2036-11-29T12:19:40Z")), Certificates.kubeconfigClientNotAfter(admin, "admin.conf"));
-        String token = KubeconfigTest.ADMIN.replace("client-certificate-data: Q0VSVA==", "token: abc");
+        String token = KubeconfigTest.ADMIN.replace("client-certificate-data: " + KubeconfigTest.CERT, "token: abc");
         assertEquals(Optional.empty(), Certificates.kubeconfigClientNotAfter(token, "admin.conf"));
-        HostConfException e = assertThrows(HostConfException.class, () -> Certificates.kubeconfigClientNotAfter(KubeconfigTest.ADMIN, "admin.conf"));
+        HostConfException e = assertThrows(HostConfException.class, () -> Certificates.kubeconfigClientNotAfter(
+            KubeconfigTest.ADMIN.replace(KubeconfigTest.CERT, "Q0VSVA=="), "admin.conf"));
         assertTrue(e.getMessage().startsWith("admin.conf's client-certificate-data is not an X.509 certificate"), e.getMessage());
     }
 }

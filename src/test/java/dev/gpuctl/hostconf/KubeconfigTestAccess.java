@@ -7,6 +7,6 @@ public final class KubeconfigTestAccess {
     private KubeconfigTestAccess() {}
 
     public static String admin(byte[] certPem) {
-        return KubeconfigTest.ADMIN.replace("Q0VSVA==", Base64.getEncoder().encodeToString(certPem));
+        return KubeconfigTest.ADMIN.replace(KubeconfigTest.CERT, Base64.getEncoder().encodeToString(certPem));
     }
 }

@@ -36,9 +36,11 @@ class CertsRenewStepTest {
         List<Op> ops = step.apply(new HostContext(inv, inv.node("m1").orElseThrow()));
         assertEquals(List.of("kubeadm certs renew all", "restart the etcd static pod", "restart the kube-apiserver static pod",
                 "restart the kube-controller-manager static pod", "restart the kube-scheduler static pod",
-                "admin.conf for the ssh user", "admin.conf to this machine"),
+                "admin.conf for the ssh user", "admin.conf rebuilt on this machine"),
             ops.stream().map(Op::what).toList());
-        assertEquals(inv.localKubeconfig(), ((Op.Fetch) ops.get(6)).localPath());
+        Op.FetchKubeconfig fetch = (Op.FetchKubeconfig) ops.get(6);
+        assertEquals(inv.localKubeconfig(), fetch.localPath());
+        assertEquals(null, fetch.newClusterFact(), "after a renewal, another CA is refused, never adopted");
     }
 
     @Test void aRestartMovesTheManifestOutWaitsForTheContainerToGoMovesItBackAndWaitsForItAgain() {
