@@ -154,6 +154,7 @@ public final class BackupArchive {
     public static List<String> refused(List<Entry> entries) {
         List<String> out = new ArrayList<>();
         for (Entry e : entries) {
+            if (legacy(e)) continue;
             String n = "member '" + e.name() + "'";
             if (e.name().startsWith("/")) out.add(n + " has an absolute name");
             else if (Arrays.asList(e.name().split("/", -1)).contains("..")) out.add(n + " has a '..' in its name");
@@ -163,6 +164,21 @@ public final class BackupArchive {
             else if (!allowed(e.name())) out.add(n + " is not a path gpuctl backup writes");
         }
         return List.copyOf(out);
+    }
+
+    /** The kubelet's link to its current client certificate, as the kubelet names it (target absolute or bare). */
+    private static final Pattern KUBELET_CURRENT_TARGET =
+        Pattern.compile("(/var/lib/kubelet/pki/)?kubelet-client-[0-9-]+\\.pem");
+
+    /**
+     * What archives of an earlier gpuctl hold that this one no longer writes, and that a restore leaves out instead of
+     * refusing (they are never uploaded): a directory above the paths backup writes ({@code etc/}, {@code var/lib/}) and
+     * the kubelet's {@code kubelet-client-current.pem} link to a certificate beside it, which the restore makes again.
+     */
+    static boolean legacy(Entry e) {
+        if (e.type() == '5') return HOST_PATHS.stream().anyMatch(p -> p.startsWith(e.name() + "/"));
+        return e.type() == '2' && e.name().equals("var/lib/kubelet/pki/kubelet-client-current.pem")
+            && KUBELET_CURRENT_TARGET.matcher(e.link()).matches();
     }
 
     private static String kind(char type) {
@@ -195,6 +211,7 @@ public final class BackupArchive {
             out.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
             for (TarArchiveEntry e = in.getNextEntry(); e != null; e = in.getNextEntry()) {
                 Entry checked = entry(e);
+                if (legacy(checked)) continue;
                 TarArchiveEntry copy = new TarArchiveEntry(checked.name() + (checked.type() == '5' ? "/" : ""),
                     checked.type() == '5' ? TarConstants.LF_DIR : TarConstants.LF_NORMAL);
                 copy.setMode((checked.type() == '5' ? 040000 : 0100000) | (checked.mode() & 0777));

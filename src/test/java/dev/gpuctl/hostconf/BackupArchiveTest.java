@@ -140,7 +140,9 @@ public class BackupArchiveTest {
             new Case(M.file("../x", "x"), "member '../x' has a '..' in its name"),
             new Case(M.file("/etc/kubernetes/admin.conf", "x"), "member '/etc/kubernetes/admin.conf' has an absolute name"),
             new Case(new M("etc/kubernetes/pki/null", TarConstants.LF_CHR, "", 0666), "member 'etc/kubernetes/pki/null' is a character device"),
-            new Case(M.dir("etc/"), "member 'etc' is not a path gpuctl backup writes"));
+            new Case(M.dir("etc/sudoers.d/"), "member 'etc/sudoers.d' is not a path gpuctl backup writes"),
+            new Case(new M("var/lib/kubelet/pki/kubelet-client-current.pem", TarConstants.LF_SYMLINK, "/etc/shadow", 0777),
+                "member 'var/lib/kubelet/pki/kubelet-client-current.pem' is a symbolic link (to /etc/shadow)"));
         for (Case c : cases) {
             byte[] a = tarGz(with(c.member()));
             List<String> refused = BackupArchive.refused(BackupArchive.entries(a));
@@ -149,6 +151,22 @@ public class BackupArchiveTest {
             var e = assertThrows(BackupArchive.Refused.class, () -> BackupArchive.repack(a));
             assertTrue(e.getMessage().contains(c.says()), e.getMessage());
         }
+    }
+
+    @Test void anEarlierGpuctlsArchiveRestoresWithoutItsParentDirectoriesAndTheKubeletsCurrentLink() throws Exception {
+        List<M> members = new java.util.ArrayList<>(List.of(M.dir("etc/"), M.dir("etc/kubernetes/"), M.dir("var/"), M.dir("var/lib/"),
+            M.dir("var/lib/kubelet/"), M.dir("var/lib/kubelet/pki/"),
+            M.file("var/lib/kubelet/pki/kubelet-client-2026-01-02-03-04-05.pem", "cert"),
+            new M("var/lib/kubelet/pki/kubelet-client-current.pem", TarConstants.LF_SYMLINK,
+                "/var/lib/kubelet/pki/kubelet-client-2026-01-02-03-04-05.pem", 0777)));
+        members.addAll(complete());
+        byte[] a = tarGz(members);
+        assertEquals(List.of(), BackupArchive.refused(BackupArchive.entries(a)));
+        List<String> uploaded = BackupArchive.entries(BackupArchive.repack(a)).stream().map(BackupArchive.Entry::name).toList();
+        for (String gone : List.of("etc", "etc/kubernetes", "var", "var/lib", "var/lib/kubelet", "var/lib/kubelet/pki/kubelet-client-current.pem")) {
+            assertFalse(uploaded.contains(gone), gone + " is left out of what the master gets: " + uploaded);
+        }
+        assertTrue(uploaded.contains("var/lib/kubelet/pki") && uploaded.contains("var/lib/kubelet/pki/kubelet-client-2026-01-02-03-04-05.pem"), uploaded.toString());
     }
 
     @Test void aPaxArchiveWithLongNamesReadsAndRepacksOnlyRegularFilesAndDirectoriesOwnedByRoot() throws Exception {
