@@ -37,7 +37,7 @@ final class Inventories {
         String place = nodes.stream().filter(n -> n.name().equals(host) && n.ssh().keyOrigin() == SshSettings.KeyOrigin.INVENTORY)
             .findFirst().flatMap(n -> InventoryLoader.identityFilePlace(file, n.name()))
             .map(p -> p + ": ssh.identityFile: ").orElse(file + ": ");
-        return place + why + " Nothing was connected to.";
+        return place + why + (why.endsWith(".") ? "" : ".") + " Nothing was connected to.";
     }
 
     /**

@@ -205,6 +205,20 @@ class CliTest {
         }
     }
 
+    @Test void aMissingKeyOfTheInventorysSshDefaultsIsRefusedAtItsPlaceByEveryConnectingCommand(@TempDir Path dir) throws IOException {
+        Path key = dir.resolve("no_such_key");
+        Path inv = loopbackInventory(dir, key);
+        String place = inv + ":2:" + (Files.readAllLines(inv).get(1).indexOf("\"" + key) + 1); // the quoted scalar starts at its quote
+        for (String[] args : new String[][] {{"verify", inv.toString()}, {"join-token", inv.toString()}, {"gpus", inv.toString()}}) {
+            Run r = run(args);
+            assertEquals(2, r.code, () -> String.join(" ", args) + ": " + r);
+            assertTrue(r.err.startsWith("gpuctl: " + place + ": ssh.identityFile: m: cannot use the identity file " + key), r::toString);
+        }
+        Run plan = run("plan", inv.toString());
+        assertEquals(0, plan.code, plan::toString);
+        assertTrue(plan.out.contains("  warning: " + place + ": ssh.identityFile: " + key + " does not exist"), plan::toString);
+    }
+
     @Test void everySubcommandHasHelp() {
         for (String[] cmd : new String[][] {{"plan"}, {"bootstrap"}, {"join-token"}, {"verify"}, {"gpus"}, {"job"}, {"job", "render"},
                 {"job", "submit"}, {"kubeconfig"}, {"completion"}}) {
