@@ -18,7 +18,7 @@ final class Examples {
             "gpuctl verify inventory.yaml               # after a reboot or an update")),
         Map.entry("gpuctl plan", List.of(
             "gpuctl plan inventory.yaml",
-            "gpuctl plan --hosts worker-1 --only runtime,packages inventory.yaml",
+            "gpuctl plan --details --hosts worker-1 --only runtime,packages inventory.yaml",
             "gpuctl plan --json inventory.yaml > plan.json")),
         Map.entry("gpuctl bootstrap", List.of(
             "gpuctl bootstrap --dry-run inventory.yaml",

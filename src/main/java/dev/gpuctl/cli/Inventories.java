@@ -5,6 +5,7 @@ import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryException;
 import dev.gpuctl.inventory.InventoryLoader;
 import dev.gpuctl.inventory.Node;
+import dev.gpuctl.inventory.SshSettings;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
@@ -19,13 +20,24 @@ import java.util.Map;
 final class Inventories {
     private Inventories() {}
 
-    /** Exit 2 when a node's identity file is missing, unreadable or not a usable key: nothing connects first. */
+    /**
+     * Exit 2 when a node's identity file is missing, unreadable or not a usable key: nothing connects first. A key the
+     * inventory names is refused at its place there (FILE:LINE:COLUMN of {@code ssh.identityFile}).
+     */
     static void checkIdentityFiles(Path file, Collection<Node> nodes, SshOptions ssh) {
         try {
             Remotes.checkIdentityFiles(nodes, ssh);
         } catch (RemoteException e) {
-            throw new GpuctlException(ExitCode.USAGE, file + ": " + e.getMessage() + " Nothing was connected to.");
+            throw new GpuctlException(ExitCode.USAGE, identityRefusal(file, nodes, e.host(), e.getMessage()));
         }
+    }
+
+    /** "FILE:LINE:COLUMN: ssh.identityFile: WHY Nothing was connected to." (just "FILE: WHY …" for a key the file does not name). */
+    static String identityRefusal(Path file, Collection<Node> nodes, String host, String why) {
+        String place = nodes.stream().filter(n -> n.name().equals(host) && n.ssh().keyOrigin() == SshSettings.KeyOrigin.INVENTORY)
+            .findFirst().flatMap(n -> InventoryLoader.identityFilePlace(file, n.name()))
+            .map(p -> p + ": ssh.identityFile: ").orElse(file + ": ");
+        return place + why + (why.endsWith(".") ? "" : ".") + " Nothing was connected to.";
     }
 
     /**

@@ -7,12 +7,13 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.gpuctl.engine.Plan;
+import dev.gpuctl.engine.PlanConnections;
 import dev.gpuctl.engine.PlanFilter;
 import dev.gpuctl.engine.PlanSummary;
 import dev.gpuctl.engine.PlanText;
+import dev.gpuctl.engine.ShellHelpers;
 import dev.gpuctl.hostconf.Secrets;
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.inventory.InventoryException;
 import dev.gpuctl.inventory.InventoryLoader;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -27,9 +28,9 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 @Command(name = "plan",
-    description = {"Validate the inventory, check that networks do not overlap, and print what bootstrap would do: "
-        + "first a summary (which host gets which step), then every step's exact commands and files on each host.",
-        "Offline: opens no connection."})
+    description = {"Validate the inventory, check that networks do not overlap, and print a summary of what bootstrap would do: "
+        + "which host gets which step, what each step changes, how each host is reached, and the warnings.",
+        "With --details, also every phase, host, step, command and file. Offline: opens no connection."})
 final class PlanCommand implements Callable<Integer> {
     /** The id of the --json document's shape; docs/plan.schema.json describes it. Fields are only ever added. */
     static final String SCHEMA = "gpuctl.plan/v1";
@@ -40,16 +41,20 @@ final class PlanCommand implements Callable<Integer> {
         + "(preflight always): ${COMPLETION-CANDIDATES}", completionCandidates = BootstrapCommand.StepIds.class)
     List<String> only = List.of();
     @Option(names = "--hosts", split = ",", paramLabel = "NAME", description = "Only these hosts.") List<String> hosts = List.of();
+    @Option(names = "--details", description = "Also print every phase, host, step, command and file (commands as they can be pasted into a shell).")
+    boolean details;
     @Option(names = "--upgrade", description = "Print what `gpuctl upgrade` would do instead (as upgrade --dry-run with its defaults).") boolean upgrade;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
     @Override public Integer call() throws Exception {
         Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
-        var missing = InventoryLoader.missingIdentityFiles(inv, inventory.resolve(parent.env), parent.env);
-        if (!missing.isEmpty()) throw Inventories.usageError(inventory.resolve(parent.env), new InventoryException(missing));
+        // offline, a key that is not on this machine yet is a warning: the connecting commands refuse it (exit 2)
+        List<String> warnings = InventoryLoader.missingIdentityFiles(inv, inventory.resolve(parent.env), parent.env).stream()
+            .map(e -> e.format() + "; the commands that connect refuse to start without it").toList();
         if (upgrade) {
-            spec.commandLine().getOut().print(UpgradeCommand.dryRunText(inv, UpgradeCommand.options(inv, null, "1", Duration.ofMinutes(10), false)));
+            spec.commandLine().getOut().print(UpgradeCommand.dryRunText(inv, UpgradeCommand.options(inv, null, "1", Duration.ofMinutes(10), false),
+                warnings, details));
             spec.commandLine().getOut().flush();
             return ExitCode.OK.code();
         }
@@ -59,9 +64,9 @@ final class PlanCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
             ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-            out.println(mapper.writeValueAsString(redacted(document(mapper, plan, inv))));
+            out.println(mapper.writeValueAsString(redacted(document(mapper, plan, inv, warnings))));
         } else {
-            out.print(Secrets.redact(PlanText.render(plan, inv)));
+            out.print(Secrets.redact(PlanText.render(plan, inv, warnings, details)));
         }
         out.flush();
         if (!plan.cidrConflicts().isEmpty()) {
@@ -72,12 +77,33 @@ final class PlanCommand implements Callable<Integer> {
         return ExitCode.OK.code();
     }
 
-    /** The --json document: its schema id, the plan's fields, and the summary (hosts × steps) as {@code hostSteps}. */
-    static ObjectNode document(ObjectMapper mapper, Plan plan, Inventory inv) {
+    /**
+     * The --json document: its schema id, the plan's fields, the summary (hosts × steps) as {@code hostSteps}, how each
+     * host is reached ({@code connections}), the plan's {@code warnings} (as the text plan shows them) and the shell
+     * functions some commands call ({@code shellFunctions}, empty when none does).
+     */
+    static ObjectNode document(ObjectMapper mapper, Plan plan, Inventory inv, List<String> warnings) {
         ObjectNode doc = mapper.createObjectNode();
         doc.put("schema", SCHEMA);
         doc.setAll((ObjectNode) mapper.valueToTree(plan));
         doc.set("hostSteps", mapper.valueToTree(PlanSummary.rows(plan, name -> inv.node(name).map(n -> n.gpu()).orElse(false))));
+        ArrayNode connections = doc.putArray("connections");
+        for (PlanConnections.Connection c : PlanConnections.of(inv)) {
+            ObjectNode o = connections.addObject();
+            o.put("name", c.name());
+            o.put("connection", c.connection());
+            if (c.connection().equals("ssh")) {
+                o.put("user", c.user());
+                o.put("address", c.address());
+                o.put("port", c.port());
+                o.put("privilege", c.privilege());
+                o.put("keySource", c.keySource());
+                c.bastion().ifPresentOrElse(b -> o.put("bastion", b), () -> o.putNull("bastion"));
+            }
+            o.set("sshConfigWarnings", mapper.valueToTree(c.sshConfigWarnings()));
+        }
+        doc.set("warnings", mapper.valueToTree(PlanConnections.warnings(inv, warnings)));
+        doc.put("shellFunctions", ShellHelpers.needed(PlanText.commands(plan)) ? ShellHelpers.PREAMBLE : "");
         return doc;
     }
 

@@ -62,8 +62,11 @@ final class UpgradeCommand implements Callable<Integer> {
         return new UpgradePolicy.Options(target, batch, drainTimeout, force);
     }
 
-    /** What --dry-run and plan --upgrade print: the target, the batches, then every phase's commands per host. */
-    static String dryRunText(Inventory inv, UpgradePolicy.Options o) {
+    /** What --dry-run prints: the target, the batches, the summary, then every phase's commands per host. */
+    static String dryRunText(Inventory inv, UpgradePolicy.Options o) { return dryRunText(inv, o, List.of(), true); }
+
+    /** What plan --upgrade prints: as --dry-run, with these warnings, and the commands per host only with {@code details}. */
+    static String dryRunText(Inventory inv, UpgradePolicy.Options o, List<String> warnings, boolean details) {
         List<String> workers = inv.nodes().stream().filter(n -> !n.isMaster()).map(Node::name).toList();
         StringBuilder sb = new StringBuilder("Upgrade to ").append(o.target()).append(": the control plane on ").append(inv.master().name())
             .append(", then its node, then the workers ").append(o.batchSize()).append(" at a time:");
@@ -71,7 +74,7 @@ final class UpgradeCommand implements Callable<Integer> {
         for (int i = 0; i < batches.size(); i++) sb.append(i == 0 ? " " : ", then ").append(batches.get(i));
         sb.append(".\nNodes already at ").append(o.target()).append(" are skipped. Drains wait up to ").append(o.drainTimeout().toSeconds())
             .append(" s").append(o.force() ? " and evict what still runs (--force)" : "").append(".\n\n");
-        return sb.append(Secrets.redact(PlanText.render(Upgrades.plan(inv, o), inv))).toString();
+        return sb.append(Secrets.redact(PlanText.render(Upgrades.plan(inv, o), inv, warnings, details))).toString();
     }
 
     @Override public Integer call() {

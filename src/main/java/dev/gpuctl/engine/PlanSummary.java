@@ -80,6 +80,52 @@ public final class PlanSummary {
         return sb.toString();
     }
 
+    /**
+     * What each step changes, one line per step in plan order: its title, then the files it writes and edits (over
+     * every host), what it copies here, and how many commands it may run; "checks only" for a step that changes nothing.
+     * Each change is made only where the step's check finds the host wrong.
+     */
+    public static String changes(Plan plan) {
+        Map<String, String> titles = new LinkedHashMap<>();
+        Map<String, Set<String>> writes = new LinkedHashMap<>();
+        Map<String, Set<String>> edits = new LinkedHashMap<>();
+        Map<String, Set<String>> fetches = new LinkedHashMap<>();
+        Map<String, Set<String>> rebuilds = new LinkedHashMap<>();
+        Map<String, Set<String>> commands = new LinkedHashMap<>();
+        for (Plan.PhasePlan phase : plan.phases()) {
+            for (Plan.HostPlan host : phase.hosts()) {
+                for (Plan.StepPlan step : host.steps()) {
+                    titles.putIfAbsent(step.id(), step.title());
+                    List<Map<String, String>> ops = new ArrayList<>(step.prepareOnMaster());
+                    ops.addAll(step.apply());
+                    for (Map<String, String> op : ops) {
+                        switch (op.get("kind")) {
+                            case "write" -> writes.computeIfAbsent(step.id(), k -> new LinkedHashSet<>()).add(op.get("path"));
+                            case "edit" -> edits.computeIfAbsent(step.id(), k -> new LinkedHashSet<>()).add(op.get("path"));
+                            case "fetch" -> (op.containsKey("rule") ? rebuilds : fetches)
+                                .computeIfAbsent(step.id(), k -> new LinkedHashSet<>()).add(op.get("path"));
+                            default -> commands.computeIfAbsent(step.id(), k -> new LinkedHashSet<>()).add(op.get("what"));
+                        }
+                    }
+                }
+            }
+        }
+        int width = titles.keySet().stream().mapToInt(String::length).max().orElse(0);
+        StringBuilder sb = new StringBuilder("What changes (each only where the step's check finds the host wrong):\n");
+        for (var e : titles.entrySet()) {
+            String id = e.getKey();
+            List<String> parts = new ArrayList<>();
+            if (writes.containsKey(id)) parts.add("writes " + String.join(", ", writes.get(id)));
+            if (edits.containsKey(id)) parts.add("edits " + String.join(", ", edits.get(id)));
+            if (fetches.containsKey(id)) parts.add("copies " + String.join(", ", fetches.get(id)) + " here");
+            if (rebuilds.containsKey(id)) parts.add("rebuilds " + String.join(", ", rebuilds.get(id)) + " here (never copied)");
+            if (commands.containsKey(id)) parts.add("runs " + count(commands.get(id).size(), "command"));
+            sb.append("  ").append(id).append(" ".repeat(width - id.length())).append("  ").append(e.getValue()).append(": ")
+                .append(parts.isEmpty() ? "checks only" : String.join("; ", parts)).append('\n');
+        }
+        return sb.toString();
+    }
+
     /** "1 host", "2 hosts", "0 hosts". */
     public static String count(long n, String noun) {
         return n + " " + noun + (n == 1 ? "" : "s");

@@ -9,21 +9,34 @@ import dev.gpuctl.net.Cidr;
 import java.util.List;
 import java.util.Map;
 
-/** Renders a {@link Plan} for people: one banner per phase, then per host each step's commands and files. */
+/**
+ * Renders a {@link Plan} for people. The summary: the cluster, the CIDR check, NFS and GPU sharing, hosts × steps, what
+ * each step changes, how each host is reached and the warnings ({@code connection: local} first, above everything).
+ * The details add, per phase and host, each step's commands and files.
+ */
 public final class PlanText {
     private PlanText() {}
 
-    /** The plan without what only the inventory says (the NFS exports' access); see {@link #render(Plan, Inventory)}. */
-    public static String render(Plan plan) { return render(plan, null); }
+    /** The plan with its details, without what only the inventory says; see {@link #render(Plan, Inventory, List, boolean)}. */
+    public static String render(Plan plan) { return render(plan, null, List.of(), true); }
 
-    /** The plan, with the inventory's NFS exports and who is root on them after the CIDR check. */
-    public static String render(Plan plan, Inventory inv) {
+    /** The summary and the details, with the inventory's warnings only. */
+    public static String render(Plan plan, Inventory inv) { return render(plan, inv, List.of(), true); }
+
+    /**
+     * The plan for people.
+     *
+     * @param inv      the inventory (NFS exports, GPU sharing, connections, warnings); null: the plan alone
+     * @param warnings what else to warn about (a missing identity file at its FILE:LINE:COLUMN), after each
+     *                 {@code connection: local} node and before ~/.ssh/config's notes
+     * @param details  also every phase, host, step, command and file; otherwise a line saying how to see them
+     */
+    public static String render(Plan plan, Inventory inv, List<String> warnings, boolean details) {
         StringBuilder sb = new StringBuilder();
+        List<String> all = inv == null ? List.copyOf(warnings) : PlanConnections.warnings(inv, warnings);
         if (inv != null) {
             // before anything else: this machine itself is one of the hosts every root step runs on
-            inv.nodes().stream().filter(Node::isLocal).forEach(n -> sb.append("WARNING: CONNECTION: LOCAL: NODE ")
-                .append(n.name()).append(" IS THIS MACHINE. EVERY ROOT STEP FOR IT RUNS HERE AND RECONFIGURES IT;")
-                .append(" COMMANDS THAT CHANGE HOSTS REFUSE IT WITHOUT --allow-local.\n"));
+            inv.nodes().stream().filter(Node::isLocal).forEach(n -> sb.append("WARNING: ").append(PlanConnections.localWarning(n)).append('\n'));
         }
         sb.append("Plan for cluster ").append(plan.cluster()).append(": ").append(plan.summary()).append('\n');
         if (plan.cidrConflicts().isEmpty()) {
@@ -35,8 +48,23 @@ public final class PlanText {
         if (inv != null) inv.nfs().ifPresent(nfs -> sb.append(nfsAccess(nfs)));
         if (inv != null && inv.sharesGpus()) sb.append(gpuSharing(inv));
         sb.append('\n').append(PlanSummary.render(plan, name -> inv != null && inv.node(name).map(n -> n.gpu()).orElse(false)));
+        sb.append('\n').append(PlanSummary.changes(plan));
         if (inv != null) sb.append(connections(inv));
+        List<String> shown = inv == null ? all : all.stream().filter(w -> inv.nodes().stream().filter(Node::isLocal)
+            .noneMatch(n -> PlanConnections.localWarning(n).equals(w))).toList();
+        if (!shown.isEmpty()) {
+            sb.append("\nWarnings:\n");
+            shown.forEach(w -> sb.append("  warning: ").append(w).append('\n'));
+        }
+        if (!details) {
+            sb.append("\nEvery phase, host, step, command and file: the same command with --details.\n");
+            return sb.toString();
+        }
         sb.append("\nDetails. Commands run as root on each host ({{name}}: a value learned earlier in the run).\n");
+        if (ShellHelpers.needed(commands(plan))) {
+            sb.append("Some commands call the change journal's shell functions (gpuctl defines them first in the same command);"
+                + " to paste such a command, define them first:\n  ").append(ShellHelpers.PREAMBLE).append('\n');
+        }
         int n = 0;
         for (Plan.PhasePlan phase : plan.phases()) {
             sb.append("\n== phase ").append(n++).append(": ").append(phase.title()).append(" ==\n");
@@ -62,6 +90,24 @@ public final class PlanText {
             }
         }
         return sb.toString();
+    }
+
+    /** Every shell command the details show (probes, run and capture ops, skip-when commands), in plan order. */
+    public static List<String> commands(Plan plan) {
+        List<String> out = new java.util.ArrayList<>();
+        for (Plan.PhasePlan phase : plan.phases()) {
+            for (Plan.HostPlan host : phase.hosts()) {
+                for (Plan.StepPlan step : host.steps()) {
+                    for (var list : List.of(step.prepareOnMaster(), step.check(), step.apply(), step.verify())) {
+                        for (var m : list) {
+                            if (m.containsKey("command")) out.add(m.get("command"));
+                            if (m.containsKey("skipWhen")) out.add(m.get("skipWhen"));
+                        }
+                    }
+                }
+            }
+        }
+        return out;
     }
 
     /**
@@ -176,22 +222,8 @@ public final class PlanText {
         if (!content.endsWith("\n")) sb.append("          (no newline at end of file)\n");
     }
 
-    /**
-     * Which keys a host is logged in with, in the order they are offered: the file the inventory names, the file
-     * ~/.ssh/config names, or (neither naming one) the ssh-agent's keys, then ssh's default key files.
-     */
-    static String keySource(SshSettings s) {
-        return switch (s.keyOrigin()) {
-            case INVENTORY -> "key " + s.identityFile();
-            case SSH_CONFIG -> "key " + s.identityFile() + " (from ~/.ssh/config)";
-            case DEFAULT -> {
-                var files = s.keyFiles();
-                StringBuilder sb = new StringBuilder("keys from the ssh-agent, then ").append(files.get(0));
-                for (int i = 1; i < files.size(); i++) sb.append(", ").append(files.get(i).getFileName());
-                yield sb.toString();
-            }
-        };
-    }
+    /** {@link PlanConnections#keySource}. */
+    static String keySource(SshSettings s) { return PlanConnections.keySource(s); }
 
     /**
      * How gpuctl reaches each host, as the inventory (over ~/.ssh/config, over the defaults) resolved it: user, root
@@ -213,7 +245,6 @@ public final class PlanText {
             s.bastion().ifPresent(b -> sb.append(", via ").append(b.user()).append('@').append(b.address()).append(':').append(b.port()));
             sb.append('\n');
         }
-        for (String w : inv.warnings()) sb.append("  warning: ").append(w).append('\n');
         return sb.toString();
     }
 }

@@ -12,11 +12,25 @@ import java.util.Optional;
  * A validated inventory. Built only by {@link InventoryLoader}; every list is immutable.
  *
  * @param warnings what the user should know that does not stop a run, e.g. a ~/.ssh/config Match block gpuctl skipped
+ * @param sshNotes those of the warnings that ~/.ssh/config gave for each node (by node name; a node with none is absent)
  */
-public record Inventory(Path file, Cluster cluster, List<Node> nodes, Optional<Nfs> nfs, List<String> warnings) {
+public record Inventory(Path file, Cluster cluster, List<Node> nodes, Optional<Nfs> nfs, List<String> warnings,
+                        java.util.Map<String, List<String>> sshNotes) {
     public Inventory {
         nodes = List.copyOf(nodes);
         warnings = List.copyOf(warnings);
+        java.util.Map<String, List<String>> notes = new java.util.LinkedHashMap<>();
+        sshNotes.forEach((k, v) -> notes.put(k, List.copyOf(v)));
+        sshNotes = java.util.Collections.unmodifiableMap(notes);
+    }
+
+    public Inventory(Path file, Cluster cluster, List<Node> nodes, Optional<Nfs> nfs, List<String> warnings) {
+        this(file, cluster, nodes, nfs, warnings, java.util.Map.of());
+    }
+
+    /** What ~/.ssh/config made gpuctl skip for this node (e.g. a Match block it does not read), "FILE:LINE: what" each. */
+    public List<String> sshNotes(Node node) {
+        return sshNotes.getOrDefault(node.name(), List.of());
     }
 
     public Inventory(Path file, Cluster cluster, List<Node> nodes, Optional<Nfs> nfs) {

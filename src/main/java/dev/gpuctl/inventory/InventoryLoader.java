@@ -145,7 +145,7 @@ public final class InventoryLoader {
             .flatMap(s -> new StorageReader(ctx.problems).read(s, nodes));
         cluster.ifPresent(c -> checkPodCidrSize(c, nodes.size(), clusterReader, ctx.problems));
         if (cluster.isEmpty() || ctx.problems.any()) return Optional.empty();
-        Inventory inv = new Inventory(file, cluster.get(), nodes, nfs, List.copyOf(ctx.warnings));
+        Inventory inv = new Inventory(file, cluster.get(), nodes, nfs, List.copyOf(ctx.warnings), ctx.sshNotes);
         checkStaticCidrs(inv, root, ctx.problems);
         if (ctx.problems.any()) return Optional.empty();
         return Optional.of(inv);
@@ -185,6 +185,25 @@ public final class InventoryLoader {
             at.ifPresentOrElse(x -> problems.at(x, message), () -> problems.whole(message));
         }
         return problems.sorted();
+    }
+
+    /**
+     * Where {@code file} names the identity file node {@code nodeName} logs in with (its own ssh.identityFile, else the
+     * defaults'), as "FILE:LINE:COLUMN"; empty when the file names none there (the key came from ~/.ssh/config or
+     * the defaults) or cannot be read.
+     */
+    public static Optional<String> identityFilePlace(Path file, String nodeName) {
+        String display = file.toString();
+        Problems problems = new Problems(display);
+        Optional<Node> root;
+        try {
+            root = YamlSource.compose(read(file, display), problems);
+        } catch (RuntimeException e) {
+            return Optional.empty();
+        }
+        return root.flatMap(r -> where(r, "node " + nodeName + " ssh.identityFile").or(() -> where(r, "ssh.identityFile")))
+            .filter(n -> n.getStartMark() != null)
+            .map(n -> display + ":" + (n.getStartMark().getLine() + 1) + ":" + (n.getStartMark().getColumn() + 1));
     }
 
     /**

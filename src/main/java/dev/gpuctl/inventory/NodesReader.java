@@ -31,11 +31,13 @@ final class NodesReader {
     private final SshReader ssh;
     private final SshConfig sshConfig;
     private final Set<String> warnings;
+    private final java.util.Map<String, List<String>> sshNotes;
 
     NodesReader(ReadContext ctx) {
         this.problems = ctx.problems;
         this.sshConfig = ctx.sshConfig;
         this.warnings = ctx.warnings;
+        this.sshNotes = ctx.sshNotes;
         this.ssh = new SshReader(ctx);
     }
 
@@ -98,7 +100,11 @@ final class NodesReader {
         String address = addressNode.map(ScalarNode::getValue).orElse("");
         // ~/.ssh/config, as ssh reads it for this address, where the inventory says nothing; HostName replaces the address
         SshConfig.Host configured = connection.equals("ssh") ? sshConfig.lookup(address) : SshConfig.Host.NONE;
-        if (connection.equals("ssh")) warnings.addAll(sshConfig.notes(address));
+        if (connection.equals("ssh")) {
+            List<String> notes = sshConfig.notes(address);
+            warnings.addAll(notes);
+            if (!notes.isEmpty()) nameNode.ifPresent(nn -> sshNotes.merge(nn.getValue(), notes, (a, b) -> java.util.stream.Stream.concat(a.stream(), b.stream()).toList()));
+        }
         configured.hostName().filter(h -> Names.canonicalAddress(h).isEmpty()).ifPresent(h -> problems.at(addressNode.orElseThrow(),
             n.child("address") + ": ~/.ssh/config gives HostName '" + h + "' for '" + address + "', which is not a valid address"
                 + " (expected an IP address or a host name)"));

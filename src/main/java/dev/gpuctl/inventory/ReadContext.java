@@ -82,6 +82,9 @@ final class ReadContext {
     /** Things the user should know that do not stop the run (a ~/.ssh/config block gpuctl skipped), once each. */
     final Set<String> warnings = new LinkedHashSet<>();
 
+    /** The ~/.ssh/config notes of each node (by name), also in {@link #warnings}. */
+    final java.util.Map<String, List<String>> sshNotes = new java.util.LinkedHashMap<>();
+
     /** A path as ~/.ssh/config writes it: '~/' is HOME, a relative path is relative to HOME (as ssh reads it). */
     Optional<Path> sshConfigPath(String text) {
         if (text.startsWith("~/")) return home.flatMap(h -> toPath(text.substring(2)).map(p -> h.resolve(p).normalize()));

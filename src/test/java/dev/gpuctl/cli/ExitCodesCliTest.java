@@ -136,7 +136,7 @@ class ExitCodesCliTest {
         assertEquals("", r.out(), "nothing is planned for an inventory with errors");
     }
 
-    @Test void aMissingIdentityFileIsReportedByPlanAtItsPlace(@TempDir Path dir) throws IOException {
+    @Test void aMissingIdentityFileIsAPlanWarningAtItsPlaceAndRefusedAtItsPlaceByACommandThatConnects(@TempDir Path dir) throws IOException {
         Path inv = dir.resolve("inventory.yaml");
         Files.writeString(inv, """
             cluster: { name: lab, kubernetesVersion: "1.35" }
@@ -146,11 +146,20 @@ class ExitCodesCliTest {
               - { name: m, address: 192.0.2.10, role: master }
               - { name: w, address: 192.0.2.11, role: worker, ssh: { identityFile: %s } }
             """.formatted(key(dir), dir.resolve("gone")));
+        String place = inv + ":6:" + (Files.readAllLines(inv).get(5).indexOf(dir.resolve("gone").toString()) + 1);
         CliTest.Run r = CliTest.run("plan", inv.toString());
-        assertEquals(2, r.code(), r::toString);
-        assertTrue(r.err().startsWith("gpuctl: " + inv + ":6:"), r::toString);
-        assertTrue(r.err().contains(dir.resolve("gone") + " does not exist (node w"), r::toString);
-        assertFalse(r.err().contains("node m"), "m's key exists:\n" + r);
+        assertEquals(0, r.code(), r::toString);
+        assertTrue(r.out().contains("\nWarnings:\n  warning: " + place + ": ssh.identityFile: " + dir.resolve("gone")
+            + " does not exist (node w"), r::toString);
+        assertFalse(r.out().contains("node m;"), "m's key exists:\n" + r);
+        // the connecting commands refuse it, at the same place, before any connection
+        for (String[] cmd : List.of(new String[] {"verify"}, new String[] {"bootstrap"})) {
+            CliTest.Run c = CliTest.run(with(cmd, inv));
+            assertEquals(2, c.code(), c::toString);
+            assertTrue(c.err().startsWith("gpuctl: " + place + ": ssh.identityFile: w: cannot use the identity file " + dir.resolve("gone")),
+                c::toString);
+            assertTrue(c.err().contains("Nothing was connected to."), c::toString);
+        }
     }
 
     @Test void aLocalNodeIsRefusedByEveryCommandThatChangesHostsWithoutAllowLocal(@TempDir Path dir) throws IOException {

@@ -3,7 +3,12 @@ package dev.gpuctl.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** upgrade --dry-run is offline and shows the target, the order, the batches and each host's commands; bad flags are exit 2. */
 class UpgradeCliTest {
@@ -33,9 +38,17 @@ class UpgradeCliTest {
         assertTrue(out.endsWith("dry run: nothing was changed\n"), out);
     }
 
-    @Test void planUpgradeIsTheDryRunWithTheInventorysVersion() {
-        CliTest.Run plan = CliTest.run("plan", "--upgrade", CliTest.EXAMPLE.toString());
-        CliTest.Run dry = CliTest.run("upgrade", "--dry-run", CliTest.EXAMPLE.toString());
+    @Test void planUpgradeIsTheDryRunWithTheInventorysVersion(@TempDir Path home) throws IOException {
+        // a home with the example's key in place: the plan then warns about nothing the dry run does not say
+        Files.createDirectories(home.resolve(".ssh"));
+        Files.writeString(home.resolve(".ssh/id_ed25519"), "a key's place\n");
+        Map<String, String> env = Map.of("HOME", home.toString());
+        CliTest.Run summary = CliTest.run(env, "plan", "--upgrade", CliTest.EXAMPLE.toString());
+        assertEquals(0, summary.code(), summary::toString);
+        assertTrue(summary.out().contains("What changes") && !summary.out().contains("== phase") && !summary.out().contains("\n          $ "),
+            "without --details, the summary\n" + summary);
+        CliTest.Run plan = CliTest.run(env, "plan", "--upgrade", "--details", CliTest.EXAMPLE.toString());
+        CliTest.Run dry = CliTest.run(env, "upgrade", "--dry-run", CliTest.EXAMPLE.toString());
         assertEquals(0, plan.code(), plan::toString);
         assertTrue(plan.out().startsWith("Upgrade to 1.35: the control plane on master, then its node, then the workers 1 at a time:"
             + " [worker-1], then [worker-2], then [worker-3]."), plan::toString);

@@ -345,7 +345,7 @@ class GpusJobE2E {
 
     @Test @Order(5) void timeSlicingAdvertisesEachGpuReplicasTimesAndAJobUsesTheShares() throws IOException, InterruptedException {
         Path shared = sharedInventory();
-        Gpuctl.Run plan = Gpuctl.run("plan", shared.toString());
+        Gpuctl.Run plan = Gpuctl.run("plan", "--details", shared.toString());
         assertEquals(0, plan.code(), plan::toString);
         assertTrue(plan.out().contains("GPU sharing: config manager and ConfigMap nvidia-device-plugin-configs (time-slicing-4)"), plan::toString);
         Gpuctl.Run r = Gpuctl.run("bootstrap", shared.toString());

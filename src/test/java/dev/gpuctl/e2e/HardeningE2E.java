@@ -185,7 +185,7 @@ class HardeningE2E {
             .replace("address: " + bed.address(w1) + ",", "address: " + w + ",")
             .replace(bed.knownHosts().toString(), knownHosts.toString()));
         assertFalse(Files.readString(named).contains(bed.address(w1)), "no IP left in the inventory");
-        Gpuctl.Run plan = Gpuctl.run("plan", named.toString());
+        Gpuctl.Run plan = Gpuctl.run("plan", "--details", named.toString());
         assertEquals(0, plan.code(), plan::toString);
         assertTrue(plan.out().contains("[" + w1 + " " + w + " worker] (address is a name: the node IP, unless nodeIp gives it, is resolved at preflight)"),
             plan::toString);
