@@ -1,6 +1,7 @@
 package dev.gpuctl.cli;
 
 import dev.gpuctl.engine.StateDir;
+import dev.gpuctl.hostconf.Terminal;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -19,9 +20,14 @@ public final class Main {
     /** Runs gpuctl with the given streams and environment; returns the exit code. Used by tests too. */
     public static int run(String[] args, PrintWriter out, PrintWriter err, Map<String, String> env) {
         CommandLine cl = commandLine(env, args);
-        cl.setOut(out);
-        cl.setErr(err);
+        // hosts' text (os-release, command output, node names) is quoted in messages: nothing in it may act on the terminal
+        PrintWriter safeOut = Terminal.escaping(out);
+        PrintWriter safeErr = Terminal.escaping(err);
+        cl.setOut(safeOut);
+        cl.setErr(safeErr);
         int code = cl.execute(args);
+        safeOut.flush();
+        safeErr.flush();
         out.flush();
         err.flush();
         return code;

@@ -1,5 +1,6 @@
 package dev.gpuctl.cli;
 
+import dev.gpuctl.hostconf.Terminal;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.gpuctl.engine.Runner;
@@ -56,7 +57,7 @@ final class VerifyCommand implements Callable<Integer> {
             doc.put("cluster", inv.cluster().name());
             doc.put("ok", report.ok());
             doc.put("hosts", report.hosts());
-            out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(doc));
+            out.println(Terminal.jsonMapper().writeValueAsString(doc));
         } else {
             out.print(VerifyText.render(report));
         }
