@@ -6,7 +6,6 @@ import dev.gpuctl.remote.SshOptions;
 import dev.gpuctl.engine.Backups;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
@@ -47,12 +46,11 @@ final class RestoreCommand implements Callable<Integer> {
         if (in.problem().isPresent()) {
             throw new GpuctlException(ExitCode.USAGE, "cannot restore from " + archive + ": " + in.problem().get() + "; nothing was changed");
         }
-        byte[] content = Files.readAllBytes(archive);
         PrintWriter err = spec.commandLine().getErr();
         SshOptions ssh = SshOptions.defaults(acceptNew);
         Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
         Runner runner = PhaseRuns.lockedRunner(inv, ssh, err, new Runner.Options(false, 1, Set.of(inv.master().name()), BackupCommand.COMMAND_TIMEOUT));
-        var phases = Backups.restorePhases(content, force);
+        var phases = Backups.restorePhases(archive, in.sha256(), force);
         PhaseRuns.judged(PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> runner.run(phases)),
             new PhaseRuns.Outcomes(r -> "interrupted: " + String.join("; ", r.interrupted())
                     + "\nRun the same restore again to finish it. Logs: " + r.logDir(),

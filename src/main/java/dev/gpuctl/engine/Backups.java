@@ -74,10 +74,10 @@ public final class Backups {
      * The phases of a restore on the master: read-only checks (host preparation done; unless {@code force}, no healthy
      * cluster running there), then the restore itself ({@link RestoreStep}).
      */
-    public static List<Phase> restorePhases(byte[] archive, boolean force) {
+    public static List<Phase> restorePhases(Path archive, String sha256, boolean force) {
         return List.of(
             new Phase("restore-check", "restore: checks on the master, read-only", List.of(new RestoreGuardStep(force)), true),
-            new Phase("restore", "restore the control plane", List.of(new RestoreStep(archive)), false));
+            new Phase("restore", "restore the control plane", List.of(new RestoreStep(archive, sha256)), false));
     }
 
     /** Removes a cluster's archives (and their .sha256) in dir beyond the newest keep; returns the archives removed. */

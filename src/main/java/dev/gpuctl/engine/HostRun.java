@@ -196,6 +196,16 @@ final class HostRun implements AutoCloseable {
             return inner.download(path);
         }
 
+        @Override public void upload(java.nio.file.Path from, String path, String mode, String owner) {
+            stop.check(inner.name(), "writing " + path);
+            inner.upload(from, path, mode, owner);
+        }
+
+        @Override public void download(String path, java.nio.file.Path to) {
+            stop.check(inner.name(), "reading " + path);
+            inner.download(path, to);
+        }
+
         @Override public void close() { inner.close(); }
     }
 }

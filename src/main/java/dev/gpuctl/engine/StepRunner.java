@@ -10,9 +10,9 @@ import dev.gpuctl.steps.Probe;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
@@ -377,14 +377,32 @@ final class StepRunner {
         }
         if (op instanceof Op.Fetch f) {
             String from = facts.substitute(f.remotePath()); // a path made in this step (mktemp -d) is a fact
-            byte[] content = remote.download(from);
+            // streamed into a private temp file beside the target, compared there, renamed into place: never in memory
+            Path tmp;
             try {
-                if (Files.exists(f.localPath()) && Arrays.equals(Files.readAllBytes(f.localPath()), content)) return false;
-                StateDir.writePrivate(f.localPath(), content);
+                tmp = StateDir.privateTempBeside(f.localPath());
             } catch (IOException ex) {
                 throw new OpFailed(f.what(), "write " + f.localPath(), new ExecResult(-1, "", ex.toString()));
             }
+            try {
+                remote.download(from, tmp);
+                if (Files.exists(f.localPath()) && Files.mismatch(f.localPath(), tmp) == -1) return false;
+                StateDir.moveInto(tmp, f.localPath());
+            } catch (IOException ex) {
+                throw new OpFailed(f.what(), "write " + f.localPath(), new ExecResult(-1, "", ex.toString()));
+            } finally {
+                try {
+                    Files.deleteIfExists(tmp);
+                } catch (IOException ignored) {
+                    // a private temp file in our own directory: left for the next run to overwrite
+                }
+            }
             log.line("fetched " + from + " to " + f.localPath());
+            return true;
+        }
+        if (op instanceof Op.Send s) {
+            log.line("send " + s.localPath() + " to " + s.remotePath() + " (" + s.mode() + " root:root)");
+            remote.upload(s.localPath(), s.remotePath(), s.mode(), "root:root");
             return true;
         }
         if (op instanceof Op.Capture c) {

@@ -41,7 +41,7 @@ public final class RemoteException extends RuntimeException {
 
     /** This exception, carrying what the command had printed on stdout before it timed out. */
     public RemoteException withPartialStdout(byte[] stdout) {
-        this.partialStdout = Drain.text(stdout);
+        this.partialStdout = StreamPump.text(stdout);
         return this;
     }
 

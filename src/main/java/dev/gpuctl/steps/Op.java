@@ -89,8 +89,14 @@ public sealed interface Op {
     record EditFile(String what, String path, String rule, UnaryOperator<String> edit, String mode)
         implements Op {}
 
-    /** Copies a file from the host to the admin's machine (mode 0600), e.g. admin.conf. */
+    /** Copies a file from the host to the admin's machine (mode 0600), e.g. admin.conf; streamed, any size. */
     record Fetch(String what, String remotePath, Path localPath) implements Op {}
+
+    /**
+     * Copies a file from the admin's machine to the host (owner root:root, {@code mode}), streamed: any size, never held
+     * in memory (a backup archive to restore).
+     */
+    record Send(String what, Path localPath, String remotePath, String mode) implements Op {}
 
     /**
      * Runs a command and keeps facts parsed from its stdout for later ops ({@code {{key}}}).

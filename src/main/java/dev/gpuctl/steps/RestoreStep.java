@@ -2,8 +2,8 @@ package dev.gpuctl.steps;
 
 import dev.gpuctl.hostconf.BackupArchive;
 import dev.gpuctl.hostconf.Kube;
+import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
 
@@ -18,17 +18,21 @@ import java.util.Optional;
  * Afterwards /etc/kubernetes/gpuctl/restored-from holds the archive's sha256, which is what "already done" means.
  */
 public final class RestoreStep implements Step {
-    static final String UPLOAD = Kube.DIR + "/restore.tar.gz.b64";
+    static final String UPLOAD = Kube.DIR + "/restore.tar.gz";
     static final String MARKER = Kube.DIR + "/restored-from";
     static final String WORK_PREFIX = "/var/tmp/gpuctl-restore.";
 
-    private final byte[] archive;
+    private final Path archive;
     private final String sha256;
 
-    /** @param archive the archive's bytes, already checked against its .sha256 file on this machine */
-    public RestoreStep(byte[] archive) {
-        this.archive = archive.clone();
-        this.sha256 = BackupArchive.sha256(archive);
+    /**
+     * @param archive the archive on this machine, already checked against its .sha256 file (streamed to the master,
+     *                never read into memory)
+     * @param sha256  its sha256 (hex), checked again on the master
+     */
+    public RestoreStep(Path archive, String sha256) {
+        this.archive = archive;
+        this.sha256 = sha256;
     }
 
     @Override public String id() { return "restore"; }
@@ -63,8 +67,7 @@ public final class RestoreStep implements Step {
     @Override public List<Op> apply(HostContext ctx) {
         return List.of(
             Op.Run.of("gpuctl's directory", "install -d -m 0700 " + Kube.DIR).unless("test -d " + Kube.DIR),
-            Op.WriteFile.literal("the archive, uploaded (base64)", UPLOAD, Base64.getMimeEncoder(76, new byte[] {'\n'}).encodeToString(archive) + "\n", "0600")
-                .asSecret(),
+            new Op.Send("the archive, uploaded", archive, UPLOAD, "0600"),
             Sh.aptInstall("etcd's restore tool (etcdutl, package etcd-client)", List.of("etcd-client"))
                 .unless("command -v etcdutl || command -v etcdctl"),
             Op.Run.of("restore etcd, the PKI and the configuration; start the control plane",
@@ -79,7 +82,7 @@ public final class RestoreStep implements Step {
         return "set -eu; umask 077; b=" + UPLOAD + "; "
             + "find /var/tmp -maxdepth 1 -name 'gpuctl-restore.*' -type d -user root -exec rm -rf -- {} + ; "
             + "d=$(mktemp -d " + WORK_PREFIX + "XXXXXXXX); trap 'rm -rf -- \"$d\" \"$b\"' EXIT; "
-            + "base64 -d \"$b\" >\"$d/a.tar.gz\"; "
+            + "mv -f -- \"$b\" \"$d/a.tar.gz\"; "
             + "echo '" + sha256 + "  '\"$d/a.tar.gz\" | sha256sum -c --quiet - "
             + "|| { echo 'the archive on the master does not match its sha256 " + sha256 + " (damaged upload): run restore again' >&2; exit 1; }; "
             + "mkdir \"$d/x\"; tar -xzf \"$d/a.tar.gz\" -C \"$d/x\" " + BackupArchive.SNAPSHOT + "; "

@@ -81,6 +81,22 @@ class RunnerTest {
 
         @Override public byte[] download(String path) { return files.getOrDefault(path, "").getBytes(java.nio.charset.StandardCharsets.UTF_8); }
 
+        @Override public void upload(java.nio.file.Path from, String path, String mode, String owner) {
+            try {
+                files.put(path, java.nio.file.Files.readString(from));
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
+        @Override public void download(String path, java.nio.file.Path to) {
+            try {
+                java.nio.file.Files.writeString(to, files.getOrDefault(path, ""));
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
         /** The bootstrap lock, as the real command answers: held by one run at a time, the holder named. */
         volatile String lockedBy;
 
@@ -299,6 +315,8 @@ class RunnerTest {
                 @Override public dev.gpuctl.remote.Held hold(String c, Duration t) { return h.hold(c, t); }
                 @Override public void upload(byte[] b, String p, String m, String o) { h.upload(b, p, m, o); }
                 @Override public byte[] download(String p) { return h.download(p); }
+                @Override public void upload(java.nio.file.Path f, String p, String m, String o) { h.upload(f, p, m, o); }
+                @Override public void download(String p, java.nio.file.Path t) { h.download(p, t); }
                 @Override public void close() { closed.add(h.name()); gate.countDown(); }
             };
         }, new PrintWriter(progress), new Runner.Options(false, 3, Set.of(), Duration.ofSeconds(5)));
