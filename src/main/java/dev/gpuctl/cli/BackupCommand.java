@@ -36,6 +36,7 @@ final class BackupCommand implements Callable<Integer> {
         description = "Backups of this cluster kept in .gpuctl/backups/, newest first (default ${DEFAULT-VALUE}).") int keep;
     @Option(names = "--dry-run", description = "Connect and say what would be done; take no snapshot.") boolean dryRun;
     @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
+    @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     /** Longest one command may run: the snapshot of a large etcd, the archive's transfer. */
     static final Duration COMMAND_TIMEOUT = Duration.ofMinutes(10);
@@ -53,7 +54,8 @@ final class BackupCommand implements Callable<Integer> {
             throw new GpuctlException(ExitCode.USAGE, archive + " exists; nothing was written (name another file with --out)");
         }
         PrintWriter err = spec.commandLine().getErr();
-        SshOptions ssh = new SshOptions(Duration.ofSeconds(10), Duration.ofSeconds(15), acceptNew, null);
+        SshOptions ssh = new SshOptions(java.util.Optional.ofNullable(connect.value), Duration.ofSeconds(15), acceptNew, null,
+            new dev.gpuctl.remote.SshKeys(), SshOptions.agentFromEnvironment());
         Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
         Runner runner = PhaseRuns.lockedRunner(inv, ssh, err, new Runner.Options(dryRun, 1, Set.of(inv.master().name()), COMMAND_TIMEOUT));
         PhaseRuns.judged(PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> runner.run(Backups.phases(archive))),

@@ -28,6 +28,7 @@ final class DrainCommand implements Callable<Integer> {
     Duration drainTimeout = Maintenance.DEFAULT_DRAIN_TIMEOUT;
     @Option(names = "--dry-run", description = "Connect and check; say what would change; change nothing.") boolean dryRun;
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+    @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -39,7 +40,7 @@ final class DrainCommand implements Callable<Integer> {
         Path file = inventoryFile(inventory, parent.env);
         Inventory inv = Inventories.load(file, parent.env);
         PhaseRuns.checkNodes(inv, hosts, "drain");
-        PhaseRuns.run(inv, file, r -> Maintenance.drain(r, hosts, drainTimeout, force), dryRun, acceptNew,
+        PhaseRuns.run(inv, file, r -> Maintenance.drain(r, hosts, drainTimeout, force), dryRun, connect.options(acceptNew),
             Maintenance.commandTimeout(drainTimeout, Duration.ofMinutes(10)), spec.commandLine().getErr(), "drain",
             "The nodes stay cordoned. Re-run later, raise --drain-timeout, or use --force; `gpuctl uncordon` puts them back in service.");
         spec.commandLine().getOut().println(dryRun ? "dry run complete: nothing was changed"

@@ -33,9 +33,8 @@ final class PhaseRuns {
         }
     }
 
-    static Runner.Result run(Inventory inv, Path file, Function<Runner, Runner.Result> phases, boolean dryRun, boolean acceptNew, Duration commandTimeout,
+    static Runner.Result run(Inventory inv, Path file, Function<Runner, Runner.Result> phases, boolean dryRun, SshOptions ssh, Duration commandTimeout,
                              PrintWriter err, String command, String next) {
-        SshOptions ssh = SshOptions.defaults(acceptNew);
         Inventories.checkIdentityFiles(file, inv.nodes(), ssh);
         Runner runner = lockedRunner(inv, ssh, err, new Runner.Options(dryRun, 16, Set.of(), commandTimeout));
         Runner.Result result = interruptible(stoppable(runner), err, () -> phases.apply(runner));

@@ -32,6 +32,7 @@ final class RestoreCommand implements Callable<Integer> {
     @Option(names = {"-i", "--inventory"}, paramLabel = "FILE", description = "Inventory file.") Path inventoryOption;
     @Option(names = "--force", description = "Restore even though the master runs a healthy cluster (its state is replaced).") boolean force;
     @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
+    @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -47,7 +48,7 @@ final class RestoreCommand implements Callable<Integer> {
             throw new GpuctlException(ExitCode.USAGE, "cannot restore from " + archive + ": " + in.problem().get() + "; nothing was changed");
         }
         PrintWriter err = spec.commandLine().getErr();
-        SshOptions ssh = SshOptions.defaults(acceptNew);
+        SshOptions ssh = connect.options(acceptNew);
         Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
         Runner runner = PhaseRuns.lockedRunner(inv, ssh, err, new Runner.Options(false, 1, Set.of(inv.master().name()), BackupCommand.COMMAND_TIMEOUT));
         var phases = Backups.restorePhases(archive, in.sha256(), force);

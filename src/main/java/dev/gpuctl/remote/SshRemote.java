@@ -19,7 +19,12 @@ import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import net.schmizz.keepalive.KeepAliveProvider;
 import com.hierynomus.sshj.transport.cipher.BlockCiphers;
 import com.hierynomus.sshj.transport.cipher.ChachaPolyCiphers;
@@ -104,28 +109,29 @@ public final class SshRemote implements Remote {
      */
     public static SshRemote connect(Node node, SshOptions opts) {
         SshSettings ssh = node.ssh();
+        Duration timeout = opts.connectTimeoutFor(ssh);
         List<SshKeys.Login> keys = opts.keys().logins(node.name(), ssh, opts.passphrase(), opts.agentSocket());
         SSHClient bastion = null;
         SSHClient client = null;
         try {
             if (ssh.bastion().isPresent()) {
                 Bastion b = ssh.bastion().get();
-                bastion = newClient(opts);
+                bastion = newClient(opts, timeout);
                 HostKeyCheck check = new HostKeyCheck(node.name() + " (bastion " + b.address() + ")", b.address(),
                     b.port(), ssh.knownHosts(), Optional.empty(), opts.acceptNewHostKeys());
                 bastion.addHostKeyVerifier(check);
                 String label = node.name() + " (bastion " + b.address() + ")";
-                handshake(label, b.address(), b.port(), check, bastion, null);
+                handshake(label, b.address(), b.port(), check, bastion, null, timeout);
                 login(label, b.user(), bastion, keys);
             }
-            client = newClient(opts);
+            client = newClient(opts, timeout);
             HostKeyCheck check = new HostKeyCheck(node.name(), node.address(), ssh.port(), ssh.knownHosts(),
                 ssh.hostKey(), opts.acceptNewHostKeys());
             client.addHostKeyVerifier(check);
-            handshake(node.name(), node.address(), ssh.port(), check, client, bastion);
+            handshake(node.name(), node.address(), ssh.port(), check, client, bastion, timeout);
             login(node.name(), ssh.user(), client, keys);
             SshRemote remote = new SshRemote(node, client, bastion);
-            if (!ssh.isRoot()) remote.checkSudo(opts.connectTimeout().plusSeconds(20));
+            if (!ssh.isRoot()) remote.checkSudo(timeout.plusSeconds(20));
             return remote;
         } catch (RuntimeException e) {
             closeQuietly(client);
@@ -134,9 +140,9 @@ public final class SshRemote implements Remote {
         }
     }
 
-    private static SSHClient newClient(SshOptions opts) {
+    private static SSHClient newClient(SshOptions opts, Duration timeout) {
         SSHClient c = new SSHClient(config());
-        int connectMs = (int) opts.connectTimeout().toMillis();
+        int connectMs = (int) timeout.toMillis();
         c.setConnectTimeout(connectMs);
         // The socket read timeout must outlast the keepalive interval, or an idle connection would die.
         c.setTimeout((int) Math.max(connectMs, opts.keepAlive().toMillis() * 4));
@@ -145,20 +151,58 @@ public final class SshRemote implements Remote {
         return c;
     }
 
+    /** Ends handshakes that outlive their connect timeout (a host that accepts TCP and never speaks SSH). */
+    private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "ssh-connect-timeout");
+        t.setDaemon(true);
+        return t;
+    });
+
+    /**
+     * TCP connect (or the bastion's direct-tcpip channel), the server's banner and the key exchange, all within
+     * {@code timeout}: when it passes first, the socket (or channel) is closed under the handshake, and the failure says
+     * whether the host ever sent its SSH banner.
+     */
     private static void handshake(String label, String address, int port, HostKeyCheck check, SSHClient c,
-                                  SSHClient via) {
+                                  SSHClient via, Duration timeout) {
+        AtomicBoolean done = new AtomicBoolean();
+        AtomicBoolean expired = new AtomicBoolean();
+        AtomicReference<AutoCloseable> channel = new AtomicReference<>();
+        ScheduledFuture<?> dog = WATCHDOG.schedule(() -> {
+            if (!done.compareAndSet(false, true)) return;
+            expired.set(true);
+            closeQuietly(c.getSocket());
+            closeQuietly(channel.get());
+            closeQuietly(c);
+        }, timeout.toMillis(), TimeUnit.MILLISECONDS);
         try {
             if (via == null) {
                 c.connect(address, port);
             } else {
-                c.connectVia(via.newDirectConnection(address, port));
+                var direct = via.newDirectConnection(address, port);
+                channel.set(direct);
+                if (expired.get()) closeQuietly(direct);
+                c.connectVia(direct);
             }
-        } catch (TransportException e) {
-            if (check.problem() != null) throw check.problem();
-            throw RemoteException.unreachable(label, address, port, "SSH handshake failed: " + RemoteException.reason(e), e);
+            if (!done.compareAndSet(false, true)) throw new IOException("closed: the connect timeout passed");
         } catch (IOException e) {
+            done.set(true);
             if (check.problem() != null) throw check.problem();
+            if (expired.get()) {
+                throw RemoteException.handshakeTimeout(label, address, port, timeout, c.getTransport().getServerVersion() != null, e);
+            }
+            if (e instanceof TransportException) {
+                throw RemoteException.unreachable(label, address, port, "SSH handshake failed: " + RemoteException.reason(e), e);
+            }
             throw RemoteException.unreachable(label, address, port, connectReason(e, via != null), e);
+        } catch (RuntimeException e) {
+            done.set(true);
+            if (expired.get() && !(e instanceof RemoteException)) {
+                throw RemoteException.handshakeTimeout(label, address, port, timeout, c.getTransport().getServerVersion() != null, e);
+            }
+            throw e;
+        } finally {
+            dog.cancel(false);
         }
     }
 

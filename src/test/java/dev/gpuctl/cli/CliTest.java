@@ -60,6 +60,13 @@ class CliTest {
         assertTrue(r.err.chars().noneMatch(c -> c == 0x1b || c == 0x07), r::toString);
     }
 
+    @Test void aBadConnectTimeoutIsExit2BeforeAnyConnection() {
+        Run r = run("verify", "--connect-timeout", "soon", EXAMPLE.toString());
+        assertEquals(2, r.code, r::toString);
+        assertTrue(r.err.contains("'soon' is not a timeout"), r::toString);
+        assertFalse(r.err.contains("Exception") || r.err.contains("at dev.gpuctl"), r::toString);
+    }
+
     @Test void aKubeconfigContextThatIsNoNameIsExit2BeforeAnyConnection() {
         Run r = run("kubeconfig", "--merge", "--context", "my lab;rm", EXAMPLE.toString());
         assertEquals(2, r.code, r::toString);
