@@ -14,6 +14,8 @@ public final class Main {
     private Main() {}
 
     public static void main(String[] args) {
+        // what libraries print (sshj's log with --verbose quotes what a server sent) is escaped too
+        System.setErr(Terminal.escaping(new java.io.FileOutputStream(java.io.FileDescriptor.err)));
         System.exit(run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true), System.getenv()));
     }
 

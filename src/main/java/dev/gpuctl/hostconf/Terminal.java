@@ -51,6 +51,30 @@ public final class Terminal {
         return new PrintWriter(new EscapingWriter(out), true);
     }
 
+    /**
+     * A stream that escapes what is written to it, a line at a time, before {@code raw} gets it: for what writes to
+     * {@link System#err} itself (the SSH library's log with --verbose quotes what a server sent).
+     */
+    public static java.io.PrintStream escaping(java.io.OutputStream raw) {
+        return new java.io.PrintStream(new java.io.OutputStream() {
+            private final java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
+
+            @Override public synchronized void write(int b) throws IOException {
+                line.write(b);
+                if (b == '\n') flush();
+            }
+
+            @Override public synchronized void flush() throws IOException {
+                if (line.size() > 0) {
+                    raw.write(escape(line.toString(java.nio.charset.StandardCharsets.UTF_8))
+                        .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                    line.reset();
+                }
+                raw.flush();
+            }
+        }, true, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
     private static final class EscapingWriter extends FilterWriter {
         EscapingWriter(Writer out) { super(out); }
 

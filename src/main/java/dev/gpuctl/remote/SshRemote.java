@@ -171,9 +171,13 @@ public final class SshRemote implements Remote {
         ScheduledFuture<?> dog = WATCHDOG.schedule(() -> {
             if (!done.compareAndSet(false, true)) return;
             expired.set(true);
-            closeQuietly(c.getSocket());
-            closeQuietly(channel.get());
-            closeQuietly(c);
+            // the handshake's reads fail at once; closing a channel may wait for the bastion, so not on this thread
+            Thread closer = new Thread(() -> {
+                closeQuietly(c.getSocket());
+                closeQuietly(channel.get());
+            }, "ssh-" + label + "-connect-timeout");
+            closer.setDaemon(true);
+            closer.start();
         }, timeout.toMillis(), TimeUnit.MILLISECONDS);
         try {
             if (via == null) {
@@ -189,7 +193,7 @@ public final class SshRemote implements Remote {
             done.set(true);
             if (check.problem() != null) throw check.problem();
             if (expired.get()) {
-                throw RemoteException.handshakeTimeout(label, address, port, timeout, c.getTransport().getServerVersion() != null, e);
+                throw RemoteException.handshakeTimeout(label, address, port, timeout, bannerSeen(c), e);
             }
             if (e instanceof TransportException) {
                 throw RemoteException.unreachable(label, address, port, "SSH handshake failed: " + RemoteException.reason(e), e);
@@ -198,11 +202,21 @@ public final class SshRemote implements Remote {
         } catch (RuntimeException e) {
             done.set(true);
             if (expired.get() && !(e instanceof RemoteException)) {
-                throw RemoteException.handshakeTimeout(label, address, port, timeout, c.getTransport().getServerVersion() != null, e);
+                throw RemoteException.handshakeTimeout(label, address, port, timeout, bannerSeen(c), e);
             }
             throw e;
         } finally {
             dog.cancel(false);
+        }
+    }
+
+    /** Whether the server sent its SSH identification line (sshj throws instead of answering when it sent none). */
+    private static boolean bannerSeen(SSHClient c) {
+        try {
+            String v = c.getTransport().getServerVersion();
+            return v != null && !v.isEmpty();
+        } catch (RuntimeException e) {
+            return false;
         }
     }
 

@@ -43,6 +43,16 @@ class TerminalTest {
         assertEquals("os: Debian\\x1b]0;title\\x07\\x1b[2J" + System.lineSeparator() + "\\x1b\\x9bb\\x07c", s.toString());
     }
 
+    @Test void theEscapingStreamEscapesWholeLinesOfUtf8() {
+        java.io.ByteArrayOutputStream raw = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream p = Terminal.escaping(raw);
+        p.println("banner " + TITLE_CLEAR + " ü\u009b");
+        p.print("no newline \u001b");
+        p.flush();
+        assertEquals("banner Debian\\x1b]0;title\\x07\\x1b[2J ü\\x9b" + System.lineSeparator() + "no newline \\x1b",
+            raw.toString(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
     @Test void jsonDocumentsHoldNoControlAndStayJson() throws Exception {
         var m = Terminal.jsonMapper();
         String doc = m.writeValueAsString(Map.of("os", TITLE_CLEAR + "\u009b\u007f ü"));
