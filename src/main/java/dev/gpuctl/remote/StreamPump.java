@@ -61,6 +61,7 @@ final class StreamPump {
     private long cut;             // bytes read and not kept
     private long total;           // bytes read
     private boolean released;
+    private boolean headClosed;   // the budget refused part of the start: the rest is cut
     private volatile Throwable failure;
 
     private StreamPump(InputStream in, String name, int cap, Budget budget, OutputStream sink) {
@@ -116,13 +117,15 @@ final class StreamPump {
                 return;
             }
             int off = 0;
-            int toHead = (int) Math.min(n, headCap - head.size());
+            int toHead = headClosed ? 0 : (int) Math.min(n, headCap - head.size());
             if (toHead > 0) {
                 int ok = (int) budget.take(toHead);
                 granted += ok;
                 head.write(chunk, 0, ok);
                 cut += toHead - ok;
                 off = toHead;
+                // once a byte is dropped, nothing after it joins the start: the text stays start, marker, end
+                if (ok < toHead) headClosed = true;
             }
             if (off == n) return;
             if (tail == null && !released && head.size() == headCap && tailCap > 0) {
