@@ -3,7 +3,10 @@ package dev.gpuctl.remote;
 import dev.gpuctl.hostconf.Terminal;
 import java.util.Arrays;
 
-/** What one command on a host returned: exit status and both output streams, complete. */
+/**
+ * What one command on a host returned: exit status and both output streams (each whole up to 4 MiB; of a longer one,
+ * its start and end with "[… N bytes cut]" between, see {@link Remote#exec}).
+ */
 public record ExecResult(int exit, String stdout, String stderr) {
     public boolean ok() { return exit == 0; }
 
