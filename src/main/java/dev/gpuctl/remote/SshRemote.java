@@ -393,11 +393,14 @@ public final class SshRemote implements Remote {
         }
     }
 
-    /** A pump that stopped before its stream's end: the connection died, or reading failed here (no memory, disk full). */
+    /**
+     * A pump that stopped before its stream's end: the channel broke (the connection died), or keeping what was read
+     * failed here (no memory, a local file that cannot be written).
+     */
     private void failed(StreamPump p, String shown) {
         Throwable t = p.failure();
         if (t == null) return;
-        if (t instanceof IOException && !client.isConnected()) {
+        if (t instanceof IOException && !p.sinkFailed()) {
             throw RemoteException.connectionLost(node.name(), shown, t).withPartialStdout(p.bytes());
         }
         throw RemoteException.io(node.name(), "reading the output of " + RemoteException.shown(shown) + " failed",

@@ -63,6 +63,7 @@ final class StreamPump {
     private boolean released;
     private boolean headClosed;   // the budget refused part of the start: the rest is cut
     private volatile Throwable failure;
+    private volatile boolean sinkFailed;
 
     private StreamPump(InputStream in, String name, int cap, Budget budget, OutputStream sink) {
         this.in = in;
@@ -98,7 +99,12 @@ final class StreamPump {
             int n;
             while ((n = in.read(chunk)) >= 0) {
                 if (sink != null) {
-                    sink.write(chunk, 0, n);
+                    try {
+                        sink.write(chunk, 0, n);
+                    } catch (IOException e) {
+                        sinkFailed = true;
+                        throw e;
+                    }
                     synchronized (lock) { total += n; }
                 } else {
                     keep(chunk, n);
@@ -181,6 +187,9 @@ final class StreamPump {
 
     /** What stopped the reading before the stream's end (null: nothing did). */
     Throwable failure() { return failure; }
+
+    /** Whether that was the sink refusing what was read (a full disk), not the stream. */
+    boolean sinkFailed() { return sinkFailed; }
 
     /** How many bytes were read and dropped. */
     long cut() {

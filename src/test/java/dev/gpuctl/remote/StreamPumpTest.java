@@ -2,6 +2,7 @@ package dev.gpuctl.remote;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -126,5 +127,8 @@ class StreamPumpTest {
         };
         StreamPump q = finished(StreamPump.toSink(new Endless(100), "t", full));
         assertInstanceOf(IOException.class, q.failure());
+        assertTrue(q.sinkFailed(), "the sink failed, not the stream");
+        StreamPump r = finished(StreamPump.toSink(new Endless(1000, new IOException("reset"), 10), "t", sink));
+        assertFalse(r.sinkFailed(), "the stream failed, not the sink");
     }
 }
