@@ -38,6 +38,7 @@ final class BackupCommand implements Callable<Integer> {
     @Option(names = "--dry-run", description = "Connect and say what would be done; take no snapshot.") boolean dryRun;
     @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
     @Mixin AllowLocalOption allowLocal;
+    @Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     /** Longest one command may run: the snapshot of a large etcd, the archive's transfer. */
     static final Duration COMMAND_TIMEOUT = Duration.ofMinutes(10);
@@ -63,7 +64,8 @@ final class BackupCommand implements Callable<Integer> {
         NewPrivateFile.check(archive);
         NewPrivateFile.check(Backups.sumFile(archive));
         PrintWriter err = spec.commandLine().getErr();
-        SshOptions ssh = new SshOptions(Duration.ofSeconds(10), Duration.ofSeconds(15), acceptNew, null);
+        SshOptions ssh = new SshOptions(java.util.Optional.ofNullable(connect.value), Duration.ofSeconds(15), acceptNew, null,
+            new dev.gpuctl.remote.SshKeys(), SshOptions.agentFromEnvironment());
         Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
         Runner runner = PhaseRuns.lockedRunner(inv, ssh, err, new Runner.Options(dryRun, 1, Set.of(inv.master().name()), COMMAND_TIMEOUT));
         PhaseRuns.judged(PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> runner.run(Backups.phases(archive))),

@@ -33,6 +33,7 @@ final class BootstrapCommand implements Callable<Integer> {
     @Option(names = "--concurrency", defaultValue = "16", paramLabel = "N", converter = Converters.PositiveInt.class,
         description = "Hosts worked on at once, at least 1 (default ${DEFAULT-VALUE}).") int concurrency;
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time (like ssh's accept-new). A changed key is always refused.") boolean acceptNew;
+    @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
     @Option(names = "--command-timeout", defaultValue = "10m", paramLabel = "DURATION", converter = Converters.DurationValue.class,
         description = "Longest one command may run, e.g. 90s, 10m (a bare number is seconds; default ${DEFAULT-VALUE}).") Duration commandTimeout;
     @Option(names = "--wait-timeout", paramLabel = "DURATION", converter = Converters.DurationValue.class,
@@ -69,7 +70,7 @@ final class BootstrapCommand implements Callable<Integer> {
                 + String.join("\n  ", conflicts.stream().map(CidrCheck.Conflict::message).toList()));
         }
         PrintWriter err = spec.commandLine().getErr();
-        SshOptions ssh = SshOptions.defaults(acceptNew);
+        SshOptions ssh = connect.options(acceptNew);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes(), ssh);
         Runner runner = new Runner(inv, node -> Remotes.open(node, ssh), err,
             new Runner.Options(dryRun, concurrency, new LinkedHashSet<>(hosts), commandTimeout, waitTimeout))

@@ -44,12 +44,13 @@ final class CertsCommand implements Runnable {
     static final class Check implements Callable<Integer> {
         @Mixin InventoryOption inventory;
         @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+        @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
         @Spec CommandSpec spec;
         @ParentCommand CertsCommand certs;
 
         @Override public Integer call() {
             Inventory inv = Inventories.load(inventory.resolve(certs.parent.env), certs.parent.env);
-            SshOptions ssh = SshOptions.defaults(acceptNew);
+            SshOptions ssh = connect.options(acceptNew);
             Inventories.checkIdentityFiles(inventory.resolve(certs.parent.env), inv.nodes(), ssh);
             return check(inv, ssh, spec);
         }
@@ -65,6 +66,7 @@ final class CertsCommand implements Runnable {
         @Mixin InventoryOption inventory;
         @Option(names = "--dry-run", description = "Connect and check; show what would run; change nothing.") boolean dryRun;
         @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+        @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
         @Option(names = "--command-timeout", defaultValue = "10m", paramLabel = "DURATION", converter = Converters.DurationValue.class,
             description = "Longest one command may run, e.g. 90s, 10m (a bare number is seconds; default ${DEFAULT-VALUE}).") Duration commandTimeout;
         @Mixin AllowLocalOption allowLocal;
@@ -75,7 +77,7 @@ final class CertsCommand implements Runnable {
             Inventory inv = Inventories.load(inventory.resolve(certs.parent.env), certs.parent.env);
             allowLocal.check(inv, inventory.resolve(certs.parent.env), "certs renew");
             PrintWriter err = spec.commandLine().getErr();
-            SshOptions ssh = SshOptions.defaults(acceptNew);
+            SshOptions ssh = connect.options(acceptNew);
             Inventories.checkIdentityFiles(inventory.resolve(certs.parent.env), inv.nodes(), ssh);
             Runner runner = PhaseRuns.lockedRunner(inv, ssh, err, new Runner.Options(dryRun, 1, Set.of(inv.master().name()), commandTimeout));
             PhaseRuns.judged(PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, runner::renewCertificates),

@@ -31,6 +31,7 @@ final class DrainCommand implements Callable<Integer> {
     @Option(names = "--dry-run", description = "Connect and check; say what would change; change nothing.") boolean dryRun;
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
     @Mixin AllowLocalOption allowLocal;
+    @Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -43,7 +44,7 @@ final class DrainCommand implements Callable<Integer> {
         Inventory inv = Inventories.load(file, parent.env);
         allowLocal.check(inv, file, "drain");
         PhaseRuns.checkNodes(inv, hosts, "drain");
-        PhaseRuns.run(inv, file, r -> Maintenance.drain(r, hosts, drainTimeout, force), dryRun, acceptNew,
+        PhaseRuns.run(inv, file, r -> Maintenance.drain(r, hosts, drainTimeout, force), dryRun, connect.options(acceptNew),
             Maintenance.commandTimeout(drainTimeout, Duration.ofMinutes(10)), spec.commandLine().getErr(), "drain",
             "The nodes stay cordoned. Re-run later, raise --drain-timeout, or use --force; `gpuctl uncordon` puts them back in service.");
         spec.commandLine().getOut().println(dryRun ? "dry run complete: nothing was changed"

@@ -1,5 +1,6 @@
 package dev.gpuctl.cli;
 
+import dev.gpuctl.hostconf.Terminal;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.gpuctl.engine.StateDir;
@@ -39,6 +40,7 @@ final class GpusCommand implements Callable<Integer> {
             + " it beside the pod holding the GPU; a GPU held by a pod with 0 %% in every sample is flagged IDLE."
             + " E.g. 10s (a bare number is seconds; 0 skips the sampling; default: ${DEFAULT-VALUE}; at most 5m)."}) Duration sample;
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+    @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     static final Duration MAX_SAMPLE = Duration.ofMinutes(5);
     @ParentCommand GpuctlCommand parent;
@@ -48,7 +50,7 @@ final class GpusCommand implements Callable<Integer> {
             throw new GpuctlException(ExitCode.USAGE, "--sample " + GpusText.seconds(sample) + " is too long: at most 5m (the report waits for it)");
         }
         Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
-        SshOptions ssh = SshOptions.defaults(acceptNew);
+        SshOptions ssh = connect.options(acceptNew);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes().stream()
             .filter(n -> n.isMaster() || n.gpu()).toList(), ssh);
         GpuUsage.Report report;
@@ -74,7 +76,7 @@ final class GpusCommand implements Callable<Integer> {
             throw new GpuctlException(ExitCode.STEP_FAILED, e.getMessage(), e);
         }
         Instant now = Instant.now();
-        String doc = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
+        String doc = Terminal.jsonMapper()
             .writeValueAsString(GpusText.document(inv.cluster().name(), report, survey.activity(), now));
         // what job render checks a job's GPU count against, offline
         StateDir.writePrivate(KnownGpus.file(inv), (doc + "\n").getBytes(StandardCharsets.UTF_8));

@@ -108,12 +108,13 @@ final class JobCommand implements Runnable {
                 + " refused job (exit 2) applies nothing."})
     static final class Submit extends SpecAndInventory implements Callable<Integer> {
         @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
+        @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
 
         @Override public Integer call() {
             Inventory inv = inventory();
             JobSpec job = load(inv);
             String applied;
-            SshOptions ssh = SshOptions.defaults(acceptNew);
+            SshOptions ssh = connect.options(acceptNew);
             Inventories.checkIdentityFiles(inventoryPath(), java.util.List.of(inv.master()), ssh);
             try (Remote master = Inventories.openCluster(inv, ssh, inventoryPath())) {
                 applied = JobSubmit.submit(job, JobManifest.render(job), master);
@@ -141,6 +142,7 @@ final class JobCommand implements Runnable {
     /** Commands that ask the cluster through the master: the inventory as every command takes it. */
     abstract static class OnCluster {
         @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
+        @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
         @Spec CommandSpec spec;
         @ParentCommand JobCommand job;
 
@@ -148,7 +150,7 @@ final class JobCommand implements Runnable {
         <T> T onMaster(Function<Remote, T> action) {
             Path path = inventory().resolve(job.parent.env);
             Inventory inv = Inventories.load(path, job.parent.env);
-            SshOptions ssh = SshOptions.defaults(acceptNew);
+            SshOptions ssh = connect.options(acceptNew);
             Inventories.checkIdentityFiles(path, java.util.List.of(inv.master()), ssh);
             try (Remote master = Inventories.openCluster(inv, ssh, path)) {
                 return action.apply(master);

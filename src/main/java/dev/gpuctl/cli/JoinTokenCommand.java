@@ -36,6 +36,7 @@ final class JoinTokenCommand implements Callable<Integer> {
         description = "The new token's lifetime, e.g. 2h, 90m, 24h (a bare number is seconds; at most 365d; default ${DEFAULT-VALUE}).") Duration ttl;
     @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
     @Mixin AllowLocalOption allowLocal;
+    @Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -43,7 +44,7 @@ final class JoinTokenCommand implements Callable<Integer> {
         Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
         if (refresh) allowLocal.check(inv, inventory.resolve(parent.env), "join-token --refresh");
         Path cache = JoinTokens.cacheFile(inv);
-        SshOptions ssh = SshOptions.defaults(acceptNew);
+        SshOptions ssh = connect.options(acceptNew);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), List.of(inv.master()), ssh);
         if (!refresh && !Files.exists(cache)) {
             throw new GpuctlException(ExitCode.USAGE, "no cached join command (" + cache + "); create one: gpuctl join-token --refresh "

@@ -41,6 +41,7 @@ final class KubeconfigCommand implements Callable<Integer> {
     @Option(names = "--kubeconfig", paramLabel = "FILE",
         description = "The file --merge writes (default: the first path in $KUBECONFIG, else ~/.kube/config).") Path file;
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+    @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -61,7 +62,7 @@ final class KubeconfigCommand implements Callable<Integer> {
                     + " name another with --kubeconfig)");
             }
         }
-        SshOptions ssh = SshOptions.defaults(acceptNew);
+        SshOptions ssh = connect.options(acceptNew);
         Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
         String admin;
         try (Remote master = Inventories.openCluster(inv, ssh, invFile)) {

@@ -1,6 +1,7 @@
 package dev.gpuctl.cli;
 
 import dev.gpuctl.engine.StateDir;
+import dev.gpuctl.hostconf.Terminal;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -13,15 +14,22 @@ public final class Main {
     private Main() {}
 
     public static void main(String[] args) {
+        // what libraries print (sshj's log with --verbose quotes what a server sent) is escaped too
+        System.setErr(Terminal.escaping(new java.io.FileOutputStream(java.io.FileDescriptor.err)));
         System.exit(run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true), System.getenv()));
     }
 
     /** Runs gpuctl with the given streams and environment; returns the exit code. Used by tests too. */
     public static int run(String[] args, PrintWriter out, PrintWriter err, Map<String, String> env) {
         CommandLine cl = commandLine(env, args);
-        cl.setOut(out);
-        cl.setErr(err);
+        // hosts' text (os-release, command output, node names) is quoted in messages: nothing in it may act on the terminal
+        PrintWriter safeOut = Terminal.escaping(out);
+        PrintWriter safeErr = Terminal.escaping(err);
+        cl.setOut(safeOut);
+        cl.setErr(safeErr);
         int code = cl.execute(args);
+        safeOut.flush();
+        safeErr.flush();
         out.flush();
         err.flush();
         return code;

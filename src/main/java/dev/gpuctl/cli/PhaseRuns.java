@@ -36,9 +36,8 @@ final class PhaseRuns {
     /** What a dry run that stopped says to do next. */
     static final String DRY_RUN_NEXT = "A real run would stop here too. Fix the cause, then run the dry run again to see what the command would do.";
 
-    static Runner.Result run(Inventory inv, Path file, Function<Runner, Runner.Result> phases, boolean dryRun, boolean acceptNew, Duration commandTimeout,
+    static Runner.Result run(Inventory inv, Path file, Function<Runner, Runner.Result> phases, boolean dryRun, SshOptions ssh, Duration commandTimeout,
                              PrintWriter err, String command, String next) {
-        SshOptions ssh = SshOptions.defaults(acceptNew);
         Inventories.checkIdentityFiles(file, inv.nodes(), ssh);
         Runner runner = lockedRunner(inv, ssh, err, new Runner.Options(dryRun, 16, Set.of(), commandTimeout));
         Runner.Result result = interruptible(stoppable(runner), err, () -> phases.apply(runner));

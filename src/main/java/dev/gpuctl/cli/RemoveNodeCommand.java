@@ -37,6 +37,7 @@ final class RemoveNodeCommand implements Callable<Integer> {
     @Option(names = "--dry-run", description = "Connect and check; say what would change (with --restore-host: what each host would get back); change nothing.") boolean dryRun;
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
     @Mixin AllowLocalOption allowLocal;
+    @Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -49,7 +50,7 @@ final class RemoveNodeCommand implements Callable<Integer> {
             throw new GpuctlException(ExitCode.USAGE, inv.master().name() + " is the master: remove-node takes workers only;"
                 + " `gpuctl reset` takes the whole cluster down. Nothing was changed.");
         }
-        PhaseRuns.run(inv, file, r -> Maintenance.removeNodes(r, hosts, drainTimeout, force, restoreHost), dryRun, acceptNew,
+        PhaseRuns.run(inv, file, r -> Maintenance.removeNodes(r, hosts, drainTimeout, force, restoreHost), dryRun, connect.options(acceptNew),
             Maintenance.commandTimeout(drainTimeout, Duration.ofMinutes(10)), spec.commandLine().getErr(), "remove-node",
             "Fix the cause and run remove-node again: it resumes where it stopped (a node already deleted is not drained again).");
         spec.commandLine().getOut().println(dryRun ? "dry run complete: nothing was changed"

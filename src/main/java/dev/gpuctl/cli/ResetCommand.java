@@ -31,6 +31,7 @@ final class ResetCommand implements Callable<Integer> {
     @Option(names = "--dry-run", description = "Connect and check; say what would change (with --restore-host: what each host would get back); change nothing.") boolean dryRun;
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
     @Mixin AllowLocalOption allowLocal;
+    @Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -50,7 +51,7 @@ final class ResetCommand implements Callable<Integer> {
                     + "; nothing was changed");
             }
         }
-        PhaseRuns.run(inv, file, r -> Maintenance.reset(r, inv, restoreHost), dryRun, acceptNew, Duration.ofMinutes(10), err, "reset",
+        PhaseRuns.run(inv, file, r -> Maintenance.reset(r, inv, restoreHost), dryRun, connect.options(acceptNew), Duration.ofMinutes(10), err, "reset",
             "Fix the cause and run reset again: hosts already clean are left as they are.");
         var out = spec.commandLine().getOut();
         if (dryRun) {

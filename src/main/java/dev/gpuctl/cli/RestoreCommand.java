@@ -36,6 +36,7 @@ final class RestoreCommand implements Callable<Integer> {
     @Option(names = "--force", description = "Restore even though the master runs a healthy cluster (its state is replaced).") boolean force;
     @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
     @Mixin AllowLocalOption allowLocal;
+    @Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -51,27 +52,29 @@ final class RestoreCommand implements Callable<Integer> {
         if (in.problem().isPresent()) {
             throw new GpuctlException(ExitCode.USAGE, "cannot restore from " + archive + ": " + in.problem().get() + "; nothing was changed");
         }
+        PrintWriter err = spec.commandLine().getErr();
+        SshOptions ssh = connect.options(acceptNew);
+        Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
         Backups.Restorable content;
         try {
             content = Backups.restorable(in);
         } catch (Backups.Bad e) {
             throw new GpuctlException(ExitCode.USAGE, "cannot restore from " + archive + ": " + e.getMessage() + "; nothing was changed");
         }
-        PrintWriter err = spec.commandLine().getErr();
-        SshOptions ssh = SshOptions.defaults(acceptNew);
-        Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
         Runner runner = PhaseRuns.lockedRunner(inv, ssh, err, new Runner.Options(false, 1, Set.of(inv.master().name()), BackupCommand.COMMAND_TIMEOUT));
         var phases = Backups.restorePhases(content, force);
-        PhaseRuns.judged(PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> runner.run(phases)),
-            new PhaseRuns.Outcomes(r -> "interrupted: " + String.join("; ", r.interrupted())
-                    + "\nRun the same restore again to finish it. Logs: " + r.logDir(),
-                "restore refused; nothing was changed:", "restore failed:",
-                "What the master had before is in /var/backups/gpuctl-before-restore-*/ on it. Fix the cause and run the same"
-                    + " restore again."));
-        PrintWriter o = spec.commandLine().getOut();
-        o.println("restored " + inv.master().name() + " from " + archive + " (sha256 " + in.sha256() + "); every node is Ready");
-        o.println("next: gpuctl verify " + invFile);
-        o.flush();
+        try (content) {
+            PhaseRuns.judged(PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> runner.run(phases)),
+                new PhaseRuns.Outcomes(r -> "interrupted: " + String.join("; ", r.interrupted())
+                        + "\nRun the same restore again to finish it. Logs: " + r.logDir(),
+                    "restore refused; nothing was changed:", "restore failed:",
+                    "What the master had before is in /var/backups/gpuctl-before-restore-*/ on it. Fix the cause and run the same"
+                        + " restore again."));
+            PrintWriter o = spec.commandLine().getOut();
+            o.println("restored " + inv.master().name() + " from " + archive + " (sha256 " + in.sha256() + "); every node is Ready");
+            o.println("next: gpuctl verify " + invFile);
+            o.flush();
+        }
         return ExitCode.OK.code();
     }
 }

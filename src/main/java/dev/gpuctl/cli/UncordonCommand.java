@@ -22,6 +22,7 @@ final class UncordonCommand implements Callable<Integer> {
     @Option(names = "--dry-run", description = "Connect and check; say what would change; change nothing.") boolean dryRun;
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
     @Mixin AllowLocalOption allowLocal;
+    @Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -30,7 +31,7 @@ final class UncordonCommand implements Callable<Integer> {
         Inventory inv = Inventories.load(file, parent.env);
         allowLocal.check(inv, file, "uncordon");
         PhaseRuns.checkNodes(inv, hosts, "uncordon");
-        PhaseRuns.run(inv, file, r -> Maintenance.uncordon(r, hosts), dryRun, acceptNew, Duration.ofMinutes(2),
+        PhaseRuns.run(inv, file, r -> Maintenance.uncordon(r, hosts), dryRun, connect.options(acceptNew), Duration.ofMinutes(2),
             spec.commandLine().getErr(), "uncordon", "Fix the cause and run uncordon again.");
         spec.commandLine().getOut().println(dryRun ? "dry run complete: nothing was changed" : "uncordoned: " + String.join(", ", hosts));
         return ExitCode.OK.code();

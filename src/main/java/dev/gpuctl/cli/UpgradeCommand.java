@@ -42,6 +42,7 @@ final class UpgradeCommand implements Callable<Integer> {
     @Option(names = "--force", description = "Evict what a drain would wait for (running GPU jobs, unmanaged pods).") boolean force;
     @Option(names = "--dry-run", description = "Print the target, the order, the batches and each host's commands; connect to nothing.") boolean dryRun;
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time. A changed key is always refused.") boolean acceptNew;
+    @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
     @Option(names = "--command-timeout", defaultValue = "10m", paramLabel = "DURATION", converter = Converters.DurationValue.class,
         description = "Longest one command may run, e.g. 90s, 10m (a bare number is seconds; default ${DEFAULT-VALUE}).") Duration commandTimeout;
     @Mixin AllowLocalOption allowLocal;
@@ -88,7 +89,7 @@ final class UpgradeCommand implements Callable<Integer> {
             return ExitCode.OK.code();
         }
         PrintWriter err = spec.commandLine().getErr();
-        SshOptions ssh = SshOptions.defaults(acceptNew);
+        SshOptions ssh = connect.options(acceptNew);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes(), ssh);
         Duration timeout = Upgrades.commandTimeout(o, commandTimeout);
         err.println("upgrade to " + o.target() + ", workers " + o.batchSize() + " at a time");

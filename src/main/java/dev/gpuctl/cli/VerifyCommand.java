@@ -1,5 +1,6 @@
 package dev.gpuctl.cli;
 
+import dev.gpuctl.hostconf.Terminal;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.gpuctl.engine.Runner;
@@ -34,6 +35,7 @@ final class VerifyCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print the report as JSON (schema gpuctl.verify/v1, see docs/verify.md).") boolean json;
     @Option(names = "--hosts", split = ",", paramLabel = "NAME", description = "Only these hosts.") List<String> hosts = List.of();
     @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+    @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
     @Option(names = "--wait-timeout", paramLabel = "DURATION", converter = Converters.WaitValue.class,
         description = "How long what is still starting after a boot (units, the API server, nodes, pods) is waited for"
             + " before it is judged, e.g. 90s or 5m (a bare number is seconds; 0: no waiting; default 2m).")
@@ -47,7 +49,7 @@ final class VerifyCommand implements Callable<Integer> {
             if (inv.node(h).isEmpty()) throw new GpuctlException(ExitCode.USAGE, "unknown host '" + h + "' for --hosts");
         }
         List<Node> nodes = inv.nodes().stream().filter(n -> hosts.isEmpty() || hosts.contains(n.name())).toList();
-        SshOptions ssh = SshOptions.defaults(acceptNew);
+        SshOptions ssh = connect.options(acceptNew);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), nodes, ssh);
         Runner.Result result = run(inv, ssh, new LinkedHashSet<>(hosts), waitTimeout, spec, Runner::verify);
         VerifyReport report = result.report();
@@ -58,7 +60,7 @@ final class VerifyCommand implements Callable<Integer> {
             doc.put("cluster", inv.cluster().name());
             doc.put("ok", report.ok());
             doc.put("hosts", report.hosts());
-            out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(doc));
+            out.println(Terminal.jsonMapper().writeValueAsString(doc));
         } else {
             out.print(VerifyText.render(report));
         }

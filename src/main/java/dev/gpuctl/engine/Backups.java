@@ -9,6 +9,7 @@ import dev.gpuctl.steps.RestoreStep;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -83,25 +84,55 @@ public final class Backups {
     public static List<Phase> restorePhases(Restorable archive, boolean force) {
         return List.of(
             new Phase("restore-check", "restore: checks on the master, read-only", List.of(new RestoreGuardStep(force)), true),
-            new Phase("restore", "restore the control plane", List.of(new RestoreStep(archive.upload(), archive.sha256())), false));
+            new Phase("restore", "restore the control plane", List.of(new RestoreStep(archive.upload(), archive.uploadSha256(), archive.sha256())), false));
     }
 
-    /** A checked archive made ready for a restore: its sha256 and what the master gets (its checked members only). */
-    public record Restorable(String sha256, byte[] upload) {}
+    /**
+     * A checked archive made ready for a restore: its sha256, and what the master gets (its checked members only), a
+     * private temporary file on this machine with its own sha256. {@link #close} removes the file.
+     */
+    public record Restorable(String sha256, Path upload, String uploadSha256) implements AutoCloseable {
+        @Override public void close() {
+            try {
+                Files.deleteIfExists(upload);
+            } catch (IOException ignored) {
+                // a 0600 file in the temporary directory: the system's clean-up takes it
+            }
+        }
+    }
 
     /**
      * Reads a checked archive ({@link #check}) and keeps only its checked members ({@link BackupArchive#repack}) for the
      * master; an archive holding anything else is refused ({@link Bad}, naming the members) before any host is touched.
      */
     public static Restorable restorable(Checked checked) {
+        Path upload = null;
         try {
-            byte[] content = Files.readAllBytes(checked.archive());
-            if (!BackupArchive.sha256(content).equals(checked.sha256())) throw new Bad(checked.archive() + " changed while it was read");
-            return new Restorable(checked.sha256(), BackupArchive.repack(content));
+            upload = Files.createTempFile("gpuctl-restore-", ".tar.gz",
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            BackupArchive.repack(checked.archive(), upload); // streamed: an archive of any size, never in memory
+            if (!BackupArchive.sha256(checked.archive()).equals(checked.sha256())) {
+                throw new Bad(checked.archive() + " changed while it was read");
+            }
+            return new Restorable(checked.sha256(), upload, BackupArchive.sha256(upload));
         } catch (IOException e) {
+            delete(upload);
             throw new Bad("cannot read " + checked.archive() + ": " + e.getMessage());
         } catch (BackupArchive.Unreadable | BackupArchive.Refused e) {
+            delete(upload);
             throw new Bad(checked.archive() + ": " + e.getMessage());
+        } catch (Bad e) {
+            delete(upload);
+            throw e;
+        }
+    }
+
+    private static void delete(Path p) {
+        if (p == null) return;
+        try {
+            Files.deleteIfExists(p);
+        } catch (IOException ignored) {
+            // our own 0600 temporary file
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.gpuctl.engine;
 
 import dev.gpuctl.hostconf.Secrets;
+import dev.gpuctl.hostconf.Terminal;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.steps.Facts;
 import java.io.IOException;
@@ -66,7 +67,7 @@ final class HostLog implements AutoCloseable {
 
     synchronized void line(String text) {
         try {
-            out.write(Instant.now() + " " + facts.mask(Secrets.redact(text)) + "\n");
+            out.write(Instant.now() + " " + Terminal.escape(facts.mask(Secrets.redact(text))) + "\n");
             out.flush();
         } catch (IOException e) {
             throw new UncheckedIOException(e);

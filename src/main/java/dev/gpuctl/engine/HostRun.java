@@ -40,6 +40,7 @@ final class HostRun implements AutoCloseable {
     private final Map<String, Remote> remotes = new ConcurrentHashMap<>();
     private final Map<String, HostLog> logs = new ConcurrentHashMap<>();
     private final Stop stop = new Stop();
+    private final ConnectProgress connecting;
     /** Hosts whose connection was tried (made, or failed), for {@link #awaitConnections}. */
     private final Set<String> tried = new HashSet<>();
 
@@ -47,6 +48,25 @@ final class HostRun implements AutoCloseable {
      * @param logSuffix the run directory's suffix under .gpuctl/logs ("" for bootstrap, "verify" for verify)
      */
     HostRun(Inventory inv, Function<Node, Remote> connector, Facts facts, String logSuffix, int concurrency) {
+        this(inv, connector, facts, logSuffix, concurrency, line -> { }, inv.nodes().size());
+    }
+
+    /**
+     * @param progress where "connecting to N hosts…" and the hosts still connecting after a few seconds are said
+     * @param hosts    how many hosts the run connects to
+     */
+    HostRun(Inventory inv, Function<Node, Remote> connector, Facts facts, String logSuffix, int concurrency,
+            Consumer<String> progress, int hosts) {
+        this.connecting = new ConnectProgress(progress, hosts, task -> {
+            java.util.concurrent.ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "connect-progress");
+                t.setDaemon(true);
+                return t;
+            });
+            long ms = ConnectProgress.EVERY.toMillis();
+            timer.scheduleAtFixedRate(task, ms, ms, java.util.concurrent.TimeUnit.MILLISECONDS);
+            return timer::shutdownNow;
+        });
         this.connector = connector;
         this.facts = facts;
         this.logDir = StateDir.newRunDir(inv.stateDir(), logSuffix);
@@ -67,6 +87,7 @@ final class HostRun implements AutoCloseable {
     Remote remote(Node node) {
         stop.check(node.name(), "connect");
         return new Stoppable(remotes.computeIfAbsent(node.name(), h -> {
+            connecting.started(h);
             try {
                 return connector.apply(node);
             } catch (RemoteException e) {
@@ -74,6 +95,7 @@ final class HostRun implements AutoCloseable {
                 log(node).line("connect to " + node.name() + " (" + node.address() + ") failed: " + e.getMessage());
                 throw e;
             } finally {
+                connecting.finished(h);
                 tried(h);
             }
         }), stop);
@@ -162,6 +184,7 @@ final class HostRun implements AutoCloseable {
     }
 
     @Override public void close() {
+        connecting.close();
         pool.shutdownNow();
         closeConnections();
         logs.values().forEach(HostLog::close);
@@ -198,6 +221,16 @@ final class HostRun implements AutoCloseable {
         @Override public byte[] download(String path) {
             stop.check(inner.name(), "reading " + path);
             return inner.download(path);
+        }
+
+        @Override public void upload(java.nio.file.Path from, String path, String mode, String owner) {
+            stop.check(inner.name(), "writing " + path);
+            inner.upload(from, path, mode, owner);
+        }
+
+        @Override public void download(String path, java.nio.file.Path to) {
+            stop.check(inner.name(), "reading " + path);
+            inner.download(path, to);
         }
 
         @Override public void close() { inner.close(); }

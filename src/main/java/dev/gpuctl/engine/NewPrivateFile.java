@@ -1,6 +1,7 @@
 package dev.gpuctl.engine;
 
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.file.FileAlreadyExistsException;
@@ -113,18 +114,27 @@ public final class NewPrivateFile {
     }
 
     /**
-     * Writes {@code content} to a new file at {@code file} (checked as {@link #check} does; missing directories made 0700): created exclusively, 0600 from
-     * creation; an existing file or link at the path is refused and left as it is.
+     * Makes a new, empty file at {@code file} (checked as {@link #check} does; missing directories made 0700): created
+     * exclusively, 0600 from creation; an existing file or link at the path is refused and left as it is. Returns its
+     * path, for the caller to fill (no other user can replace it: its directory is ours, or sticky).
      */
-    public static void write(Path file, byte[] content) {
+    public static Path create(Path file) {
         Path target = prepare(file, true);
-        try (SeekableByteChannel ch = Files.newByteChannel(target,
-                Set.<OpenOption>of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
-                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
-            ByteBuffer b = ByteBuffer.wrap(content);
-            while (b.hasRemaining()) ch.write(b);
+        try {
+            Files.createFile(target, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            return target;
         } catch (FileAlreadyExistsException e) {
             throw new StateDir.Refused(target + " appeared while gpuctl was writing it; nothing was written to it");
+        } catch (IOException e) {
+            throw new StateDir.Refused("cannot write " + target + ": " + e);
+        }
+    }
+
+    /** Writes {@code content} to a new file at {@code file}, made as {@link #create} makes it. */
+    public static void write(Path file, byte[] content) {
+        Path target = create(file);
+        try (OutputStream out = Files.newOutputStream(target, LinkOption.NOFOLLOW_LINKS, StandardOpenOption.WRITE)) {
+            out.write(content);
         } catch (IOException e) {
             throw new StateDir.Refused("cannot write " + target + ": " + e);
         }

@@ -132,6 +132,12 @@ public record Plan(String cluster, String summary, List<String> cidrConflicts, L
             Path to = k.localPath().toAbsolutePath();
             m.put("to", to.startsWith(base) ? base.relativize(to) + " (beside the inventory)" : to.toString());
             m.put("rule", Op.FetchKubeconfig.RULE);
+        } else if (op instanceof Op.Send s) {
+            m.put("kind", "send");
+            Path from = s.localPath().toAbsolutePath();
+            m.put("from", from.startsWith(base) ? base.relativize(from) + " (beside the inventory)" : from.toString());
+            m.put("path", s.remotePath());
+            m.put("mode", s.mode());
         } else if (op instanceof Op.Capture c) {
             m.put("kind", "capture");
             m.put("command", c.command());

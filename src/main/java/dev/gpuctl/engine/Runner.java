@@ -120,7 +120,13 @@ public final class Runner {
         this.inv = inv;
         this.progress = progress;
         this.options = options;
-        this.run = new HostRun(inv, connector, facts, options.mode() == Mode.VERIFY ? "verify" : "", options.concurrency());
+        this.run = new HostRun(inv, connector, facts, options.mode() == Mode.VERIFY ? "verify" : "", options.concurrency(),
+            line -> {
+                synchronized (progress) {
+                    progress.println(line);
+                    progress.flush();
+                }
+            }, options.hosts().isEmpty() ? inv.nodes().size() : options.hosts().size());
         this.verifyChecks = new VerifyChecks(inv, facts, run, options, progress, stoppedAt);
         ClusterRecord.learn(inv, facts);
     }

@@ -96,6 +96,18 @@ public final class StateDir {
         }
     }
 
+    /** A new empty private file (0600) in {@code file}'s directory (made private when missing), to fill and {@link #moveInto}. */
+    public static Path privateTempBeside(Path file) throws IOException {
+        ensurePrivateDir(file.toAbsolutePath().getParent());
+        return Files.createTempFile(file.toAbsolutePath().getParent(), ".gpuctl", ".tmp",
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    }
+
+    /** Renames a file made by {@link #privateTempBeside} over {@code file}, atomically. */
+    public static void moveInto(Path tmp, Path file) throws IOException {
+        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    }
+
     static final DateTimeFormatter RUN_TIME = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss");
 
     /** A run's log directory name: "20261202-101500" plus "-SUFFIX" when given, plus "-N" for the N-th taken (N > 1). */

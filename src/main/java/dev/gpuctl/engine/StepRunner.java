@@ -11,9 +11,9 @@ import dev.gpuctl.steps.Probe;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
@@ -389,21 +389,45 @@ final class StepRunner {
         }
         if (op instanceof Op.Fetch f) {
             String from = facts.substitute(f.remotePath()); // a path made in this step (mktemp -d) is a fact
-            byte[] content = remote.download(from);
             if (f.newFile()) {
+                Path target;
                 try {
-                    NewPrivateFile.write(f.localPath(), content);
+                    target = NewPrivateFile.create(f.localPath());
                 } catch (StateDir.Refused ex) {
                     throw new OpFailed(f.what(), "write " + f.localPath() + " (a new file)", new ExecResult(-1, "", ex.getMessage()));
+                }
+                try {
+                    remote.download(from, target); // streamed into the file just made: never in memory
+                } catch (RuntimeException ex) {
+                    try {
+                        Files.deleteIfExists(target);
+                    } catch (IOException ignored) {
+                        // our own new, partial file: named in the failure
+                    }
+                    throw ex;
                 }
                 log.line("fetched " + from + " to " + f.localPath() + " (a new file, 0600)");
                 return true;
             }
+            // streamed into a private temp file beside the target, compared there, renamed into place: never in memory
+            Path tmp;
             try {
-                if (Files.exists(f.localPath()) && Arrays.equals(Files.readAllBytes(f.localPath()), content)) return false;
-                StateDir.writePrivate(f.localPath(), content);
+                tmp = StateDir.privateTempBeside(f.localPath());
             } catch (IOException ex) {
                 throw new OpFailed(f.what(), "write " + f.localPath(), new ExecResult(-1, "", ex.toString()));
+            }
+            try {
+                remote.download(from, tmp);
+                if (Files.exists(f.localPath()) && Files.mismatch(f.localPath(), tmp) == -1) return false;
+                StateDir.moveInto(tmp, f.localPath());
+            } catch (IOException ex) {
+                throw new OpFailed(f.what(), "write " + f.localPath(), new ExecResult(-1, "", ex.toString()));
+            } finally {
+                try {
+                    Files.deleteIfExists(tmp);
+                } catch (IOException ignored) {
+                    // a private temp file in our own directory: left for the next run to overwrite
+                }
             }
             log.line("fetched " + from + " to " + f.localPath());
             return true;
@@ -437,6 +461,12 @@ final class StepRunner {
             } catch (IOException ex) {
                 throw new OpFailed(k.what(), "write " + k.localPath(), new ExecResult(-1, "", ex.toString()));
             }
+        }
+        if (op instanceof Op.Send s) {
+            if (s.unless() != null && exec(s.unless()).ok()) return false;
+            log.line("send " + s.localPath() + " to " + s.remotePath() + " (" + s.mode() + " root:root)");
+            remote.upload(s.localPath(), s.remotePath(), s.mode(), "root:root");
+            return true;
         }
         if (op instanceof Op.Capture c) {
             ExecResult res = exec(c.command(), c.secret());

@@ -1,8 +1,16 @@
 package dev.gpuctl.hostconf;
 
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
@@ -82,6 +90,18 @@ public final class BackupArchive {
         return List.copyOf(old);
     }
 
+    /** The sha256 (hex) of a file, read as a stream: an archive of any size, never held in memory. */
+    public static String sha256(Path file) throws IOException {
+        try (InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {
+            MessageDigest md = MessageDigest.getInstance("SHA-256");
+            byte[] buf = new byte[1 << 16];
+            for (int n; (n = in.read(buf)) > 0; ) md.update(buf, 0, n);
+            return HexFormat.of().formatHex(md.digest());
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     public static String sha256(byte[] content) {
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(content));
@@ -113,6 +133,17 @@ public final class BackupArchive {
 
     /** The members of a gzip'd tar (ustar, GNU or pax), in order, as the archive names them (a directory without its '/'). */
     public static List<Entry> entries(byte[] tarGz) throws Unreadable {
+        return entries(new ByteArrayInputStream(tarGz));
+    }
+
+    /** {@link #entries(byte[])} of an archive file, read as a stream. */
+    public static List<Entry> entries(Path tarGz) throws Unreadable, IOException {
+        try (InputStream in = Files.newInputStream(tarGz, LinkOption.NOFOLLOW_LINKS)) {
+            return entries(in);
+        }
+    }
+
+    private static List<Entry> entries(InputStream tarGz) throws Unreadable {
         List<Entry> out = new ArrayList<>();
         try (TarArchiveInputStream in = open(tarGz)) {
             for (TarArchiveEntry e = in.getNextEntry(); e != null; e = in.getNextEntry()) out.add(entry(e));
@@ -122,8 +153,8 @@ public final class BackupArchive {
         return List.copyOf(out);
     }
 
-    private static TarArchiveInputStream open(byte[] tarGz) throws IOException {
-        return new TarArchiveInputStream(new GzipCompressorInputStream(new ByteArrayInputStream(tarGz)));
+    private static TarArchiveInputStream open(InputStream tarGz) throws IOException {
+        return new TarArchiveInputStream(new GzipCompressorInputStream(new BufferedInputStream(tarGz)));
     }
 
     private static Entry entry(TarArchiveEntry e) {
@@ -205,8 +236,27 @@ public final class BackupArchive {
         List<String> bad = refused(entries(tarGz));
         if (!bad.isEmpty()) throw new Refused(String.join("; ", bad));
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(tarGz.length + 4096);
+        repack(new ByteArrayInputStream(tarGz), bytes);
+        return bytes.toByteArray();
+    }
+
+    /**
+     * {@link #repack(byte[])} from the archive file {@code from} into the new file {@code to}, both as streams: an archive
+     * of any size, never held in memory.
+     */
+    public static void repack(Path from, Path to) throws Unreadable, Refused, IOException {
+        List<String> bad = refused(entries(from));
+        if (!bad.isEmpty()) throw new Refused(String.join("; ", bad));
+        try (InputStream in = Files.newInputStream(from, LinkOption.NOFOLLOW_LINKS);
+             OutputStream out = new BufferedOutputStream(Files.newOutputStream(to, LinkOption.NOFOLLOW_LINKS,
+                 StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING))) {
+            repack(in, out);
+        }
+    }
+
+    private static void repack(InputStream tarGz, OutputStream to) throws Unreadable {
         try (TarArchiveInputStream in = open(tarGz);
-             TarArchiveOutputStream out = new TarArchiveOutputStream(new GzipCompressorOutputStream(bytes))) {
+             TarArchiveOutputStream out = new TarArchiveOutputStream(new GzipCompressorOutputStream(to))) {
             out.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
             out.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
             for (TarArchiveEntry e = in.getNextEntry(); e != null; e = in.getNextEntry()) {
@@ -226,7 +276,6 @@ public final class BackupArchive {
         } catch (IOException | IllegalArgumentException e) {
             throw new Unreadable("not a gzip'd tar: " + e.getMessage());
         }
-        return bytes.toByteArray();
     }
 
     /** The required members an archive lacks (empty: a restore has what it needs). */

@@ -1,6 +1,7 @@
 package dev.gpuctl.inventory;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -11,8 +12,9 @@ import org.yaml.snakeyaml.nodes.ScalarNode;
  * `bastion:` replaces the default bastion as a whole). hostKey is only allowed per node.
  */
 final class SshReader {
-    static final List<String> KEYS = List.of("user", "port", "identityFile", "knownHosts", "bastion");
-    static final List<String> NODE_KEYS = List.of("user", "port", "identityFile", "knownHosts", "bastion", "hostKey");
+    static final List<String> KEYS = List.of("user", "port", "identityFile", "knownHosts", "bastion", "connectTimeout");
+    static final List<String> NODE_KEYS = List.of("user", "port", "identityFile", "knownHosts", "bastion", "hostKey",
+        "connectTimeout");
     static final List<String> BASTION_KEYS = List.of("address", "user", "port");
     static final Map<String, String> DEFAULTS_HINTS = Map.of("hostKey",
         "hostKey is only allowed in a node's own ssh: block, as it pins one host's key");
@@ -20,15 +22,15 @@ final class SshReader {
     /** What one `ssh:` block sets; empty where it sets nothing. */
     record Partial(Optional<String> user, Optional<Integer> port, Optional<Path> identityFile,
                    Optional<Path> knownHosts, Optional<BastionPartial> bastion, Optional<String> hostKey,
-                   boolean keyFromSshConfig) {
+                   boolean keyFromSshConfig, Optional<Duration> connectTimeout) {
         static final Partial NONE = new Partial(Optional.empty(), Optional.empty(), Optional.empty(),
-            Optional.empty(), Optional.empty(), Optional.empty(), false);
+            Optional.empty(), Optional.empty(), Optional.empty(), false, Optional.empty());
 
         /** This block's settings, and the defaults' where this one sets nothing. */
         Partial over(Partial defaults) {
             return new Partial(user.or(defaults::user), port.or(defaults::port),
                 identityFile.or(defaults::identityFile), knownHosts.or(defaults::knownHosts),
-                bastion.or(defaults::bastion), hostKey, false);
+                bastion.or(defaults::bastion), hostKey, false, connectTimeout.or(defaults::connectTimeout));
         }
     }
 
@@ -44,7 +46,7 @@ final class SshReader {
         Optional<Path> configKey = h.identityFile().flatMap(ctx::sshConfigPath);
         return new Partial(p.user().or(h::user), p.port().or(h::port),
             p.identityFile().or(() -> configKey), p.knownHosts(), jump, p.hostKey(),
-            p.identityFile().isEmpty() && configKey.isPresent());
+            p.identityFile().isEmpty() && configKey.isPresent(), p.connectTimeout());
     }
 
     /** A bastion as written: its user and port default to the node's user and 22. */
@@ -64,7 +66,15 @@ final class SshReader {
         s.scalar("hostKey").filter(n -> !Names.isHostKeyFingerprint(n.getValue())).ifPresent(n ->
             ctx.problems.at(n, s.child("hostKey") + ": '" + n.getValue() + "' is not a SHA-256 host key fingerprint"
                 + " (expected \"SHA256:\" and 43 base64 characters, as `ssh-keygen -lf` prints it)"));
-        return new Partial(user, port, identityFile, knownHosts, bastion, hostKey, false);
+        Optional<Duration> connectTimeout = s.scalar("connectTimeout").flatMap(n -> {
+            try {
+                return Optional.of(SshSettings.parseConnectTimeout(n.getValue()));
+            } catch (IllegalArgumentException e) {
+                ctx.problems.at(n, s.child("connectTimeout") + ": " + e.getMessage());
+                return Optional.empty();
+            }
+        });
+        return new Partial(user, port, identityFile, knownHosts, bastion, hostKey, false, connectTimeout);
     }
 
     private Optional<BastionPartial> bastion(Section b) {
@@ -100,6 +110,7 @@ final class SshReader {
             partial.knownHosts().orElseGet(() -> ctx.underHome(".ssh/known_hosts", "ssh.knownHosts")),
             partial.bastion().map(b -> new Bastion(b.address(), b.user().orElse(user), b.port().orElse(22))),
             partial.hostKey(), partial.identityFile().isEmpty() ? SshSettings.KeyOrigin.DEFAULT
-                : partial.keyFromSshConfig() ? SshSettings.KeyOrigin.SSH_CONFIG : SshSettings.KeyOrigin.INVENTORY);
+                : partial.keyFromSshConfig() ? SshSettings.KeyOrigin.SSH_CONFIG : SshSettings.KeyOrigin.INVENTORY,
+            partial.connectTimeout().orElse(SshSettings.DEFAULT_CONNECT_TIMEOUT));
     }
 }

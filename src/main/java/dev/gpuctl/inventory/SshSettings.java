@@ -1,6 +1,7 @@
 package dev.gpuctl.inventory;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -14,7 +15,13 @@ import java.util.Optional;
  * @param keyOrigin    who named the key: the inventory, ~/.ssh/config, or nobody (the agent's keys, then the defaults)
  */
 public record SshSettings(String user, int port, Path identityFile, Path knownHosts,
-                          Optional<Bastion> bastion, Optional<String> hostKey, KeyOrigin keyOrigin) {
+                          Optional<Bastion> bastion, Optional<String> hostKey, KeyOrigin keyOrigin,
+                          Duration connectTimeout) {
+    /** How long connecting may take (TCP, the server's SSH banner, the key exchange) when the inventory says nothing. */
+    public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(15);
+    /** The longest connect timeout taken: a host that needs longer to say hello is broken. */
+    public static final Duration MAX_CONNECT_TIMEOUT = Duration.ofMinutes(5);
+
     /** The key files ssh tries when none is configured, in its order (ssh(1), -i). */
     public static final List<String> DEFAULT_KEY_NAMES = List.of("id_ed25519", "id_ecdsa", "id_rsa");
 
@@ -30,12 +37,43 @@ public record SshSettings(String user, int port, Path identityFile, Path knownHo
 
     public SshSettings {
         Objects.requireNonNull(keyOrigin, "keyOrigin");
+        Objects.requireNonNull(connectTimeout, "connectTimeout");
     }
 
-    /** Settings whose key file was named in the inventory. */
+    /** Settings with the default connect timeout. */
+    public SshSettings(String user, int port, Path identityFile, Path knownHosts, Optional<Bastion> bastion,
+                       Optional<String> hostKey, KeyOrigin keyOrigin) {
+        this(user, port, identityFile, knownHosts, bastion, hostKey, keyOrigin, DEFAULT_CONNECT_TIMEOUT);
+    }
+
+    /** Settings whose key file was named in the inventory, with the default connect timeout. */
     public SshSettings(String user, int port, Path identityFile, Path knownHosts, Optional<Bastion> bastion,
                        Optional<String> hostKey) {
         this(user, port, identityFile, knownHosts, bastion, hostKey, KeyOrigin.INVENTORY);
+    }
+
+    /**
+     * A connect timeout as written in the inventory or on the command line: whole seconds ("15"), or a number and a
+     * unit ("15s", "1m", "1m30s"); from 1 s to {@link #MAX_CONNECT_TIMEOUT}.
+     *
+     * @throws IllegalArgumentException saying what is wrong and what is expected
+     */
+    public static Duration parseConnectTimeout(String text) {
+        String t = text.strip();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?:(\\d{1,4})m)?(?:(\\d{1,6})s?)?").matcher(t);
+        if (t.isEmpty() || !m.matches() || (m.group(1) == null && m.group(2) == null) || (m.group(1) != null
+            && m.group(2) != null && !t.endsWith("s"))) {
+            throw new IllegalArgumentException("'" + text + "' is not a timeout (expected seconds such as 15 or 15s, or"
+                + " minutes such as 1m or 1m30s; from 1s to " + MAX_CONNECT_TIMEOUT.toMinutes() + "m)");
+        }
+        Duration d = Duration.ofMinutes(m.group(1) == null ? 0 : Long.parseLong(m.group(1)))
+            .plusSeconds(m.group(2) == null ? 0 : Long.parseLong(m.group(2)));
+        if (d.isZero()) throw new IllegalArgumentException("'" + text + "' is zero (expected at least 1s)");
+        if (d.compareTo(MAX_CONNECT_TIMEOUT) > 0) {
+            throw new IllegalArgumentException("'" + text + "' is too long (expected at most " + MAX_CONNECT_TIMEOUT.toMinutes()
+                + "m: a host that needs longer to answer is broken)");
+        }
+        return d;
     }
 
     public boolean isRoot() { return "root".equals(user); }

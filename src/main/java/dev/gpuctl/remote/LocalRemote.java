@@ -30,7 +30,7 @@ public final class LocalRemote implements Remote {
         if (!r.root) {
             Raw check = r.run(List.of("sudo", "-n", "true"), Duration.ofSeconds(30), "sudo -n true");
             if (check.exit() != 0) {
-                throw RemoteException.sudoNeedsPassword(node.name(), System.getProperty("user.name"), Drain.text(check.err()));
+                throw RemoteException.sudoNeedsPassword(node.name(), System.getProperty("user.name"), StreamPump.text(check.err()));
             }
         }
         return r;
@@ -50,7 +50,7 @@ public final class LocalRemote implements Remote {
     @Override
     public ExecResult exec(String command, Duration timeout) {
         Raw r = run(Shell.localArgv(command, root), timeout, command);
-        return new ExecResult(r.exit(), Drain.text(r.out()), Drain.text(r.err()));
+        return new ExecResult(r.exit(), StreamPump.text(r.out()), StreamPump.text(r.err()));
     }
 
     @Override
@@ -62,13 +62,13 @@ public final class LocalRemote implements Remote {
         } catch (IOException e) {
             throw RemoteException.io(name, "cannot start " + RemoteException.shown(command), RemoteException.reason(e), e);
         }
-        Drain out = Drain.start(p.getInputStream(), "local-" + name + "-held-out");
-        try {
+        StreamPump out = StreamPump.start(p.getInputStream(), "local-" + name + "-held-out");
+        try (Released ignored = out::release) {
             if (!out.awaitLine(deadline)) {
                 kill(p);
                 throw RemoteException.timeout(name, command, timeout);
             }
-            String text = Drain.text(out.bytes());
+            String text = StreamPump.text(out.bytes());
             int nl = text.indexOf('\n');
             if (nl >= 0) {
                 return Held.running(text.substring(0, nl), () -> {
@@ -96,9 +96,19 @@ public final class LocalRemote implements Remote {
         }
     }
 
-    record Raw(int exit, byte[] out, byte[] err, boolean truncated) {}
+    record Raw(int exit, byte[] out, byte[] err, long outCut) {}
+
+    /** Gives a pump's budget back at the end of a try block. */
+    private interface Released extends AutoCloseable {
+        @Override void close();
+    }
 
     private Raw run(List<String> argv, Duration timeout, String shown) {
+        return run(argv, timeout, shown, null);
+    }
+
+    /** Runs a command; with {@code sink}, its stdout is written there (streamed, not kept) instead of kept. */
+    private Raw run(List<String> argv, Duration timeout, String shown, java.io.OutputStream sink) {
         long deadline = System.nanoTime() + timeout.toNanos();
         Process p;
         try {
@@ -106,9 +116,10 @@ public final class LocalRemote implements Remote {
         } catch (IOException e) {
             throw RemoteException.io(name, "cannot start " + RemoteException.shown(shown), RemoteException.reason(e), e);
         }
-        Drain out = Drain.start(p.getInputStream(), "local-" + name + "-out");
-        Drain err = Drain.start(p.getErrorStream(), "local-" + name + "-err");
-        try {
+        StreamPump out = sink == null ? StreamPump.start(p.getInputStream(), "local-" + name + "-out")
+            : StreamPump.toSink(p.getInputStream(), "local-" + name + "-out", sink);
+        StreamPump err = StreamPump.start(p.getErrorStream(), "local-" + name + "-err");
+        try (Released a = out::release; Released b = err::release) {
             long left = deadline - System.nanoTime();
             boolean exited = left > 0 && p.waitFor(left, TimeUnit.NANOSECONDS);
             // A background child may keep the pipes open after the shell exited: that, too, is "not finished".
@@ -116,11 +127,12 @@ public final class LocalRemote implements Remote {
                 kill(p);
                 throw RemoteException.timeout(name, shown, timeout).withPartialStdout(out.bytes());
             }
-            if (out.error() != null || err.error() != null) {
-                IOException e = out.error() != null ? out.error() : err.error();
-                throw RemoteException.io(name, "cannot read the output of " + RemoteException.shown(shown), RemoteException.reason(e), e);
+            Throwable t = out.failure() != null ? out.failure() : err.failure();
+            if (t != null) {
+                throw RemoteException.io(name, "reading the output of " + RemoteException.shown(shown) + " failed",
+                    RemoteException.reason(t) + "; its output is incomplete, so it is not used", t);
             }
-            return new Raw(p.exitValue(), out.bytes(), err.bytes(), out.truncated() || err.truncated());
+            return new Raw(p.exitValue(), out.bytes(), err.bytes(), out.cut());
         } catch (InterruptedException e) {
             kill(p);
             Thread.currentThread().interrupt();
@@ -144,6 +156,20 @@ public final class LocalRemote implements Remote {
 
     @Override
     public void upload(byte[] content, String path, String mode, String owner) {
+        upload(path, mode, owner, tmp -> Files.write(tmp, content));
+    }
+
+    @Override
+    public void upload(Path from, String path, String mode, String owner) {
+        upload(path, mode, owner, tmp -> Files.copy(from, tmp, java.nio.file.StandardCopyOption.REPLACE_EXISTING));
+    }
+
+    private interface Filler {
+        void fill(Path tmp) throws IOException;
+    }
+
+    /** A 0600 temp file in /tmp, filled, then installed into place. */
+    private void upload(String path, String mode, String owner, Filler filler) {
         Path tmp;
         try {
             tmp = Files.createTempFile(Path.of("/tmp"), ".gpuctl-", "",
@@ -153,7 +179,7 @@ public final class LocalRemote implements Remote {
         }
         try {
             String install = Shell.installCommand(tmp.toString(), path, mode, owner);
-            Files.write(tmp, content);
+            filler.fill(tmp);
             ExecResult r = exec(install, Duration.ofSeconds(60));
             if (!r.ok()) {
                 throw RemoteException.io(name, "cannot install " + path + " (mode " + mode + ", owner " + owner + ")",
@@ -176,10 +202,25 @@ public final class LocalRemote implements Remote {
         Raw r = run(Shell.localArgv(command, root), Duration.ofMinutes(5), command);
         if (r.exit() != 0) {
             throw RemoteException.io(name, "cannot read " + path, "exit " + r.exit() + ": "
-                + RemoteException.oneLine(Drain.text(r.err())), null);
+                + RemoteException.oneLine(StreamPump.text(r.err())), null);
         }
-        if (r.truncated()) throw RemoteException.io(name, "cannot read " + path, "larger than " + Drain.CAP + " bytes", null);
+        if (r.outCut() > 0) throw RemoteException.io(name, "cannot read " + path, Remotes.tooBigForMemory(), null);
         return r.out();
+    }
+
+    @Override
+    public void download(String path, Path to) {
+        String command = Shell.catCommand(path);
+        Raw r;
+        try (java.io.OutputStream os = Remotes.localTarget(to)) {
+            r = run(Shell.localArgv(command, root), Remotes.TRANSFER_TIMEOUT, command, os);
+        } catch (IOException e) {
+            throw RemoteException.io(name, "cannot write " + to + " (download of " + path + ")", RemoteException.reason(e), e);
+        }
+        if (r.exit() != 0) {
+            throw RemoteException.io(name, "cannot read " + path, "exit " + r.exit() + ": "
+                + RemoteException.oneLine(StreamPump.text(r.err())), null);
+        }
     }
 
     @Override

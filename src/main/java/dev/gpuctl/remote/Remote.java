@@ -1,5 +1,6 @@
 package dev.gpuctl.remote;
 
+import java.nio.file.Path;
 import java.time.Duration;
 
 /**
@@ -14,10 +15,12 @@ public interface Remote extends AutoCloseable {
 
     /**
      * Runs {@code command} with {@code sh -c} as root, stdin closed, and returns its exit status and
-     * complete stdout and stderr (UTF-8). An exit by signal N reads as 128+N, like a shell.
+     * stdout and stderr (UTF-8). Each stream is kept up to 4 MiB: of a longer one, its first and last 2 MiB with a line
+     * "[… N bytes cut]" between them; the whole is read either way. An exit by signal N reads as 128+N, like a shell.
      *
      * @throws RemoteException TIMEOUT when it has not finished within {@code timeout} (its channel or
-     *         process is then closed), CONNECTION_LOST when the connection dies meanwhile
+     *         process is then closed), CONNECTION_LOST when the connection dies meanwhile, IO when its output could
+     *         not be read to the end (it is then never returned as if it were whole)
      */
     ExecResult exec(String command, Duration timeout);
 
@@ -41,8 +44,23 @@ public interface Remote extends AutoCloseable {
      */
     void upload(byte[] content, String path, String mode, String owner);
 
-    /** The bytes of the file at {@code path}, read as root. A missing or unreadable file is an IO error. */
+    /**
+     * Like {@link #upload(byte[], String, String, String)}, with the content streamed from the local file {@code from}:
+     * any size, never held in memory.
+     */
+    void upload(Path from, String path, String mode, String owner);
+
+    /**
+     * The bytes of the small file at {@code path} (a config file), read as root. A missing or unreadable file is an
+     * IO error, and so is one larger than what gpuctl reads into memory (4 MiB): {@link #download(String, Path)} it.
+     */
     byte[] download(String path);
+
+    /**
+     * Streams the file at {@code path}, read as root, into the local file {@code to} (created 0600 when absent, else
+     * emptied first; a link there is refused): any size, never held in memory. A missing or unreadable file is an IO error.
+     */
+    void download(String path, Path to);
 
     /** Closes the connection; never throws. */
     @Override

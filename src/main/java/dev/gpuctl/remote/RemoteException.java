@@ -41,7 +41,7 @@ public final class RemoteException extends RuntimeException {
 
     /** This exception, carrying what the command had printed on stdout before it timed out. */
     public RemoteException withPartialStdout(byte[] stdout) {
-        this.partialStdout = Drain.text(stdout);
+        this.partialStdout = StreamPump.text(stdout);
         return this;
     }
 
@@ -54,6 +54,17 @@ public final class RemoteException extends RuntimeException {
         return new RemoteException(Kind.UNREACHABLE, host, host + ": cannot connect to " + Fingerprints.hostPort(address, port)
             + ": " + reason + ". Check that the host is up, that sshd listens on port " + port
             + " and that nothing blocks it from here.", cause);
+    }
+
+    /** The handshake outlived the connect timeout: the host accepted TCP but sent no SSH banner, or stalled after it. */
+    static RemoteException handshakeTimeout(String host, String address, int port, Duration timeout, boolean bannerSeen,
+                                            Throwable cause) {
+        String what = bannerSeen ? "SSH handshake did not finish within " + human(timeout)
+            : "no SSH banner within " + human(timeout);
+        return new RemoteException(Kind.UNREACHABLE, host, host + ": " + what + " from " + Fingerprints.hostPort(address, port)
+            + (bannerSeen ? "" : " (it accepted the connection but never spoke SSH)") + ". Check that sshd, not something else,"
+            + " listens on port " + port + " and is not overloaded; a slow host may be given longer with ssh.connectTimeout in"
+            + " the inventory or --connect-timeout.", cause);
     }
 
     static RemoteException hostKeyUnknown(String host, String address, int port, String keyType, String fingerprint,

@@ -12,7 +12,9 @@ import net.schmizz.sshj.userauth.password.Resource;
 /**
  * How gpuctl connects, for all hosts of a run.
  *
- * @param connectTimeout     TCP connect timeout (also bounds the SSH handshake)
+ * @param connectTimeout     the --connect-timeout given on the command line, over every node's {@code ssh.connectTimeout};
+ *                           empty: each node's own (15 s by default). It bounds the TCP connect, the server's SSH banner
+ *                           and the key exchange together
  * @param keepAlive          interval of keepalive@openssh.com requests; a dead connection is noticed after 5 misses
  * @param acceptNewHostKeys  add unknown host keys to known_hosts (OpenSSH's accept-new); changed keys are always refused
  * @param passphrase         asks for an identity file's passphrase; null: never ask (an encrypted key then fails
@@ -21,24 +23,37 @@ import net.schmizz.sshj.userauth.password.Resource;
  * @param agentSocket        the ssh-agent's socket (SSH_AUTH_SOCK); empty: no agent (the shorter constructors read
  *                           SSH_AUTH_SOCK from the environment)
  */
-public record SshOptions(Duration connectTimeout, Duration keepAlive, boolean acceptNewHostKeys,
+public record SshOptions(Optional<Duration> connectTimeout, Duration keepAlive, boolean acceptNewHostKeys,
                          PasswordFinder passphrase, SshKeys keys, Optional<Path> agentSocket) {
     public SshOptions {
         Objects.requireNonNull(keys, "keys");
         Objects.requireNonNull(agentSocket, "agentSocket");
         Objects.requireNonNull(connectTimeout, "connectTimeout");
         Objects.requireNonNull(keepAlive, "keepAlive");
-        if (connectTimeout.isNegative() || connectTimeout.isZero()) throw new IllegalArgumentException("connectTimeout must be > 0");
+        if (connectTimeout.filter(t -> t.isNegative() || t.isZero()).isPresent()) {
+            throw new IllegalArgumentException("connectTimeout must be > 0");
+        }
         if (keepAlive.isNegative() || keepAlive.toSeconds() < 1) throw new IllegalArgumentException("keepAlive must be >= 1s");
     }
 
+    /** Options whose connect timeout, given here, is used for every node (what --connect-timeout does). */
     public SshOptions(Duration connectTimeout, Duration keepAlive, boolean acceptNewHostKeys, PasswordFinder passphrase) {
-        this(connectTimeout, keepAlive, acceptNewHostKeys, passphrase, new SshKeys(), agentFromEnvironment());
+        this(Optional.of(connectTimeout), keepAlive, acceptNewHostKeys, passphrase, new SshKeys(), agentFromEnvironment());
     }
 
     public SshOptions(Duration connectTimeout, Duration keepAlive, boolean acceptNewHostKeys, PasswordFinder passphrase,
                       SshKeys keys) {
-        this(connectTimeout, keepAlive, acceptNewHostKeys, passphrase, keys, agentFromEnvironment());
+        this(Optional.of(connectTimeout), keepAlive, acceptNewHostKeys, passphrase, keys, agentFromEnvironment());
+    }
+
+    /** These options with the command line's --connect-timeout (empty: each node's ssh.connectTimeout). */
+    public SshOptions withConnectTimeout(Optional<Duration> timeout) {
+        return new SshOptions(timeout, keepAlive, acceptNewHostKeys, passphrase, keys, agentSocket);
+    }
+
+    /** How long connecting to a node with these settings may take: --connect-timeout, else its ssh.connectTimeout. */
+    public Duration connectTimeoutFor(dev.gpuctl.inventory.SshSettings ssh) {
+        return connectTimeout.orElse(ssh.connectTimeout());
     }
 
     /** These options with another ssh-agent socket (or none). */
@@ -57,9 +72,10 @@ public record SshOptions(Duration connectTimeout, Duration keepAlive, boolean ac
         }
     }
 
-    /** 10 s connect timeout, 15 s keepalive, passphrases asked on the terminal when there is one. */
+    /** Each node's own connect timeout, 15 s keepalive, passphrases asked on the terminal when there is one. */
     public static SshOptions defaults(boolean acceptNewHostKeys) {
-        return new SshOptions(Duration.ofSeconds(10), Duration.ofSeconds(15), acceptNewHostKeys, consolePassphrase());
+        return new SshOptions(Optional.empty(), Duration.ofSeconds(15), acceptNewHostKeys, consolePassphrase(), new SshKeys(),
+            agentFromEnvironment());
     }
 
     /**

@@ -4,6 +4,7 @@ import dev.gpuctl.inventory.Bastion;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.inventory.SshSettings;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
@@ -18,7 +19,12 @@ import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import net.schmizz.keepalive.KeepAliveProvider;
 import com.hierynomus.sshj.transport.cipher.BlockCiphers;
 import com.hierynomus.sshj.transport.cipher.ChachaPolyCiphers;
@@ -103,28 +109,29 @@ public final class SshRemote implements Remote {
      */
     public static SshRemote connect(Node node, SshOptions opts) {
         SshSettings ssh = node.ssh();
+        Duration timeout = opts.connectTimeoutFor(ssh);
         List<SshKeys.Login> keys = opts.keys().logins(node.name(), ssh, opts.passphrase(), opts.agentSocket());
         SSHClient bastion = null;
         SSHClient client = null;
         try {
             if (ssh.bastion().isPresent()) {
                 Bastion b = ssh.bastion().get();
-                bastion = newClient(opts);
+                bastion = newClient(opts, timeout);
                 HostKeyCheck check = new HostKeyCheck(node.name() + " (bastion " + b.address() + ")", b.address(),
                     b.port(), ssh.knownHosts(), Optional.empty(), opts.acceptNewHostKeys());
                 bastion.addHostKeyVerifier(check);
                 String label = node.name() + " (bastion " + b.address() + ")";
-                handshake(label, b.address(), b.port(), check, bastion, null);
+                handshake(label, b.address(), b.port(), check, bastion, null, timeout);
                 login(label, b.user(), bastion, keys);
             }
-            client = newClient(opts);
+            client = newClient(opts, timeout);
             HostKeyCheck check = new HostKeyCheck(node.name(), node.address(), ssh.port(), ssh.knownHosts(),
                 ssh.hostKey(), opts.acceptNewHostKeys());
             client.addHostKeyVerifier(check);
-            handshake(node.name(), node.address(), ssh.port(), check, client, bastion);
+            handshake(node.name(), node.address(), ssh.port(), check, client, bastion, timeout);
             login(node.name(), ssh.user(), client, keys);
             SshRemote remote = new SshRemote(node, client, bastion);
-            if (!ssh.isRoot()) remote.checkSudo(opts.connectTimeout().plusSeconds(20));
+            if (!ssh.isRoot()) remote.checkSudo(timeout.plusSeconds(20));
             return remote;
         } catch (RuntimeException e) {
             closeQuietly(client);
@@ -133,9 +140,9 @@ public final class SshRemote implements Remote {
         }
     }
 
-    private static SSHClient newClient(SshOptions opts) {
+    private static SSHClient newClient(SshOptions opts, Duration timeout) {
         SSHClient c = new SSHClient(config());
-        int connectMs = (int) opts.connectTimeout().toMillis();
+        int connectMs = (int) timeout.toMillis();
         c.setConnectTimeout(connectMs);
         // The socket read timeout must outlast the keepalive interval, or an idle connection would die.
         c.setTimeout((int) Math.max(connectMs, opts.keepAlive().toMillis() * 4));
@@ -144,20 +151,72 @@ public final class SshRemote implements Remote {
         return c;
     }
 
+    /** Ends handshakes that outlive their connect timeout (a host that accepts TCP and never speaks SSH). */
+    private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "ssh-connect-timeout");
+        t.setDaemon(true);
+        return t;
+    });
+
+    /**
+     * TCP connect (or the bastion's direct-tcpip channel), the server's banner and the key exchange, all within
+     * {@code timeout}: when it passes first, the socket (or channel) is closed under the handshake, and the failure says
+     * whether the host ever sent its SSH banner.
+     */
     private static void handshake(String label, String address, int port, HostKeyCheck check, SSHClient c,
-                                  SSHClient via) {
+                                  SSHClient via, Duration timeout) {
+        AtomicBoolean done = new AtomicBoolean();
+        AtomicBoolean expired = new AtomicBoolean();
+        AtomicReference<AutoCloseable> channel = new AtomicReference<>();
+        ScheduledFuture<?> dog = WATCHDOG.schedule(() -> {
+            if (!done.compareAndSet(false, true)) return;
+            expired.set(true);
+            // the handshake's reads fail at once; closing a channel may wait for the bastion, so not on this thread
+            Thread closer = new Thread(() -> {
+                closeQuietly(c.getSocket());
+                closeQuietly(channel.get());
+            }, "ssh-" + label + "-connect-timeout");
+            closer.setDaemon(true);
+            closer.start();
+        }, timeout.toMillis(), TimeUnit.MILLISECONDS);
         try {
             if (via == null) {
                 c.connect(address, port);
             } else {
-                c.connectVia(via.newDirectConnection(address, port));
+                var direct = via.newDirectConnection(address, port);
+                channel.set(direct);
+                if (expired.get()) closeQuietly(direct);
+                c.connectVia(direct);
             }
-        } catch (TransportException e) {
-            if (check.problem() != null) throw check.problem();
-            throw RemoteException.unreachable(label, address, port, "SSH handshake failed: " + RemoteException.reason(e), e);
+            if (!done.compareAndSet(false, true)) throw new IOException("closed: the connect timeout passed");
         } catch (IOException e) {
+            done.set(true);
             if (check.problem() != null) throw check.problem();
+            if (expired.get()) {
+                throw RemoteException.handshakeTimeout(label, address, port, timeout, bannerSeen(c), e);
+            }
+            if (e instanceof TransportException) {
+                throw RemoteException.unreachable(label, address, port, "SSH handshake failed: " + RemoteException.reason(e), e);
+            }
             throw RemoteException.unreachable(label, address, port, connectReason(e, via != null), e);
+        } catch (RuntimeException e) {
+            done.set(true);
+            if (expired.get() && !(e instanceof RemoteException)) {
+                throw RemoteException.handshakeTimeout(label, address, port, timeout, bannerSeen(c), e);
+            }
+            throw e;
+        } finally {
+            dog.cancel(false);
+        }
+    }
+
+    /** Whether the server sent its SSH identification line (sshj throws instead of answering when it sent none). */
+    private static boolean bannerSeen(SSHClient c) {
+        try {
+            String v = c.getTransport().getServerVersion();
+            return v != null && !v.isEmpty();
+        } catch (RuntimeException e) {
+            return false;
         }
     }
 
@@ -206,7 +265,7 @@ public final class SshRemote implements Remote {
     private void checkSudo(Duration timeout) {
         Raw r = run("sudo -n true", timeout, "sudo -n true");
         if (r.exit() != 0) {
-            throw RemoteException.sudoNeedsPassword(node.name(), node.ssh().user(), Drain.text(r.err()));
+            throw RemoteException.sudoNeedsPassword(node.name(), node.ssh().user(), StreamPump.text(r.err()));
         }
     }
 
@@ -216,7 +275,7 @@ public final class SshRemote implements Remote {
     @Override
     public ExecResult exec(String command, Duration timeout) {
         Raw r = run(Shell.sshCommand(command, node.ssh().isRoot()), timeout, command);
-        return new ExecResult(r.exit(), Drain.text(r.out()), Drain.text(r.err()));
+        return new ExecResult(r.exit(), StreamPump.text(r.out()), StreamPump.text(r.err()));
     }
 
     @Override
@@ -229,16 +288,18 @@ public final class SshRemote implements Remote {
             throw RemoteException.connectionLost(node.name(), command, e);
         }
         boolean keep = false;
+        StreamPump out = null;
+        StreamPump err = null;
         try {
             Session.Command cmd = session.exec(Shell.sshCommand(command, node.ssh().isRoot()));
-            Drain out = Drain.start(cmd.getInputStream(), "ssh-" + node.name() + "-held-out");
-            Drain.start(cmd.getErrorStream(), "ssh-" + node.name() + "-held-err");
+            out = StreamPump.start(cmd.getInputStream(), "ssh-" + node.name() + "-held-out");
+            err = StreamPump.start(cmd.getErrorStream(), "ssh-" + node.name() + "-held-err");
             if (!out.awaitLine(deadline)) {
                 abandon(session, cmd);
                 keep = true; // abandon closes it
                 throw RemoteException.timeout(node.name(), command, timeout);
             }
-            String text = Drain.text(out.bytes());
+            String text = StreamPump.text(out.bytes());
             int nl = text.indexOf('\n');
             if (nl >= 0) {
                 final Session held = session;
@@ -262,14 +323,22 @@ public final class SshRemote implements Remote {
         } catch (IOException e) {
             throw RemoteException.connectionLost(node.name(), command, e);
         } finally {
+            // only the first line is used: what a held command prints later is read and dropped
+            if (out != null) out.release();
+            if (err != null) err.release();
             if (!keep) closeQuietly(session);
         }
     }
 
-    /** Output of one command, as bytes. */
-    record Raw(int exit, byte[] out, byte[] err, boolean truncated) {}
+    /** Output of one command, as bytes (what the pumps kept: see {@link StreamPump}). */
+    record Raw(int exit, byte[] out, byte[] err, long outCut) {}
 
     private Raw run(String wire, Duration timeout, String shown) {
+        return run(wire, timeout, shown, null);
+    }
+
+    /** Runs a command; with {@code sink}, its stdout is written there (streamed, not kept) instead of kept. */
+    private Raw run(String wire, Duration timeout, String shown, OutputStream sink) {
         long deadline = System.nanoTime() + timeout.toNanos();
         Session session;
         try {
@@ -277,18 +346,21 @@ public final class SshRemote implements Remote {
         } catch (IOException e) {
             throw RemoteException.connectionLost(node.name(), shown, e);
         }
+        StreamPump out = null;
+        StreamPump err = null;
         try {
             Session.Command cmd = session.exec(wire);
             cmd.getOutputStream().close();
-            Drain out = Drain.start(cmd.getInputStream(), "ssh-" + node.name() + "-out");
-            Drain err = Drain.start(cmd.getErrorStream(), "ssh-" + node.name() + "-err");
+            out = sink == null ? StreamPump.start(cmd.getInputStream(), "ssh-" + node.name() + "-out")
+                : StreamPump.toSink(cmd.getInputStream(), "ssh-" + node.name() + "-out", sink);
+            err = StreamPump.start(cmd.getErrorStream(), "ssh-" + node.name() + "-err");
             if (!out.await(deadline) || !err.await(deadline)) {
                 abandon(session, cmd);
                 session = null;
                 throw RemoteException.timeout(node.name(), shown, timeout).withPartialStdout(out.bytes());
             }
-            if (out.error() != null) throw RemoteException.connectionLost(node.name(), shown, out.error()).withPartialStdout(out.bytes());
-            if (err.error() != null) throw RemoteException.connectionLost(node.name(), shown, err.error()).withPartialStdout(out.bytes());
+            failed(out, shown);
+            failed(err, shown);
             long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
             try {
                 cmd.join(left, TimeUnit.MILLISECONDS);
@@ -308,15 +380,31 @@ public final class SshRemote implements Remote {
                 throw RemoteException.connectionLost(node.name(), shown,
                     new IOException("the channel closed without an exit status")).withPartialStdout(out.bytes());
             }
-            return new Raw(exit, out.bytes(), err.bytes(), out.truncated() || err.truncated());
+            return new Raw(exit, out.bytes(), err.bytes(), out.cut());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw RemoteException.io(node.name(), "interrupted while running " + RemoteException.shown(shown), "interrupted", e);
         } catch (IOException e) {
             throw RemoteException.connectionLost(node.name(), shown, e);
         } finally {
+            if (out != null) out.release();
+            if (err != null) err.release();
             closeQuietly(session);
         }
+    }
+
+    /**
+     * A pump that stopped before its stream's end: the channel broke (the connection died), or keeping what was read
+     * failed here (no memory, a local file that cannot be written).
+     */
+    private void failed(StreamPump p, String shown) {
+        Throwable t = p.failure();
+        if (t == null) return;
+        if (t instanceof IOException && !p.sinkFailed()) {
+            throw RemoteException.connectionLost(node.name(), shown, t).withPartialStdout(p.bytes());
+        }
+        throw RemoteException.io(node.name(), "reading the output of " + RemoteException.shown(shown) + " failed",
+            RemoteException.reason(t) + "; its output is incomplete, so it is not used", t);
     }
 
     /**
@@ -356,15 +444,35 @@ public final class SshRemote implements Remote {
 
     @Override
     public void upload(byte[] content, String path, String mode, String owner) {
+        upload(new java.io.ByteArrayInputStream(content), path, mode, owner);
+    }
+
+    @Override
+    public void upload(Path from, String path, String mode, String owner) {
+        InputStream in;
+        try {
+            in = Files.newInputStream(from);
+        } catch (IOException e) {
+            throw RemoteException.io(node.name(), "cannot upload " + path + " from " + from, RemoteException.reason(e), e);
+        }
+        try (in) {
+            upload(in, path, mode, owner);
+        } catch (IOException e) {
+            // closing a local file we only read: nothing was lost
+        }
+    }
+
+    /** SFTP to a 0600 temp file in /tmp, streamed in 32 KiB writes with 16 requests in flight; then install into place. */
+    private void upload(InputStream content, String path, String mode, String owner) {
         String tmp = "/tmp/.gpuctl-" + HexFormat.of().formatHex(randomBytes());
         String install = Shell.installCommand(tmp, path, mode, owner);
         try (SFTPClient sftp = client.newSFTPClient()) {
             FileAttributes attrs = new FileAttributes.Builder().withPermissions(0600).build();
             try (RemoteFile f = sftp.open(tmp, EnumSet.of(OpenMode.WRITE, OpenMode.CREAT, OpenMode.EXCL), attrs);
                  OutputStream os = f.new RemoteFileOutputStream(0, 16)) {
-                for (int off = 0; off < content.length; off += 32 * 1024) {
-                    os.write(content, off, Math.min(32 * 1024, content.length - off));
-                }
+                byte[] chunk = new byte[32 * 1024];
+                int n;
+                while ((n = content.read(chunk)) >= 0) os.write(chunk, 0, n);
             }
         } catch (IOException e) {
             exec("rm -f -- " + Shell.quote(tmp), Duration.ofSeconds(30));
@@ -390,10 +498,29 @@ public final class SshRemote implements Remote {
         Raw r = run(Shell.sshCommand(command, node.ssh().isRoot()), Duration.ofMinutes(5), command);
         if (r.exit() != 0) {
             throw RemoteException.io(node.name(), "cannot read " + path, "exit " + r.exit() + ": "
-                + RemoteException.oneLine(Drain.text(r.err())), null);
+                + RemoteException.oneLine(StreamPump.text(r.err())), null);
         }
-        if (r.truncated()) throw RemoteException.io(node.name(), "cannot read " + path, "larger than " + Drain.CAP + " bytes", null);
+        if (r.outCut() > 0) throw RemoteException.io(node.name(), "cannot read " + path, Remotes.tooBigForMemory(), null);
         return r.out();
+    }
+
+    /**
+     * Streams the file through the session channel of {@code cat} (run as root, with sudo for another user: SFTP would
+     * read as the login user) into the local file.
+     */
+    @Override
+    public void download(String path, Path to) {
+        String command = Shell.catCommand(path);
+        Raw r;
+        try (OutputStream os = Remotes.localTarget(to)) {
+            r = run(Shell.sshCommand(command, node.ssh().isRoot()), Remotes.TRANSFER_TIMEOUT, command, os);
+        } catch (IOException e) {
+            throw RemoteException.io(node.name(), "cannot write " + to + " (download of " + path + ")", RemoteException.reason(e), e);
+        }
+        if (r.exit() != 0) {
+            throw RemoteException.io(node.name(), "cannot read " + path, "exit " + r.exit() + ": "
+                + RemoteException.oneLine(StreamPump.text(r.err())), null);
+        }
     }
 
     @Override

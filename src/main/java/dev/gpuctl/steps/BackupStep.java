@@ -130,8 +130,8 @@ public final class BackupStep implements Step {
             if (!Set.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE).containsAll(perms)) {
                 problems.add(archive + " is readable by others (it holds private keys): chmod 600 it");
             }
-            byte[] content = Files.readAllBytes(archive);
-            String hex = BackupArchive.sha256(content);
+            String hex = BackupArchive.sha256(archive); // streamed: an archive of any size
+
             Path sum = sumFile(archive);
             String name = archive.getFileName().toString();
             if (!Files.isRegularFile(sum, LinkOption.NOFOLLOW_LINKS)) {
@@ -143,7 +143,7 @@ public final class BackupStep implements Step {
             }
             List<BackupArchive.Entry> entries;
             try {
-                entries = BackupArchive.entries(content);
+                entries = BackupArchive.entries(archive);
             } catch (BackupArchive.Unreadable e) {
                 problems.add(archive + ": " + e.getMessage());
                 return new Inspected(archive, hex, List.of(), List.copyOf(problems));

@@ -106,7 +106,7 @@ public sealed interface Op {
         implements Op {}
 
     /**
-     * Copies a file from the host to the admin's machine (mode 0600), e.g. admin.conf.
+     * Copies a file from the host to the admin's machine (mode 0600), e.g. admin.conf; streamed, any size.
      * @param newFile the local file is a new one anywhere the user named (a backup): created exclusively, never
      *                replacing a file or following a link, in a directory others cannot write (or a sticky one), whose
      *                mode is left as it is. Otherwise it lives in gpuctl's state directory (.gpuctl/, 0700).
@@ -131,6 +131,16 @@ public sealed interface Op {
             + " certificate-authority-data (the CA recorded at bootstrap), client-certificate-data and client-key-data are taken;"
             + " anything else (exec, auth-provider, file paths, tokenFile, proxy-url, insecure-skip-tls-verify) is refused;"
             + " a kubeconfig merged by gpuctl kubeconfig --merge is refreshed";
+    }
+
+    /**
+     * Copies a file from the admin's machine to the host (owner root:root, {@code mode}), streamed: any size, never held
+     * in memory (a backup archive to restore). With {@code unless}, a read-only command run first: exit 0 means the file
+     * is not needed now, and it is not sent.
+     */
+    record Send(String what, Path localPath, String remotePath, String mode, String unless) implements Op {
+        public Send(String what, Path localPath, String remotePath, String mode) { this(what, localPath, remotePath, mode, null); }
+        public Send unless(String check) { return new Send(what, localPath, remotePath, mode, check); }
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.Terminal;
 import dev.gpuctl.hostconf.ApiServerImage;
 import dev.gpuctl.hostconf.DockerInfo;
 import dev.gpuctl.hostconf.GpuHealth;
@@ -46,7 +47,7 @@ public final class PreflightStep implements Step {
         String id = field(osRelease, "ID");
         String version = field(osRelease, "VERSION_ID");
         return SUPPORTED.contains(id + " " + version) ? Optional.empty()
-            : Optional.of("unsupported OS " + field(osRelease, "PRETTY_NAME") + " (supported: Debian 12, Ubuntu 22.04, Ubuntu 24.04)");
+            : Optional.of("unsupported OS " + Terminal.escape(field(osRelease, "PRETTY_NAME")) + " (supported: Debian 12, Ubuntu 22.04, Ubuntu 24.04)");
     }
 
     static String field(String osRelease, String key) {

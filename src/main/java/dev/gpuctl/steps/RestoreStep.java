@@ -2,9 +2,9 @@ package dev.gpuctl.steps;
 
 import dev.gpuctl.hostconf.BackupArchive;
 import dev.gpuctl.hostconf.Kube;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
 
@@ -23,20 +23,24 @@ import java.util.Optional;
  * archive's sha256, which is (with both kubeconfigs in place) what "already done" means.
  */
 public final class RestoreStep implements Step {
-    static final String UPLOAD = Kube.DIR + "/restore.tar.gz.b64";
+    static final String UPLOAD = Kube.DIR + "/restore.tar.gz";
     static final String MARKER = Kube.DIR + "/restored-from";
     static final String WORK_PREFIX = "/var/tmp/gpuctl-restore.";
     static final String KUBELET_CURRENT = "/var/lib/kubelet/pki/kubelet-client-current.pem";
 
-    private final byte[] upload;
+    private final Path upload;
+    private final String uploadSha256;
     private final String sha256;
 
     /**
-     * @param upload  what the master gets: the archive's checked members only ({@link BackupArchive#repack})
-     * @param sha256  the archive's own sha256, checked against its .sha256 file on this machine (the marker's content)
+     * @param upload       what the master gets, a file on this machine: the archive's checked members only
+     *                     ({@link BackupArchive#repack}), streamed to the master, never read into memory
+     * @param uploadSha256 its sha256, checked on the master before anything moves
+     * @param sha256       the archive's own sha256, checked against its .sha256 file on this machine (the marker's content)
      */
-    public RestoreStep(byte[] upload, String sha256) {
-        this.upload = upload.clone();
+    public RestoreStep(Path upload, String uploadSha256, String sha256) {
+        this.upload = upload;
+        this.uploadSha256 = uploadSha256;
         this.sha256 = sha256;
     }
 
@@ -80,13 +84,11 @@ public final class RestoreStep implements Step {
     @Override public List<Op> apply(HostContext ctx) {
         return List.of(
             Op.Run.of("gpuctl's directory", "install -d -m 0700 " + Kube.DIR).unless("test -d " + Kube.DIR),
-            Op.WriteFile.literal("the archive's checked members, uploaded (base64)", UPLOAD,
-                    Base64.getMimeEncoder(76, new byte[] {'\n'}).encodeToString(upload) + "\n", "0600")
-                .asSecret().unless(done()),
+            new Op.Send("the archive's checked members, uploaded", upload, UPLOAD, "0600").unless(done()),
             Sh.aptInstall("etcd's restore tool (etcdutl, package etcd-client)", List.of("etcd-client"))
                 .unless("command -v etcdutl || command -v etcdctl"),
             Op.Run.of("restore etcd, the PKI and the configuration; start the control plane",
-                script(BackupArchive.sha256(upload), sha256, ctx.cluster().runtime().criSocket())).unless(done()),
+                script(uploadSha256, sha256, ctx.cluster().runtime().criSocket())).unless(done()),
             // what bootstrap leaves besides the master's files: the ssh user's kubeconfig, this machine's copy
             ControlPlaneStep.userKubeconfigOp(ctx),
             ControlPlaneStep.fetchKubeconfigOp(ctx));
@@ -109,7 +111,7 @@ public final class RestoreStep implements Step {
         return "set -eu; umask 077; b=" + UPLOAD + "; "
             + "find /var/tmp -maxdepth 1 -name 'gpuctl-restore.*' -type d -user root -exec rm -rf -- {} + ; "
             + "d=$(mktemp -d " + WORK_PREFIX + "XXXXXXXX); trap 'rm -rf -- \"$d\" \"$b\"' EXIT; "
-            + "base64 -d \"$b\" >\"$d/a.tar.gz\"; rm -f -- \"$b\"; "
+            + "mv -f -- \"$b\" \"$d/a.tar.gz\"; "
             + "echo '" + uploadSha256 + "  '\"$d/a.tar.gz\" | sha256sum -c --quiet - "
             + "|| { echo 'the archive on the master does not match its sha256 " + uploadSha256 + " (damaged upload): run restore again' >&2; exit 1; }; "
             + "mkdir \"$d/x\"; tar -xzf \"$d/a.tar.gz\" -C \"$d/x\" " + BackupArchive.SNAPSHOT + "; "

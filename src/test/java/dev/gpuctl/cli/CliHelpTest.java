@@ -71,7 +71,7 @@ class CliHelpTest {
         for (CommandLine cl : commands()) {
             for (var option : cl.getCommandSpec().options()) {
                 if (option.type() != Duration.class) continue;
-                seen++;
+                if (!option.longestName().equals("--connect-timeout")) seen++;
                 String description = String.join(" ", option.description());
                 assertEquals("DURATION", option.paramLabel(), option.longestName());
                 assertTrue(description.contains("a bare number is seconds") && description.matches(".*\\b\\d+[smh]\\b.*"),
@@ -80,6 +80,17 @@ class CliHelpTest {
         }
         assertEquals(10, seen, "bootstrap --command-timeout and --wait-timeout, verify --wait-timeout, join-token --ttl, drain and"
             + " remove-node --drain-timeout, certs renew --command-timeout, upgrade --drain-timeout and --command-timeout, gpus --sample");
+    }
+
+    @Test void everyCommandThatConnectsTakesAConnectTimeout() {
+        int seen = 0;
+        for (CommandLine cl : commands()) {
+            var spec = cl.getCommandSpec();
+            if (spec.findOption("--accept-new-host-keys") == null) continue;
+            seen++;
+            assertTrue(spec.findOption("--connect-timeout") != null, spec.qualifiedName() + " connects but has no --connect-timeout");
+        }
+        assertTrue(seen >= 15, "commands that connect: " + seen);
     }
 
     @Test void zshGetsAZshScriptThatLoadsBashcompinitBeforePicoclisFunction() {

@@ -71,6 +71,21 @@ class CliTest {
         }
     }
 
+    @Test void textThatWouldActOnTheTerminalReachesItEscaped() {
+        // whatever a message quotes (here an argument; on a real run a host's PRETTY_NAME or output) goes out escaped
+        Run r = run("plan", "--os=Evil\u001b]0;title\u0007\u001b[2J", EXAMPLE.toString());
+        assertEquals(2, r.code, r::toString);
+        assertTrue(r.err.contains("Evil\\x1b]0;title\\x07\\x1b[2J"), r::toString);
+        assertTrue(r.err.chars().noneMatch(c -> c == 0x1b || c == 0x07), r::toString);
+    }
+
+    @Test void aBadConnectTimeoutIsExit2BeforeAnyConnection() {
+        Run r = run("verify", "--connect-timeout", "soon", EXAMPLE.toString());
+        assertEquals(2, r.code, r::toString);
+        assertTrue(r.err.contains("'soon' is not a timeout"), r::toString);
+        assertFalse(r.err.contains("Exception") || r.err.contains("at dev.gpuctl"), r::toString);
+    }
+
     @Test void aKubeconfigContextThatIsNoNameIsExit2BeforeAnyConnection() {
         Run r = run("kubeconfig", "--merge", "--context", "my lab;rm", EXAMPLE.toString());
         assertEquals(2, r.code, r::toString);

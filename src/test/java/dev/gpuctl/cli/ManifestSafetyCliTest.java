@@ -94,7 +94,7 @@ class ManifestSafetyCliTest {
         Files.writeString(plugin, text);
         String sha = sha256(text);
         Path inv = inventory(plugin.toString());
-        CliTest.Run r = CliTest.run("plan", inv.toString());
+        CliTest.Run r = CliTest.run("plan", "--details", inv.toString());
         assertEquals(0, r.code(), r::toString);
         assertTrue(r.out().contains(": a manifest of 2 objects, sha256 " + sha + " (its text is not shown):\n"
             + "            DaemonSet/kube-system/nvidia-device-plugin-daemonset\n"

@@ -45,6 +45,8 @@ class JoinTokenRunsTest {
             @Override public Held hold(String command, Duration timeout) { throw new UnsupportedOperationException(); }
             @Override public void upload(byte[] content, String path, String mode, String owner) { throw new UnsupportedOperationException(); }
             @Override public byte[] download(String path) { throw new UnsupportedOperationException(); }
+            @Override public void upload(java.nio.file.Path from, String path, String mode, String owner) { throw new UnsupportedOperationException(); }
+            @Override public void download(String path, java.nio.file.Path to) { throw new UnsupportedOperationException(); }
             @Override public void close() { }
         };
     }

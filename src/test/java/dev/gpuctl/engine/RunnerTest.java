@@ -38,6 +38,7 @@ class RunnerTest {
         final Map<String, String> files = new ConcurrentHashMap<>();
         final List<String> commands = Collections.synchronizedList(new ArrayList<>());
         volatile boolean broken;
+        volatile String brokenErr = "disk full\nreally full";
         /** When set, apply-marker announces itself on {@link #started} and waits for the gate to open. */
         volatile java.util.concurrent.CountDownLatch gate;
         final java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
@@ -68,7 +69,7 @@ class RunnerTest {
                         Thread.currentThread().interrupt();
                     }
                 }
-                if (broken) return new ExecResult(7, "", "disk full\nreally full");
+                if (broken) return new ExecResult(7, "", brokenErr);
                 files.put("/etc/marker", command.substring("apply-marker ".length()) + "\n");
                 return new ExecResult(0, "", "");
             }
@@ -80,6 +81,22 @@ class RunnerTest {
         }
 
         @Override public byte[] download(String path) { return files.getOrDefault(path, "").getBytes(java.nio.charset.StandardCharsets.UTF_8); }
+
+        @Override public void upload(java.nio.file.Path from, String path, String mode, String owner) {
+            try {
+                files.put(path, java.nio.file.Files.readString(from));
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
+        @Override public void download(String path, java.nio.file.Path to) {
+            try {
+                java.nio.file.Files.writeString(to, files.getOrDefault(path, ""));
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
 
         /** The bootstrap lock, as the real command answers: held by one run at a time, the holder named. */
         volatile String lockedBy;
@@ -176,6 +193,22 @@ class RunnerTest {
         assertEquals(Runner.Outcome.WOULD_CHANGE, r.outcomes().get("m").get("marker"));
         assertFalse(hosts.get("m").files.containsKey("/etc/marker"));
         assertTrue(progress.toString().contains("would change: marker is v1"), progress::toString);
+    }
+
+    @Test void aHostsEscapeSequencesReachTheFailureAndTheLogEscaped(@TempDir Path dir) throws IOException {
+        Inventory inv = inv(dir);
+        osOnAllHosts("debian");
+        hosts.get("w1").broken = true;
+        hosts.get("w1").brokenErr = "Debian\u001b]0;title\u0007\u001b[2J\n\u001b[1A\u001b[2K\r ok \u009b";
+        Runner.Result r = run(inv, false, preflight(), marker());
+        StepFailure f = r.failures().get(0);
+        String shown = f.toString() + f.detail();
+        assertTrue(f.detail().contains("Debian\\x1b]0;title\\x07\\x1b[2J\n\\x1b[1A\\x1b[2K\\x0d ok \\x9b"), f.detail());
+        String log = Files.readString(r.logDir().resolve("w1.log"));
+        assertTrue(log.contains("\\x1b]0;title\\x07"), log);
+        for (String text : List.of(shown, log, progress.toString())) {
+            assertTrue(text.chars().noneMatch(c -> c == 0x1b || c == 0x07 || c == 0x9b || c == '\r'), text);
+        }
     }
 
     @Test void preflightFailureOnOneHostChangesNoHost(@TempDir Path dir) throws IOException {
@@ -299,6 +332,8 @@ class RunnerTest {
                 @Override public dev.gpuctl.remote.Held hold(String c, Duration t) { return h.hold(c, t); }
                 @Override public void upload(byte[] b, String p, String m, String o) { h.upload(b, p, m, o); }
                 @Override public byte[] download(String p) { return h.download(p); }
+                @Override public void upload(java.nio.file.Path f, String p, String m, String o) { h.upload(f, p, m, o); }
+                @Override public void download(String p, java.nio.file.Path t) { h.download(p, t); }
                 @Override public void close() { closed.add(h.name()); gate.countDown(); }
             };
         }, new PrintWriter(progress), new Runner.Options(false, 3, Set.of(), Duration.ofSeconds(5)));

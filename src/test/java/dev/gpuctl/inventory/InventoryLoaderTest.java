@@ -283,6 +283,47 @@ class InventoryLoaderTest {
             "inv.yaml:8:69: nodes[0].labels: expected a mapping of label keys to values, got a list");
     }
 
+    @Test void connectTimeoutIsADefaultANodeMayOverride() {
+        Inventory inv = parse("""
+            cluster: { name: a, kubernetesVersion: "1.35" }
+            ssh: { connectTimeout: 5s }
+            nodes:
+              - { name: m, address: 10.0.0.1, role: master }
+              - { name: w1, address: 10.0.0.2, role: worker, ssh: { connectTimeout: "1m30s" } }
+              - { name: w2, address: 10.0.0.3, role: worker, ssh: { connectTimeout: 40 } }
+            """);
+        assertEquals(java.time.Duration.ofSeconds(5), inv.node("m").orElseThrow().ssh().connectTimeout());
+        assertEquals(java.time.Duration.ofSeconds(90), inv.node("w1").orElseThrow().ssh().connectTimeout());
+        assertEquals(java.time.Duration.ofSeconds(40), inv.node("w2").orElseThrow().ssh().connectTimeout());
+        Inventory plain = parse("""
+            cluster: { name: a, kubernetesVersion: "1.35" }
+            nodes:
+              - { name: m, address: 10.0.0.1, role: master }
+            """);
+        assertEquals(SshSettings.DEFAULT_CONNECT_TIMEOUT, plain.master().ssh().connectTimeout());
+        assertEquals(java.time.Duration.ofSeconds(15), SshSettings.DEFAULT_CONNECT_TIMEOUT);
+    }
+
+    @Test void aBadConnectTimeoutIsNamedWhereItIs() {
+        assertErrors("""
+            cluster: { name: a, kubernetesVersion: "1.35" }
+            ssh: { connectTimeout: soon }
+            nodes:
+              - { name: m, address: 10.0.0.1, role: master, ssh: { connectTimeout: 0s } }
+              - { name: w, address: 10.0.0.2, role: worker, ssh: { connectTimeout: 2h } }
+              - { name: v, address: 10.0.0.3, role: worker, ssh: { connectTimeout: -5 } }
+              - { name: u, address: 10.0.0.4, role: worker, ssh: { connectTimeout: [5] } }
+            """,
+            "inv.yaml:2:24: ssh.connectTimeout: 'soon' is not a timeout (expected seconds such as 15 or 15s, or minutes such as 1m or 1m30s; from 1s to 5m)",
+            "inv.yaml:4:72: nodes[0].ssh.connectTimeout: '0s' is zero (expected at least 1s)",
+            "inv.yaml:5:72: nodes[1].ssh.connectTimeout: '2h' is not a timeout (expected seconds such as 15 or 15s, or minutes such as 1m or 1m30s; from 1s to 5m)",
+            "inv.yaml:6:72: nodes[2].ssh.connectTimeout: '-5' is not a timeout (expected seconds such as 15 or 15s, or minutes such as 1m or 1m30s; from 1s to 5m)",
+            "inv.yaml:7:72: nodes[3].ssh.connectTimeout: expected a string, got a list");
+        assertThrows(IllegalArgumentException.class, () -> SshSettings.parseConnectTimeout("6m"));
+        assertThrows(IllegalArgumentException.class, () -> SshSettings.parseConnectTimeout("1m30"));
+        assertEquals(java.time.Duration.ofMinutes(5), SshSettings.parseConnectTimeout("300s"));
+    }
+
     @Test void missingRequiredKeys() {
         assertErrors("""
             cluster:

@@ -60,13 +60,28 @@ class LocalRemoteTest {
     }
 
     @Test
-    void bigOutputOnBothStreamsAtOnceDoesNotDeadlock() {
+    void anOutputOverTheCapKeepsItsStartAndEndAndSaysHowMuchWasCut() {
         try (Remote r = open()) {
-            ExecResult res = r.exec("head -c 5000000 /dev/zero | tr '\\0' a & head -c 5000000 /dev/zero | tr '\\0' b >&2; wait",
+            ExecResult res = r.exec("head -c 20000000 /dev/zero | tr '\\0' a; echo; echo the last line >&2; echo end",
                 Duration.ofSeconds(60));
             assertEquals(0, res.exit());
-            assertEquals(5_000_000, res.stdout().length());
-            assertEquals(5_000_000, res.stderr().length());
+            assertTrue(res.stdout().startsWith("aaaa"));
+            assertTrue(res.stdout().contains("\n[… " + (20_000_005 - StreamPump.CAP) + " bytes cut]\n"), res.stdout().substring(2_097_000, 2_097_200));
+            assertTrue(res.stdout().endsWith("aaaa\nend\n"));
+            assertEquals(StreamPump.CAP + StreamPump.cutMarker(20_000_005 - StreamPump.CAP).getBytes(java.nio.charset.StandardCharsets.UTF_8).length,
+                res.stdout().getBytes(java.nio.charset.StandardCharsets.UTF_8).length);
+            assertEquals("the last line\n", res.stderr());
+        }
+    }
+
+    @Test
+    void bigOutputOnBothStreamsAtOnceDoesNotDeadlock() {
+        try (Remote r = open()) {
+            ExecResult res = r.exec("head -c 4000000 /dev/zero | tr '\\0' a & head -c 4000000 /dev/zero | tr '\\0' b >&2; wait",
+                Duration.ofSeconds(60));
+            assertEquals(0, res.exit());
+            assertEquals(4_000_000, res.stdout().length());
+            assertEquals(4_000_000, res.stderr().length());
             assertTrue(res.stdout().chars().allMatch(c -> c == 'a'));
             assertTrue(res.stderr().chars().allMatch(c -> c == 'b'));
         }
@@ -104,6 +119,30 @@ class LocalRemoteTest {
                 () -> r.upload(new byte[] {1}, dir.resolve("no/such/dir/f").toString(), "0644", "root"));
             assertEquals(Kind.IO, e.kind());
             assertEquals(before, tmpLeftovers());
+        }
+    }
+
+    @Test
+    void filesStreamToAndFromLocalFilesAndAFileOverTheCapIsRefusedInMemory() throws Exception {
+        try (Remote r = open()) {
+            Path local = dir.resolve("big.local");
+            byte[] data = new byte[StreamPump.CAP + 1000];
+            new Random(9).nextBytes(data);
+            Files.write(local, data);
+            Path onHost = dir.resolve("big.host");
+            r.upload(local, onHost.toString(), "0600", "root");
+            assertArrayEquals(data, Files.readAllBytes(onHost));
+            Path back = dir.resolve("big.back");
+            r.download(onHost.toString(), back);
+            assertArrayEquals(data, Files.readAllBytes(back));
+            assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(back)));
+            RemoteException big = assertThrows(RemoteException.class, () -> r.download(onHost.toString()));
+            assertTrue(big.getMessage().contains("larger than 4 MiB"), big.getMessage());
+            Path link = dir.resolve("link.back");
+            Files.createSymbolicLink(link, dir.resolve("elsewhere"));
+            RemoteException refused = assertThrows(RemoteException.class, () -> r.download(onHost.toString(), link));
+            assertTrue(refused.getMessage().contains("not a regular file"), refused.getMessage());
+            assertFalse(Files.exists(dir.resolve("elsewhere")), "a link is never followed");
         }
     }
 

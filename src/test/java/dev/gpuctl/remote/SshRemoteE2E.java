@@ -223,11 +223,11 @@ class SshRemoteE2E {
     @Test
     void bigOutputOnBothStreamsAtOnceDoesNotDeadlock() throws Exception {
         Remote r = root();
-        ExecResult res = r.exec("head -c 5000000 /dev/zero | tr '\\0' a & head -c 5000000 /dev/zero | tr '\\0' b >&2; wait",
+        ExecResult res = r.exec("head -c 4000000 /dev/zero | tr '\\0' a & head -c 4000000 /dev/zero | tr '\\0' b >&2; wait",
             Duration.ofSeconds(120));
         assertEquals(0, res.exit(), res.tail(3));
-        assertEquals(5_000_000, res.stdout().length());
-        assertEquals(5_000_000, res.stderr().length());
+        assertEquals(4_000_000, res.stdout().length());
+        assertEquals(4_000_000, res.stderr().length());
         assertTrue(res.stdout().chars().allMatch(c -> c == 'a'));
         assertTrue(res.stderr().chars().allMatch(c -> c == 'b'));
     }
@@ -254,6 +254,116 @@ class SshRemoteE2E {
         RemoteException e = assertInstanceOf(RemoteException.class, t);
         assertEquals(Kind.CONNECTION_LOST, e.kind(), e.getMessage());
         assertTrue(e.getMessage().contains("`sleep 30`"), e.getMessage());
+    }
+
+    // ---- hostile hosts: huge output, silence ----
+
+    /** The heap in use now, after a full collection: what is retained, not what is garbage. */
+    static long retainedHeap() throws InterruptedException {
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            Thread.sleep(50);
+        }
+        Runtime rt = Runtime.getRuntime();
+        return rt.totalMemory() - rt.freeMemory();
+    }
+
+    /** This JVM's resident set now and at its peak (VmRSS, VmHWM of /proc/self/status), in MiB. */
+    static String rss() throws IOException {
+        String status = Files.readString(Path.of("/proc/self/status"));
+        String now = status.lines().filter(l -> l.startsWith("VmRSS:")).findFirst().orElse("VmRSS: ?");
+        String peak = status.lines().filter(l -> l.startsWith("VmHWM:")).findFirst().orElse("VmHWM: ?");
+        return now.replaceAll("\\s+", " ") + ", peak " + peak.replaceAll("\\s+", " ");
+    }
+
+    @Test
+    void aHugeOutputIsCutAndSaidSoWhileTheHeapStaysBounded() throws Exception {
+        Remote r = root();
+        long before = retainedHeap();
+        long t0 = System.nanoTime();
+        ExecResult res = r.exec("head -c 300000000 /dev/zero; echo; echo the end", Duration.ofMinutes(5));
+        long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0);
+        long after = retainedHeap();
+        long extra = after - before;
+        System.out.printf("300 MB of output in %d s: kept %d chars; heap retained %d MiB more than before; %s%n",
+            seconds, res.stdout().length(), extra >> 20, rss());
+        assertEquals(0, res.exit(), res.tail(3));
+        long cut = 300_000_000L + 1 + "the end\n".length() - StreamPump.CAP;
+        assertTrue(res.stdout().contains("\n[… " + cut + " bytes cut]\n"), "the cut is said in the output");
+        assertTrue(res.stdout().endsWith("\nthe end\n"), "the end of the output is kept");
+        assertTrue(res.stdout().length() <= StreamPump.CAP + 64, "kept " + res.stdout().length());
+        assertTrue(extra < 256L << 20, "the heap grew by " + (extra >> 20) + " MiB");
+        assertEquals("ok\n", r.exec("echo ok", T).stdout(), "the connection is still usable");
+    }
+
+    @Test
+    void aThreeGibibyteFileStreamsUpAndDownUnchanged() throws Exception {
+        Remote r = root();
+        Path local = dir.resolve("big-local.bin");
+        Path onHost = dir.resolve("big-host.bin");
+        Path back = dir.resolve("big-back.bin");
+        try {
+            assertEquals(0, run("truncate", "-s", "3G", local.toString()));
+            try (var f = new java.io.RandomAccessFile(local.toFile(), "rw")) {
+                Random random = new Random(3);
+                for (long at : new long[] {0, 1L << 30, (3L << 30) - 4096}) {
+                    byte[] b = new byte[4096];
+                    random.nextBytes(b);
+                    f.seek(at);
+                    f.write(b);
+                }
+            }
+            long heapMax = Runtime.getRuntime().maxMemory();
+            long t0 = System.nanoTime();
+            r.upload(local, onHost.toString(), "0600", "root");
+            long t1 = System.nanoTime();
+            r.download(onHost.toString(), back);
+            long t2 = System.nanoTime();
+            String sum = sha256(local);
+            System.out.printf("3 GiB: upload %d s, download %d s; max heap %d MiB (the JVM's default); %s%n",
+                TimeUnit.NANOSECONDS.toSeconds(t1 - t0), TimeUnit.NANOSECONDS.toSeconds(t2 - t1), heapMax >> 20, rss());
+            assertEquals(3L << 30, Files.size(onHost));
+            assertEquals(3L << 30, Files.size(back));
+            assertEquals(sum, sha256(onHost), "uploaded unchanged");
+            assertEquals(sum, sha256(back), "downloaded unchanged");
+            assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(back)));
+        } finally {
+            Files.deleteIfExists(local);
+            Files.deleteIfExists(onHost);
+            Files.deleteIfExists(back);
+        }
+    }
+
+    static String sha256(Path f) throws Exception {
+        return localSh("sha256sum " + f + " | cut -d' ' -f1").strip();
+    }
+
+    @Test
+    void aHostThatAcceptsTcpButNeverSpeaksSshFailsWithinItsTimeoutNamed() throws Exception {
+        try (ServerSocket silent = new ServerSocket(0, 5, InetAddress.getByName("127.0.0.1"))) {
+            List<Socket> accepted = java.util.Collections.synchronizedList(new ArrayList<>());
+            Thread acceptor = new Thread(() -> {
+                try {
+                    while (true) accepted.add(silent.accept()); // and never a byte written
+                } catch (IOException closed) {
+                    // the test is over
+                }
+            });
+            acceptor.setDaemon(true);
+            acceptor.start();
+            Node n = node("root", id, knownHosts(), Optional.empty(), silent.getLocalPort(), Optional.empty());
+            SshOptions threeSeconds = new SshOptions(Duration.ofSeconds(3), Duration.ofSeconds(5), false, null);
+            long t0 = System.nanoTime();
+            RemoteException e = assertThrows(RemoteException.class, () -> SshRemote.connect(n, threeSeconds).close());
+            System.out.printf("silent host: failed after %d ms: %s%n", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0),
+                e.getMessage());
+            assertEquals(Kind.UNREACHABLE, e.kind());
+            assertTrue(e.getMessage().startsWith("e2e: no SSH banner within 3s from 127.0.0.1:" + silent.getLocalPort()),
+                e.getMessage());
+            assertTrue(e.getMessage().contains("--connect-timeout"), e.getMessage());
+            assertFalse(accepted.isEmpty(), "it did connect over TCP");
+            for (Socket s : accepted) s.close();
+        }
     }
 
     // ---- files ----

@@ -38,6 +38,9 @@ class StepLogicTest {
         assertEquals(Optional.empty(), PreflightStep.osProblem("ID=ubuntu\nVERSION_ID=\"24.04\"\n"));
         assertEquals(Optional.of("unsupported OS CentOS Stream 9 (supported: Debian 12, Ubuntu 22.04, Ubuntu 24.04)"),
             PreflightStep.osProblem("ID=\"centos\"\nVERSION_ID=\"9\"\nPRETTY_NAME=\"CentOS Stream 9\"\n"));
+        // a hostile os-release: its PRETTY_NAME would set the window title and clear the screen
+        assertEquals(Optional.of("unsupported OS Evil\\x1b]0;title\\x07\\x1b[2J (supported: Debian 12, Ubuntu 22.04, Ubuntu 24.04)"),
+            PreflightStep.osProblem("ID=evil\nVERSION_ID=1\nPRETTY_NAME=\"Evil\u001b]0;title\u0007\u001b[2J\"\n"));
     }
 
     @Test void containerdAnswers() {

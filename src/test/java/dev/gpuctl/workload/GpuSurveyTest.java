@@ -57,6 +57,8 @@ class GpuSurveyTest {
         }
 
         @Override public byte[] download(String path) { throw new UnsupportedOperationException(); }
+        @Override public void upload(java.nio.file.Path from, String path, String mode, String owner) { throw new UnsupportedOperationException(); }
+        @Override public void download(String path, java.nio.file.Path to) { throw new UnsupportedOperationException(); }
 
         @Override public void close() {}
     }
