@@ -23,8 +23,9 @@ public final class ClusterRecord {
     static final String RECORD_FILE = "cluster.recorded.file";
     static final String NEWEST_BACKUP = "cluster.backup.newest";
 
+    /** The record's place, the one {@link LaptopKubeconfigs} writes when it rebuilds the cluster's admin.conf here. */
     public static Path file(Inventory inv) {
-        return inv.stateDir().resolve(inv.cluster().name()).resolve("ca-cert-hash");
+        return LaptopKubeconfigs.caRecord(inv.localKubeconfig());
     }
 
     /** The recorded hash; empty when none or when the file holds no {@code sha256:<64 hex>}. */
