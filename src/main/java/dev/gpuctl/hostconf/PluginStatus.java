@@ -8,7 +8,8 @@ import java.util.Set;
  * Whether a device plugin pod's status says anything about now. After a node boots, the API server still holds the
  * status its kubelet posted before the boot (RunContainerError, CrashLoopBackOff) until the kubelet syncs the pod
  * again: such a status is stale, and the plugin that has not re-registered yet is still starting, like the kubelet
- * itself. A status the kubelet posted since the node became Ready is news: an error there is the plugin's own. Pure.
+ * itself: verify says so when it names the pod, and waits (bounded) for the plugin as for any error status, which the
+ * kubelet retries (a CrashLoopBackOff after the runtime was fixed comes back by itself). Pure.
  */
 public final class PluginStatus {
     private PluginStatus() {}
@@ -25,22 +26,5 @@ public final class PluginStatus {
     public static boolean stale(Optional<Instant> podStatusTime, Optional<Instant> nodeReadySince) {
         if (nodeReadySince.isEmpty()) return false;
         return podStatusTime.isEmpty() || podStatusTime.get().isBefore(nodeReadySince.get());
-    }
-
-    /**
-     * Whether a node's device plugin, as the cluster view shows it, may still come up (worth waiting for, bounded):
-     * not Ready yet, no plugin pod yet, a pod being created or running but not registered yet, or an error status from
-     * before the node's Ready transition. False only for an error the kubelet posted since: a definite failure.
-     */
-    public static boolean stillStarting(ClusterView view, String node) {
-        Optional<ClusterView.NodeState> n = view.node(node);
-        if (n.isEmpty() || n.get().ready().map(c -> !c.isTrue()).orElse(true)) return true;
-        Optional<Instant> readySince = n.get().ready().flatMap(ClusterView.Condition::since);
-        for (ClusterView.PodState p : view.pods()) {
-            if (!p.name().contains("nvidia-device-plugin") || !node.equals(p.node())) continue;
-            if (!ERRORS.contains(p.state())) return true;
-            return stale(p.statusTime(), readySince);
-        }
-        return true;
     }
 }

@@ -128,8 +128,7 @@ public final class GpuStep implements Step {
     @Override public List<Probe> verify(HostContext ctx) {
         List<Probe> probes = new ArrayList<>(check(ctx).stream().filter(p -> !p.what().contains("allocatable")).toList());
         probes.add(KubeJson.nodesReady(ctx.inventory().nodes().stream().map(Node::name).toList()).waitingUpTo(CAPACITY_WAIT));
-        for (Node n : gpuNodes(ctx)) probes.add(allocatable(n, ctx.inventory().sharing(n)).waitingWhileStarting(CAPACITY_WAIT,
-            r -> KubeJson.starting(r, view -> PluginStatus.stillStarting(view, n.name()))));
+        for (Node n : gpuNodes(ctx)) probes.add(allocatable(n, ctx.inventory().sharing(n)).waitingUpTo(CAPACITY_WAIT));
         return probes;
     }
 

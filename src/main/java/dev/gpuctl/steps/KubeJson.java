@@ -3,11 +3,7 @@ package dev.gpuctl.steps;
 import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.hostconf.ClusterView;
 import dev.gpuctl.hostconf.KubeFields;
-import dev.gpuctl.remote.ExecResult;
 import java.util.ArrayList;
-import java.util.Map;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Predicate;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.BiFunction;
@@ -36,30 +32,6 @@ final class KubeJson {
             if (!r.ok()) return Optional.of("kubectl failed (exit " + r.exit() + "): " + r.tail(2));
             return judge.apply(facts.answer(CLUSTER, r.stdout()), facts);
         });
-    }
-
-    /** The last answer read for a wait's "still starting?" question, so that it is parsed once, as for the judges. */
-    private static final AtomicReference<Map.Entry<String, ClusterView>> LAST = new AtomicReference<>();
-
-    /**
-     * Whether a wrong answer to {@link ClusterView#COMMAND} is worth waiting for ({@link Probe#waitingWhileStarting}):
-     * {@code starting} asked of the view; a failed kubectl (the API server coming up) is always worth it.
-     */
-    static boolean starting(ExecResult r, Predicate<ClusterView> starting) {
-        if (!r.ok()) return true;
-        var last = LAST.get();
-        ClusterView view;
-        if (last != null && last.getKey() == r.stdout()) {
-            view = last.getValue();
-        } else {
-            try {
-                view = ClusterView.parse(r.stdout());
-            } catch (IllegalArgumentException e) {
-                return true;
-            }
-            LAST.set(Map.entry(r.stdout(), view));
-        }
-        return starting.test(view);
     }
 
     static Probe cluster(String what, Function<ClusterView, Optional<String>> judge) {
