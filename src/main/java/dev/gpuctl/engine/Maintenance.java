@@ -39,22 +39,15 @@ public final class Maintenance {
         return runner.run(List.of(Drain.uncordon(nodes)));
     }
 
-    /** Drain (the same GPU-aware drain), kubectl delete node, then reset each host: {@link Drain#removeNodes}. */
-    public static Runner.Result removeNodes(Runner runner, List<String> nodes, Duration timeout, boolean force) {
-        return removeNodes(runner, nodes, timeout, force, false);
-    }
-
-    /** {@link #removeNodes(Runner, List, Duration, boolean)}; with {@code restoreHost}, each host's preparation put back after. */
+    /**
+     * Drain (the same GPU-aware drain), reset each host, then kubectl delete node: {@link Drain#removeNodes}; with
+     * {@code restoreHost}, each host's preparation put back after.
+     */
     public static Runner.Result removeNodes(Runner runner, List<String> nodes, Duration timeout, boolean force, boolean restoreHost) {
         return runner.run(Drain.removeNodes(nodes, timeout, force, restoreHost));
     }
 
-    /** Every worker reset, then the master: {@link Drain#resetCluster}. */
-    public static Runner.Result reset(Runner runner, Inventory inv) {
-        return reset(runner, inv, false);
-    }
-
-    /** {@link #reset(Runner, Inventory)}; with {@code restoreHost}, every host's preparation put back after. */
+    /** Every worker reset, then the master: {@link Drain#resetCluster}; with {@code restoreHost}, every host's preparation put back after. */
     public static Runner.Result reset(Runner runner, Inventory inv, boolean restoreHost) {
         return runner.run(Drain.resetCluster(workers(inv), inv.master().name(), restoreHost));
     }
@@ -68,12 +61,10 @@ public final class Maintenance {
         + " remove the files it created, unmask or disable the units it masked or enabled, release its package holds, turn swap on"
         + " as it was, in the reverse order of the host's change journal " + HostJournal.PATH + ", which is then archived";
 
-    /** What reset will do, for people, before it asks: the order, each host's work, what stays. */
-    public static String resetPlan(Inventory inv) {
-        return resetPlan(inv, false);
-    }
-
-    /** {@link #resetPlan(Inventory)}; with {@code restoreHost}, the restore of every host's preparation too. */
+    /**
+     * What reset will do, for people, before it asks: the order, each host's work, what stays; with {@code restoreHost},
+     * the restore of every host's preparation too.
+     */
     public static String resetPlan(Inventory inv, boolean restoreHost) {
         String socket = inv.cluster().runtime().criSocket();
         String work = "kubeadm reset -f --cri-socket " + socket + "; remove " + NodeCleanup.CNI_CONF_DIR + ", the CNI interfaces ("

@@ -31,13 +31,9 @@ public final class Drain {
     /**
      * remove-node's phases, in kubeadm's documented order: {@link #drain} (a node that is no longer registered has
      * nothing to drain), each host reset ({@link ResetHostStep}: its kubelet stopped), then the nodes deleted from the
-     * cluster (a kubelet still running would register its node again).
+     * cluster (a kubelet still running would register its node again); then, with {@code restoreHost},
+     * {@link #restoreHosts} on them.
      */
-    public static List<Phase> removeNodes(List<String> nodes, Duration timeout, boolean force) {
-        return removeNodes(nodes, timeout, force, false);
-    }
-
-    /** {@link #removeNodes(List, Duration, boolean)}, then, with {@code restoreHost}, {@link #restoreHosts} on them. */
     public static List<Phase> removeNodes(List<String> nodes, Duration timeout, boolean force, boolean restoreHost) {
         List<Step> drain = force
             ? List.of(new CordonStep(nodes, true, true), new EvictStep(nodes, timeout, true))
@@ -49,12 +45,7 @@ public final class Drain {
         return List.copyOf(phases);
     }
 
-    /** reset's phases: every worker reset (in parallel), then the master. */
-    public static List<Phase> resetCluster(List<String> workers, String master) {
-        return resetCluster(workers, master, false);
-    }
-
-    /** {@link #resetCluster(List, String)}, then, with {@code restoreHost}, {@link #restoreHosts} on every host. */
+    /** reset's phases: every worker reset (in parallel), then the master; then, with {@code restoreHost}, {@link #restoreHosts} on every host. */
     public static List<Phase> resetCluster(List<String> workers, String master, boolean restoreHost) {
         List<Phase> phases = new ArrayList<>(List.of(new Phase("reset-workers", "reset the workers", List.of(new ResetHostStep(workers)), false),
             new Phase("reset-master", "reset the master", List.of(new ResetHostStep(List.of(master))), false)));
