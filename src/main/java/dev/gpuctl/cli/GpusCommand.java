@@ -1,7 +1,6 @@
 package dev.gpuctl.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.gpuctl.hostconf.Json;
 import dev.gpuctl.engine.StateDir;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.RemoteException;
@@ -74,8 +73,7 @@ final class GpusCommand implements Callable<Integer> {
             throw new GpuctlException(ExitCode.STEP_FAILED, e.getMessage(), e);
         }
         Instant now = Instant.now();
-        String doc = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
-            .writeValueAsString(GpusText.document(inv.cluster().name(), report, survey.activity(), now));
+        String doc = Json.PRETTY.writeValueAsString(GpusText.document(inv.cluster().name(), report, survey.activity(), now));
         // what job render checks a job's GPU count against, offline
         StateDir.writePrivate(KnownGpus.file(inv), (doc + "\n").getBytes(StandardCharsets.UTF_8));
         PrintWriter out = spec.commandLine().getOut();

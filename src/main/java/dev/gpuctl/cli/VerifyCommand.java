@@ -1,7 +1,6 @@
 package dev.gpuctl.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.gpuctl.hostconf.Json;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.StepFailure;
 import dev.gpuctl.engine.VerifyReport;
@@ -58,7 +57,7 @@ final class VerifyCommand implements Callable<Integer> {
             doc.put("cluster", inv.cluster().name());
             doc.put("ok", report.ok());
             doc.put("hosts", report.hosts());
-            out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(doc));
+            out.println(Json.PRETTY.writeValueAsString(doc));
         } else {
             out.print(VerifyText.render(report));
         }
