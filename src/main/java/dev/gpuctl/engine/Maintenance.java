@@ -4,7 +4,7 @@ import dev.gpuctl.hostconf.HostJournal;
 import dev.gpuctl.hostconf.NodeCleanup;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
-import dev.gpuctl.steps.Drain;
+import dev.gpuctl.steps.NodePhases;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -21,35 +21,35 @@ import java.util.List;
 public final class Maintenance {
     private Maintenance() {}
 
-    /** {@link Drain#DEFAULT_TIMEOUT}. */
-    public static final Duration DEFAULT_DRAIN_TIMEOUT = Drain.DEFAULT_TIMEOUT;
+    /** {@link NodePhases#DEFAULT_TIMEOUT}. */
+    public static final Duration DEFAULT_DRAIN_TIMEOUT = NodePhases.DEFAULT_TIMEOUT;
 
-    /** The command timeout a drain needs: {@link Drain#commandTimeout}. */
+    /** The command timeout a drain needs: {@link NodePhases#commandTimeout}. */
     public static Duration commandTimeout(Duration drainTimeout, Duration atLeast) {
-        return Drain.commandTimeout(drainTimeout, atLeast);
+        return NodePhases.commandTimeout(drainTimeout, atLeast);
     }
 
-    /** Cordon, wait for the GPU jobs (unless force), kubectl drain: {@link Drain#drain}. */
+    /** Cordon, wait for the GPU jobs (unless force), kubectl drain: {@link NodePhases#drain}. */
     public static Runner.Result drain(Runner runner, List<String> nodes, Duration timeout, boolean force) {
-        return runner.run(List.of(Drain.drain(nodes, timeout, force)));
+        return runner.run(List.of(NodePhases.drain(nodes, timeout, force)));
     }
 
-    /** Schedulable again: {@link Drain#uncordon}. */
+    /** Schedulable again: {@link NodePhases#uncordon}. */
     public static Runner.Result uncordon(Runner runner, List<String> nodes) {
-        return runner.run(List.of(Drain.uncordon(nodes)));
+        return runner.run(List.of(NodePhases.uncordon(nodes)));
     }
 
     /**
-     * Drain (the same GPU-aware drain), reset each host, then kubectl delete node: {@link Drain#removeNodes}; with
+     * Drain (the same GPU-aware drain), reset each host, then kubectl delete node: {@link NodePhases#removeNodes}; with
      * {@code restoreHost}, each host's preparation put back after.
      */
     public static Runner.Result removeNodes(Runner runner, List<String> nodes, Duration timeout, boolean force, boolean restoreHost) {
-        return runner.run(Drain.removeNodes(nodes, timeout, force, restoreHost));
+        return runner.run(NodePhases.removeNodes(nodes, timeout, force, restoreHost));
     }
 
-    /** Every worker reset, then the master: {@link Drain#resetCluster}; with {@code restoreHost}, every host's preparation put back after. */
+    /** Every worker reset, then the master: {@link NodePhases#resetCluster}; with {@code restoreHost}, every host's preparation put back after. */
     public static Runner.Result reset(Runner runner, Inventory inv, boolean restoreHost) {
-        return runner.run(Drain.resetCluster(workers(inv), inv.master().name(), restoreHost));
+        return runner.run(NodePhases.resetCluster(workers(inv), inv.master().name(), restoreHost));
     }
 
     private static List<String> workers(Inventory inv) {

@@ -3,7 +3,7 @@ package dev.gpuctl.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.steps.Drain;
+import dev.gpuctl.steps.NodePhases;
 import dev.gpuctl.steps.Phase;
 import java.time.Duration;
 import java.util.List;
@@ -41,7 +41,7 @@ class NodeLifecycleCliTest {
 
     /** The help tells the order the phases run in: drain, reset, delete the node (last, or its kubelet registers it again). */
     @Test void removeNodesHelpSaysTheOrderItsPhasesRunIn() {
-        List<String> phases = Drain.removeNodes(List.of("worker-1"), Duration.ofMinutes(1), false, false).stream().map(Phase::id).toList();
+        List<String> phases = NodePhases.removeNodes(List.of("worker-1"), Duration.ofMinutes(1), false, false).stream().map(Phase::id).toList();
         assertEquals(List.of("drain", "reset", "delete-node"), phases);
         String help = CliTest.run("remove-node", "--help").out().replaceAll("\\s+", " ");
         int drain = help.indexOf("Drain them");

@@ -5,12 +5,13 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The GPU-aware drain as phases for the one engine ({@code Runner.run(List<Phase>)}): any command that takes nodes out
- * of service (drain, upgrade, remove-node) runs {@link #drain} before and {@link #uncordon} after. Both run on the
- * master only: the runner's host selection must include it.
+ * The node lifecycle commands' phases for the one engine ({@code Runner.run(List<Phase>)}): the GPU-aware
+ * {@link #drain}, which any command that takes nodes out of service (drain, upgrade, remove-node) runs before, and
+ * {@link #uncordon} after (both on the master only: the runner's host selection must include it); remove-node's
+ * {@link #removeNodes}, reset's {@link #resetCluster}, and {@code --restore-host}'s {@link #restoreHosts}.
  */
-public final class Drain {
-    private Drain() {}
+public final class NodePhases {
+    private NodePhases() {}
 
     /** How long a drain waits for the GPU jobs on a node, and kubectl drain for evictions, unless told otherwise. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(10);
