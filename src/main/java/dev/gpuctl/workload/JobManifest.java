@@ -1,6 +1,5 @@
 package dev.gpuctl.workload;
 
-import dev.gpuctl.inventory.JobSpec;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
