@@ -1,8 +1,6 @@
 package dev.gpuctl.cli;
 
 import dev.gpuctl.hostconf.Terminal;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.gpuctl.engine.StateDir;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.RemoteException;
@@ -76,7 +74,7 @@ final class GpusCommand implements Callable<Integer> {
             throw new GpuctlException(ExitCode.STEP_FAILED, e.getMessage(), e);
         }
         Instant now = Instant.now();
-        String doc = Terminal.jsonMapper()
+        String doc = Terminal.jsonWriter()
             .writeValueAsString(GpusText.document(inv.cluster().name(), report, survey.activity(), now));
         // what job render checks a job's GPU count against, offline
         StateDir.writePrivate(KnownGpus.file(inv), (doc + "\n").getBytes(StandardCharsets.UTF_8));

@@ -2,8 +2,6 @@ package dev.gpuctl.cli;
 
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryException;
-import dev.gpuctl.inventory.JobSpec;
-import dev.gpuctl.inventory.JobSpecLoader;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.remote.Remotes;
@@ -12,6 +10,8 @@ import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.workload.JobControl;
 import dev.gpuctl.workload.JobList;
 import dev.gpuctl.workload.JobManifest;
+import dev.gpuctl.workload.JobSpec;
+import dev.gpuctl.workload.JobSpecLoader;
 import dev.gpuctl.workload.JobSubmit;
 import dev.gpuctl.workload.KnownGpus;
 import dev.gpuctl.workload.WorkloadException;

@@ -17,10 +17,10 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "remove-node",
     description = {"Take workers out of the cluster for good, e.g. for a repair or a loan to another team.",
-        "Drain them (GPU Jobs waited for, evicted only with --force), delete the nodes, then kubeadm reset each host"
-            + " and remove what reset leaves (/etc/cni/net.d, CNI interfaces, KUBE-/CNI iptables chains, join leftovers). The"
-            + " host preparation stays: `gpuctl bootstrap` with the host back in the inventory joins it again. The master is"
-            + " refused (use reset).",
+        "Drain them (GPU Jobs waited for, evicted only with --force), kubeadm reset each host and remove what reset leaves"
+            + " (/etc/cni/net.d, CNI interfaces, KUBE-/CNI iptables chains, join leftovers), then delete the nodes (last, so"
+            + " that no kubelet registers one again). The host preparation stays: `gpuctl bootstrap` with the host back in the"
+            + " inventory joins it again. The master is refused (use reset).",
         "With --restore-host the host preparation is undone too, from the change journal gpuctl keeps on each host ("
             + HostJournal.PATH + "): files put back from their .gpuctl-orig backups (or removed when gpuctl made them), units"
             + " unmasked or disabled as they were, package holds released, swap on as it was; packages stay installed."})

@@ -1,8 +1,6 @@
 package dev.gpuctl.cli;
 
 import dev.gpuctl.hostconf.Terminal;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.StepFailure;
 import dev.gpuctl.engine.VerifyReport;
@@ -60,7 +58,7 @@ final class VerifyCommand implements Callable<Integer> {
             doc.put("cluster", inv.cluster().name());
             doc.put("ok", report.ok());
             doc.put("hosts", report.hosts());
-            out.println(Terminal.jsonMapper().writeValueAsString(doc));
+            out.println(Terminal.jsonWriter().writeValueAsString(doc));
         } else {
             out.print(VerifyText.render(report));
         }

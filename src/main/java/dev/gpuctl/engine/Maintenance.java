@@ -4,7 +4,7 @@ import dev.gpuctl.hostconf.HostJournal;
 import dev.gpuctl.hostconf.NodeCleanup;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
-import dev.gpuctl.steps.Drain;
+import dev.gpuctl.steps.NodePhases;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -21,42 +21,35 @@ import java.util.List;
 public final class Maintenance {
     private Maintenance() {}
 
-    /** {@link Drain#DEFAULT_TIMEOUT}. */
-    public static final Duration DEFAULT_DRAIN_TIMEOUT = Drain.DEFAULT_TIMEOUT;
+    /** {@link NodePhases#DEFAULT_TIMEOUT}. */
+    public static final Duration DEFAULT_DRAIN_TIMEOUT = NodePhases.DEFAULT_TIMEOUT;
 
-    /** The command timeout a drain needs: {@link Drain#commandTimeout}. */
+    /** The command timeout a drain needs: {@link NodePhases#commandTimeout}. */
     public static Duration commandTimeout(Duration drainTimeout, Duration atLeast) {
-        return Drain.commandTimeout(drainTimeout, atLeast);
+        return NodePhases.commandTimeout(drainTimeout, atLeast);
     }
 
-    /** Cordon, wait for the GPU jobs (unless force), kubectl drain: {@link Drain#drain}. */
+    /** Cordon, wait for the GPU jobs (unless force), kubectl drain: {@link NodePhases#drain}. */
     public static Runner.Result drain(Runner runner, List<String> nodes, Duration timeout, boolean force) {
-        return runner.run(List.of(Drain.drain(nodes, timeout, force)));
+        return runner.run(List.of(NodePhases.drain(nodes, timeout, force)));
     }
 
-    /** Schedulable again: {@link Drain#uncordon}. */
+    /** Schedulable again: {@link NodePhases#uncordon}. */
     public static Runner.Result uncordon(Runner runner, List<String> nodes) {
-        return runner.run(List.of(Drain.uncordon(nodes)));
+        return runner.run(List.of(NodePhases.uncordon(nodes)));
     }
 
-    /** Drain (the same GPU-aware drain), kubectl delete node, then reset each host: {@link Drain#removeNodes}. */
-    public static Runner.Result removeNodes(Runner runner, List<String> nodes, Duration timeout, boolean force) {
-        return removeNodes(runner, nodes, timeout, force, false);
-    }
-
-    /** {@link #removeNodes(Runner, List, Duration, boolean)}; with {@code restoreHost}, each host's preparation put back after. */
+    /**
+     * Drain (the same GPU-aware drain), reset each host, then kubectl delete node: {@link NodePhases#removeNodes}; with
+     * {@code restoreHost}, each host's preparation put back after.
+     */
     public static Runner.Result removeNodes(Runner runner, List<String> nodes, Duration timeout, boolean force, boolean restoreHost) {
-        return runner.run(Drain.removeNodes(nodes, timeout, force, restoreHost));
+        return runner.run(NodePhases.removeNodes(nodes, timeout, force, restoreHost));
     }
 
-    /** Every worker reset, then the master: {@link Drain#resetCluster}. */
-    public static Runner.Result reset(Runner runner, Inventory inv) {
-        return reset(runner, inv, false);
-    }
-
-    /** {@link #reset(Runner, Inventory)}; with {@code restoreHost}, every host's preparation put back after. */
+    /** Every worker reset, then the master: {@link NodePhases#resetCluster}; with {@code restoreHost}, every host's preparation put back after. */
     public static Runner.Result reset(Runner runner, Inventory inv, boolean restoreHost) {
-        return runner.run(Drain.resetCluster(workers(inv), inv.master().name(), restoreHost));
+        return runner.run(NodePhases.resetCluster(workers(inv), inv.master().name(), restoreHost));
     }
 
     private static List<String> workers(Inventory inv) {
@@ -68,12 +61,10 @@ public final class Maintenance {
         + " remove the files it created, unmask or disable the units it masked or enabled, release its package holds, turn swap on"
         + " as it was, in the reverse order of the host's change journal " + HostJournal.PATH + ", which is then archived";
 
-    /** What reset will do, for people, before it asks: the order, each host's work, what stays. */
-    public static String resetPlan(Inventory inv) {
-        return resetPlan(inv, false);
-    }
-
-    /** {@link #resetPlan(Inventory)}; with {@code restoreHost}, the restore of every host's preparation too. */
+    /**
+     * What reset will do, for people, before it asks: the order, each host's work, what stays; with {@code restoreHost},
+     * the restore of every host's preparation too.
+     */
     public static String resetPlan(Inventory inv, boolean restoreHost) {
         String socket = inv.cluster().runtime().criSocket();
         String work = "kubeadm reset -f --cri-socket " + socket + "; remove " + NodeCleanup.CNI_CONF_DIR + ", the CNI interfaces ("

@@ -2,7 +2,7 @@ package dev.gpuctl.engine;
 
 import dev.gpuctl.hostconf.UpgradePolicy;
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.steps.Drain;
+import dev.gpuctl.steps.NodePhases;
 import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.UpgradeSteps;
 import java.io.PrintWriter;
@@ -30,7 +30,7 @@ public final class Upgrades {
 
     /** The runners' command timeout: at least {@code yours}, and long enough for a drain bounded by --drain-timeout. */
     public static Duration commandTimeout(UpgradePolicy.Options o, Duration yours) {
-        return Drain.commandTimeout(o.drainTimeout(), yours);
+        return NodePhases.commandTimeout(o.drainTimeout(), yours);
     }
 
     /**
@@ -106,7 +106,7 @@ public final class Upgrades {
                 left.addAll(jobs.stream().flatMap(String::lines).toList());
                 progress.println("leaving " + String.join(", ", batch) + " for now: a GPU job still runs there; uncordoning it");
                 progress.flush();
-                res = run(List.of(Drain.uncordon(batch)));
+                res = run(List.of(NodePhases.uncordon(batch)));
                 if (!res.ok()) return new Outcome(res, left, changed, done);
             }
             return new Outcome(res, left, changed, done);

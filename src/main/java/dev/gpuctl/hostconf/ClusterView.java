@@ -23,7 +23,7 @@ import java.util.Optional;
  * @param pods  the pods of every namespace, in kubectl's order
  */
 public record ClusterView(List<NodeState> nodes, List<PodState> pods) {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = Json.MAPPER;
 
     /** The node annotation in which gpuctl keeps the GPUs a node had at bootstrap ("INDEX:UUID,..."). */
     public static final String GPU_RECORD_ANNOTATION = "gpuctl.dev/gpus-at-bootstrap";

@@ -18,7 +18,7 @@ import java.util.Set;
  */
 public final class DeviceCheckpoint {
     public static final String PATH = "/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint";
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = Json.MAPPER;
 
     private DeviceCheckpoint() {}
 

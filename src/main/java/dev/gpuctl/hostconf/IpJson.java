@@ -150,7 +150,7 @@ public final class IpJson {
     }
 
     private static JsonNode list(String text, String what) {
-        if (text == null || text.isBlank()) return JsonText.MAPPER.createArrayNode();
+        if (text == null || text.isBlank()) return Json.MAPPER.createArrayNode();
         JsonNode root = JsonText.parse(text.strip(), what + " output", null);
         if (!root.isArray()) {
             throw new HostConfException(what + " printed " + JsonText.typeName(root) + ", expected a list");

@@ -4,14 +4,14 @@ import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.core.util.DefaultIndenter;
 import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
 import com.fasterxml.jackson.core.util.Separators;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.MappingIterator;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 
 import java.io.IOException;
@@ -22,12 +22,15 @@ import java.util.Locale;
 /** Shared JSON reading and writing for this package: strict parsing with line/column errors. */
 final class JsonText {
 
-    static final ObjectMapper MAPPER = JsonMapper.builder()
-            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
-            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-            .nodeFactory(JsonNodeFactory.withExactBigDecimals(true))
-            .build();
+    /**
+     * The shared {@link Json#MAPPER}'s reader made strict: a duplicate key, or anything after the value, is an error;
+     * numbers kept exactly as written.
+     */
+    private static final ObjectReader STRICT = Json.MAPPER.reader()
+            .with(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .with(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+            .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .with(JsonNodeFactory.withExactBigDecimals(true));
 
     private static final DefaultPrettyPrinter PRETTY;
 
@@ -52,7 +55,7 @@ final class JsonText {
      */
     static JsonNode parse(String text, String what, String hint) {
         try {
-            JsonNode node = MAPPER.readTree(text);
+            JsonNode node = STRICT.readTree(text);
             if (node == null || node.isMissingNode()) {
                 throw new HostConfException(what + " is empty where JSON was expected" + suffix(hint));
             }
@@ -65,7 +68,7 @@ final class JsonText {
     /** Parses a stream of whitespace-separated JSON values (as kubeadm prints one object per item). */
     static List<JsonNode> parseStream(String text, String what, String hint) {
         List<JsonNode> values = new ArrayList<>();
-        try (MappingIterator<JsonNode> it = MAPPER.readerFor(JsonNode.class)
+        try (MappingIterator<JsonNode> it = STRICT.forType(JsonNode.class)
                 .without(DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readValues(text)) {
             while (it.hasNextValue()) {
                 values.add(it.nextValue());
@@ -84,8 +87,8 @@ final class JsonText {
      */
     static List<JsonNode> parseValues(String text, String what) {
         List<JsonNode> values = new ArrayList<>();
-        try (com.fasterxml.jackson.core.JsonParser p = MAPPER.createParser(text)) {
-            var reader = MAPPER.reader().without(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+        try (JsonParser p = STRICT.createParser(text)) {
+            var reader = STRICT.without(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
             while (p.nextToken() != null) values.add(reader.readTree(p));
         } catch (JsonProcessingException e) {
             throw syntaxError(e, what, null);
@@ -98,7 +101,7 @@ final class JsonText {
     /** Two-space indented JSON ("key": value), "\n" line ends, a final newline. */
     static String pretty(JsonNode node) {
         try {
-            return MAPPER.writer(PRETTY).writeValueAsString(node) + "\n";
+            return Json.MAPPER.writer(PRETTY).writeValueAsString(node) + "\n";
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("a JSON tree could not be written", e);
         }

@@ -18,7 +18,7 @@ import java.util.stream.Stream;
  * only those fields, so the code that reads it stays the same. Pure: text in, JSON out.
  */
 public final class KubeFields {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = Json.MAPPER;
 
     private KubeFields() {}
 

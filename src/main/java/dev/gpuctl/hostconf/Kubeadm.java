@@ -17,7 +17,6 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.regex.Pattern;
-import java.util.random.RandomGenerator;
 
 /**
  * kubeadm's bootstrap tokens and join command: parsing {@code kubeadm token list -o json} and
@@ -33,7 +32,6 @@ public final class Kubeadm {
     static final Pattern TOKEN_IN_TEXT = Pattern.compile("\\b([a-z0-9]{6})\\.[a-z0-9]{16}\\b");
     private static final Pattern TOKEN_FLAG = Pattern.compile("(--token(?:=|\\s+))([^\\s.]{0,6})\\S*");
     private static final Pattern CA_HASH = Pattern.compile("sha256:[0-9a-f]{64}");
-    private static final String TOKEN_CHARS = "0123456789abcdefghijklmnopqrstuvwxyz";
 
     /**
      * One bootstrap token as {@code kubeadm token list -o json} prints it.
@@ -53,11 +51,6 @@ public final class Kubeadm {
         public String tokenId() {
             int dot = token.indexOf('.');
             return dot < 0 ? token : token.substring(0, dot);
-        }
-
-        /** True when it has expired at {@code now}; a token without expiry never does. */
-        public boolean expiredAt(Instant now) {
-            return expires != null && !now.isBefore(expires);
         }
 
         /** True when it can still be used to join for at least {@code margin} after {@code now}. */
@@ -201,19 +194,6 @@ public final class Kubeadm {
     /** True for a bootstrap token: {@code [a-z0-9]{6}.[a-z0-9]{16}}, nothing around it. */
     public static boolean isValidToken(String token) {
         return token != null && TOKEN.matcher(token).matches();
-    }
-
-    /**
-     * A new bootstrap token, drawn from {@code [a-z0-9]} as kubeadm does. Pass a
-     * {@link java.security.SecureRandom}; tests pass a seeded generator.
-     */
-    public static String newToken(RandomGenerator random) {
-        StringBuilder sb = new StringBuilder(23);
-        for (int i = 0; i < 22; i++) {
-            if (i == 6) sb.append('.');
-            sb.append(TOKEN_CHARS.charAt(random.nextInt(TOKEN_CHARS.length())));
-        }
-        return sb.toString();
     }
 
     /** The text with every token secret replaced: {@code abcdef.0123456789abcdef} becomes {@code abcdef.<redacted>}. */

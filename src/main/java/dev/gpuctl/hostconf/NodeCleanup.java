@@ -40,10 +40,4 @@ public final class NodeCleanup {
             .map(l -> l.substring(1).split(" ", 2)[0]).distinct().toList();
     }
 
-    /** iptables-save text without the lines that name those chains (their rules, jumps to them, their declarations). */
-    public static String withoutKubeChains(String iptablesSave) {
-        StringBuilder sb = new StringBuilder();
-        iptablesSave.lines().filter(l -> !CHAIN.matcher(l).find()).forEach(l -> sb.append(l).append('\n'));
-        return sb.toString();
-    }
 }

@@ -10,7 +10,7 @@ import java.util.regex.Pattern;
 
 /**
  * Reads what the NVIDIA driver reports: {@code nvidia-smi -L}, {@code nvidia-smi --query-gpu=...}
- * (CSV with or without header and units) and /proc/driver/nvidia/version.
+ * (CSV without header, with or without units) and /proc/driver/nvidia/version.
  *
  * <p>A host whose driver cannot answer is a result, not an exception: "No devices were found",
  * "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver", "Failed to
@@ -60,7 +60,6 @@ public final class NvidiaSmi {
             Pattern.compile("^GPU (\\d+): (.*?) \\(UUID: ([^)]+)\\)\\s*$");
     private static final Pattern MIG_LINE = Pattern.compile("^\\s+MIG .*\\(UUID: MIG-[^)]*\\)\\s*$");
     private static final Pattern DRIVER_VERSION = Pattern.compile("\\s(\\d+\\.\\d+(?:\\.\\d+)?)\\s");
-    private static final Pattern UNIT = Pattern.compile("^(.*?)\\s*\\[[^\\]]*]$");
 
     private NvidiaSmi() {
     }
@@ -106,23 +105,7 @@ public final class NvidiaSmi {
      */
     public static GpuScan parseQuery(String output, String queryFields) {
         List<String> fields = Arrays.stream(queryFields.split(",")).map(String::strip).toList();
-        return parseCsvRows(output, fields, false);
-    }
-
-    /**
-     * Parses {@code --format=csv} output: the header line names the fields (with units such as
-     * {@code memory.total [MiB]}), values may carry units ({@code 143771 MiB}).
-     */
-    public static GpuScan parseCsvWithHeader(String output) {
-        List<String> lines = output.lines().filter(l -> !l.isBlank()).toList();
-        if (lines.isEmpty()) return new GpuScan(List.of(), Optional.of("nvidia-smi printed nothing"));
-        String header = lines.get(0);
-        if (isFailure(header)) return parseCsvRows(output, List.of(), true);
-        List<String> fields = Arrays.stream(header.split(",")).map(f -> {
-            Matcher m = UNIT.matcher(f.strip());
-            return (m.matches() ? m.group(1) : f).strip();
-        }).toList();
-        return parseCsvRows(String.join("\n", lines.subList(1, lines.size())), fields, true);
+        return parseCsvRows(output, fields);
     }
 
     /**
@@ -138,10 +121,10 @@ public final class NvidiaSmi {
         return Optional.empty();
     }
 
-    private static GpuScan parseCsvRows(String output, List<String> fields, boolean withHeader) {
+    private static GpuScan parseCsvRows(String output, List<String> fields) {
         List<Gpu> gpus = new ArrayList<>();
         List<String> problems = new ArrayList<>();
-        String what = withHeader ? "nvidia-smi --format=csv" : "nvidia-smi --format=csv,noheader";
+        String what = "nvidia-smi --format=csv,noheader";
         for (String raw : output.split("\\R")) {
             if (raw.isBlank()) continue;
             if (isFailure(raw)) {

@@ -93,11 +93,8 @@ public final class Terminal {
     }
 
     /** An indenting JSON writer whose documents hold nothing a terminal acts on ({@link #JSON}). */
-    public static com.fasterxml.jackson.databind.ObjectMapper jsonMapper() {
-        com.fasterxml.jackson.databind.ObjectMapper m = new com.fasterxml.jackson.databind.ObjectMapper()
-            .enable(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT);
-        m.getFactory().setCharacterEscapes(JSON);
-        return m;
+    public static com.fasterxml.jackson.databind.ObjectWriter jsonWriter() {
+        return Json.PRETTY.with(JSON);
     }
 
     /**

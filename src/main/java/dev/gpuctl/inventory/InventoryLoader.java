@@ -258,7 +258,7 @@ public final class InventoryLoader {
     }
 
     /** The file's text, strictly UTF-8; anything that stops that is one "cannot read" error. */
-    static String read(Path file, String display) {
+    public static String read(Path file, String display) {
         try {
             if (Files.isDirectory(file)) throw cannotRead(display, "it is a directory");
             if (!Files.exists(file)) throw cannotRead(display, "no such file");

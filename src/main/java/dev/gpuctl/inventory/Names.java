@@ -8,7 +8,7 @@ import java.util.Optional;
 import java.util.regex.Pattern;
 
 /** Syntax rules for names and addresses in the inventory: pure predicates. */
-final class Names {
+public final class Names {
     private static final String LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
     private static final Pattern DNS_LABEL = Pattern.compile(LABEL);
     private static final Pattern DNS_SUBDOMAIN = Pattern.compile(LABEL + "(\\." + LABEL + ")*");
@@ -20,10 +20,10 @@ final class Names {
     private Names() {}
 
     /** RFC 1123 label as Kubernetes checks it: lowercase letters, digits, '-', alphanumeric at both ends, at most 63. */
-    static boolean isDnsLabel(String s) { return s.length() <= 63 && DNS_LABEL.matcher(s).matches(); }
+    public static boolean isDnsLabel(String s) { return s.length() <= 63 && DNS_LABEL.matcher(s).matches(); }
 
     /** RFC 1123 subdomain as Kubernetes checks node names: dot-separated DNS labels, at most 253. */
-    static boolean isDnsSubdomain(String s) {
+    public static boolean isDnsSubdomain(String s) {
         if (s.length() > 253 || !DNS_SUBDOMAIN.matcher(s).matches()) return false;
         for (String label : s.split("\\.")) if (label.length() > 63) return false;
         return true;
@@ -47,7 +47,7 @@ final class Names {
     }
 
     /** Kubernetes label key: an optional DNS subdomain prefix and '/', then a name of at most 63. */
-    static boolean isLabelKey(String key) {
+    public static boolean isLabelKey(String key) {
         int slash = key.indexOf('/');
         String name = slash < 0 ? key : key.substring(slash + 1);
         if (slash >= 0 && !isDnsSubdomain(key.substring(0, slash))) return false;
@@ -73,7 +73,7 @@ final class Names {
     }
 
     /** Kubernetes label value: empty, or at most 63 of letters, digits, '-', '_', '.', alphanumeric at both ends. */
-    static boolean isLabelValue(String value) {
+    public static boolean isLabelValue(String value) {
         return value.isEmpty() || (value.length() <= 63 && LABEL_NAME.matcher(value).matches());
     }
 

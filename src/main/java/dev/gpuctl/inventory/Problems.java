@@ -12,7 +12,7 @@ import org.yaml.snakeyaml.nodes.Node;
  * characters, control characters are escaped, and the message as a whole is bounded, so that a hostile file
  * cannot make the report larger than the file by much, nor write to the terminal.
  */
-final class Problems {
+public final class Problems {
     /** Characters of a quoted value that a message shows; a longer one is cut, with its length said. */
     static final int QUOTE_LIMIT = 80;
     /** Characters of one message, after quoted values are cut. */
@@ -23,9 +23,9 @@ final class Problems {
 
     Problems(String file) { this.file = file; }
 
-    void at(Node node, String message) { at(node.getStartMark(), message); }
+    public void at(Node node, String message) { at(node.getStartMark(), message); }
 
-    void at(Mark mark, String message) {
+    public void at(Mark mark, String message) {
         if (mark == null) {
             whole(message);
         } else {
@@ -36,7 +36,7 @@ final class Problems {
     /** A problem with the file as a whole, without a position. */
     void whole(String message) { errors.add(new InventoryError(file, 0, 0, clip(message))); }
 
-    boolean any() { return !errors.isEmpty(); }
+    public boolean any() { return !errors.isEmpty(); }
 
     /** By position; problems found at one position keep the order they were found in. */
     List<InventoryError> sorted() {
@@ -45,7 +45,7 @@ final class Problems {
             .toList();
     }
 
-    static int line(Node node) { return node.getStartMark() == null ? 0 : node.getStartMark().getLine() + 1; }
+    public static int line(Node node) { return node.getStartMark() == null ? 0 : node.getStartMark().getLine() + 1; }
 
     /**
      * The message as it may be printed: each span between single quotes longer than {@link #QUOTE_LIMIT} is cut to

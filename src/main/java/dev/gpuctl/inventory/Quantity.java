@@ -11,7 +11,7 @@ import java.util.regex.Pattern;
  * decimal number, then one binary suffix (Ki Mi Gi Ti Pi Ei), one decimal suffix (n u m k M G T P E) or a decimal
  * exponent (e3, E-2). Pure.
  */
-final class Quantity {
+public final class Quantity {
     private static final Pattern FORM = Pattern.compile("([0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][-+]?[0-9]{1,3})?");
     private static final Map<String, BigDecimal> SUFFIX = Map.ofEntries(
         Map.entry("Ki", BigDecimal.valueOf(1L << 10)), Map.entry("Mi", BigDecimal.valueOf(1L << 20)),
@@ -24,7 +24,7 @@ final class Quantity {
     private Quantity() {}
 
     /** The quantity's value in base units (cores, bytes), or empty when it is not a quantity. */
-    static Optional<BigDecimal> parse(String s) {
+    public static Optional<BigDecimal> parse(String s) {
         Matcher m = FORM.matcher(s);
         if (!m.matches()) return Optional.empty();
         BigDecimal number = new BigDecimal(m.group(1).startsWith(".") ? "0" + m.group(1) : m.group(1));

@@ -18,7 +18,7 @@ import org.yaml.snakeyaml.nodes.Tag;
  * merge keys, duplicate keys and unknown keys (with the closest known key as a suggestion); the
  * typed getters report values of the wrong type. A key whose value is empty (null) counts as absent.
  */
-final class Section {
+public final class Section {
     private static final Set<Tag> SCALAR_TAGS =
         Set.of(Tag.STR, Tag.INT, Tag.FLOAT, Tag.BOOL, Tag.NULL, Tag.TIMESTAMP);
 
@@ -37,7 +37,7 @@ final class Section {
      * Reads a mapping whose keys must be among {@code keys}. {@code hints} maps a key that belongs
      * elsewhere to a note saying where ("it belongs under cluster:").
      */
-    static Optional<Section> read(Problems problems, String path, Node node, List<String> keys,
+    public static Optional<Section> read(Problems problems, String path, Node node, List<String> keys,
                                   Map<String, String> hints) {
         if (!(node instanceof MappingNode mapping) || !tagIs(node, Tag.MAP)) {
             problems.at(node, name(path) + ": expected a mapping, got " + describe(node));
@@ -82,16 +82,16 @@ final class Section {
 
     String path() { return path; }
 
-    MappingNode node() { return mapping; }
+    public MappingNode node() { return mapping; }
 
-    Problems problems() { return problems; }
+    public Problems problems() { return problems; }
 
     private String where() { return path.isEmpty() ? "the top level" : path; }
 
     private static String name(String path) { return path.isEmpty() ? "the inventory" : path; }
 
     /** The key's value, absent when the key is missing or its value is empty. */
-    Optional<Node> value(String key) {
+    public Optional<Node> value(String key) {
         NodeTuple tuple = entries.get(key);
         if (tuple == null || isNull(tuple.getValueNode())) return Optional.empty();
         return Optional.of(tuple.getValueNode());
@@ -103,7 +103,7 @@ final class Section {
     }
 
     /** Reports a required key that is missing (at this mapping) or empty (at the key). */
-    void missing(String key, String expected) {
+    public void missing(String key, String expected) {
         NodeTuple tuple = entries.get(key);
         if (tuple == null) {
             problems.at(mapping, "missing required key '" + key + "' in " + where() + " (expected " + expected + ")");
@@ -113,7 +113,7 @@ final class Section {
     }
 
     /** A scalar value of any plain type (string, number, boolean, date), as written. */
-    Optional<ScalarNode> scalar(String key) {
+    public Optional<ScalarNode> scalar(String key) {
         return value(key).flatMap(node -> {
             if (node instanceof ScalarNode s && SCALAR_TAGS.contains(node.getTag())) return Optional.of(s);
             problems.at(node, child(key) + ": expected a string, got " + describe(node));
@@ -121,18 +121,18 @@ final class Section {
         });
     }
 
-    Optional<ScalarNode> requiredScalar(String key, String expected) {
+    public Optional<ScalarNode> requiredScalar(String key, String expected) {
         if (value(key).isEmpty()) missing(key, expected);
         return scalar(key);
     }
 
-    Optional<String> string(String key) { return scalar(key).map(ScalarNode::getValue); }
+    public Optional<String> string(String key) { return scalar(key).map(ScalarNode::getValue); }
 
-    Optional<Section> section(String key, List<String> keys, Map<String, String> hints) {
+    public Optional<Section> section(String key, List<String> keys, Map<String, String> hints) {
         return value(key).flatMap(node -> read(problems, child(key), node, keys, hints));
     }
 
-    Optional<SequenceNode> list(String key) {
+    public Optional<SequenceNode> list(String key) {
         return value(key).flatMap(node -> {
             if (node instanceof SequenceNode seq && tagIs(node, Tag.SEQ)) return Optional.of(seq);
             problems.at(node, child(key) + ": expected a list, got " + describe(node));
@@ -168,18 +168,18 @@ final class Section {
     }
 
     /** A scalar of a standard type other than null. */
-    static boolean isPlainScalar(Node node) {
+    public static boolean isPlainScalar(Node node) {
         return node instanceof ScalarNode && SCALAR_TAGS.contains(node.getTag()) && !isNull(node);
     }
 
-    static boolean isNull(Node node) {
+    public static boolean isNull(Node node) {
         return node instanceof ScalarNode && node.getTag().equals(Tag.NULL);
     }
 
     private static boolean tagIs(Node node, Tag expected) { return node.getTag().equals(expected); }
 
     /** For "expected X, got Y": "a mapping", "a list", "a number", "an empty value", "'!vault' (a YAML tag)". */
-    static String describe(Node node) {
+    public static String describe(Node node) {
         Tag tag = node.getTag();
         boolean standard = tag.equals(Tag.MAP) || tag.equals(Tag.SEQ) || SCALAR_TAGS.contains(tag);
         if (!standard) return "a value tagged '" + tag.getValue() + "' (YAML tags are not supported)";

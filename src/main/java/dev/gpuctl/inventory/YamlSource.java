@@ -22,7 +22,7 @@ import org.yaml.snakeyaml.representer.Representer;
  * ever instantiated from the file. Limits: 1 Mi code points, 50 aliases (of scalars and collections alike),
  * nesting depth 32, one document, no recursive keys. A file over a limit is one problem, at the place it went over.
  */
-final class YamlSource {
+public final class YamlSource {
     static final int CODE_POINT_LIMIT = 1024 * 1024;
     static final int NESTING_DEPTH_LIMIT = 32;
     /** Aliases ({@code *name}) in one file: snakeyaml caps those of collections only, a scalar's are counted here. */
@@ -37,7 +37,7 @@ final class YamlSource {
      * @param what     "the inventory", "the job spec": names the file's kind in messages
      * @param expected the top-level keys, for the message about an empty file
      */
-    static <T> T read(String displayName, String text, String what, String expected,
+    public static <T> T read(String displayName, String text, String what, String expected,
                       BiFunction<Node, Problems, Optional<T>> reader) {
         Problems problems = new Problems(displayName);
         Optional<T> result = Optional.empty();

@@ -58,8 +58,8 @@ public final class CniStep implements Step {
     @Override public List<Probe> verify(HostContext ctx) {
         List<Probe> probes = new ArrayList<>(check(ctx));
         String ns = namespace(ctx.cluster().cni());
-        probes.add(KubeJson.podsRunning(ns + " pods running", ns).waitingUpTo(PODS_WAIT));
-        probes.add(KubeJson.nodesReady(ctx.inventory().nodes().stream().map(n -> n.name()).toList()).waitingUpTo(PODS_WAIT));
+        probes.add(ClusterProbes.podsRunning(ns + " pods running", ns).waitingUpTo(PODS_WAIT));
+        probes.add(ClusterProbes.nodesReady(ctx.inventory().nodes().stream().map(n -> n.name()).toList()).waitingUpTo(PODS_WAIT));
         return probes;
     }
 }

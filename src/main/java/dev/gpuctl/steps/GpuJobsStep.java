@@ -26,7 +26,7 @@ public final class GpuJobsStep implements Step {
     @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster() && !nodes.isEmpty(); }
 
     /** Every pod in the cluster, the fields the drain reads: one question for all the nodes. */
-    static final String PODS = KubeJson.pods("-A");
+    static final String PODS = ClusterProbes.pods("-A");
 
     /** Empty when no guarded pod runs on the nodes, else {@link NodeDrain#left} for each node that has one. */
     static Optional<String> problem(String podsAnswer, List<String> nodes) {

@@ -41,7 +41,7 @@ public final class GpuRecordStep implements Step {
     @Override public List<Probe> check(HostContext ctx) {
         List<Probe> probes = new ArrayList<>();
         for (Node n : GpuStep.gpuNodes(ctx)) {
-            probes.add(KubeJson.cluster("node " + n.name() + ": every GPU recorded at bootstrap (annotation " + ANNOTATION + ") listed by nvidia-smi",
+            probes.add(ClusterProbes.cluster("node " + n.name() + ": every GPU recorded at bootstrap (annotation " + ANNOTATION + ") listed by nvidia-smi",
                 (view, facts) -> {
                     var node = view.node(n.name());
                     if (node.isEmpty()) return Optional.of("node " + n.name() + " not found (kubectl get nodes)");

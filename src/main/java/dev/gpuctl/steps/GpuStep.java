@@ -94,7 +94,7 @@ public final class GpuStep implements Step {
             Map<String, String> want = labels(ctx.inventory(), n);
             List<String> unwanted = unwanted(ctx.inventory(), n);
             if (want.isEmpty()) continue;
-            probes.add(KubeJson.cluster("node " + n.name() + " labelled " + want, view -> {
+            probes.add(ClusterProbes.cluster("node " + n.name() + " labelled " + want, view -> {
                 var node = view.node(n.name());
                 if (node.isEmpty()) return Optional.of("node " + n.name() + " not found (kubectl get nodes)");
                 Map<String, String> have = node.get().labels();
@@ -127,7 +127,7 @@ public final class GpuStep implements Step {
 
     @Override public List<Probe> verify(HostContext ctx) {
         List<Probe> probes = new ArrayList<>(check(ctx).stream().filter(p -> !p.what().contains("allocatable")).toList());
-        probes.add(KubeJson.nodesReady(ctx.inventory().nodes().stream().map(Node::name).toList()).waitingUpTo(CAPACITY_WAIT));
+        probes.add(ClusterProbes.nodesReady(ctx.inventory().nodes().stream().map(Node::name).toList()).waitingUpTo(CAPACITY_WAIT));
         for (Node n : gpuNodes(ctx)) probes.add(allocatable(n, ctx.inventory().sharing(n)).waitingUpTo(CAPACITY_WAIT));
         return probes;
     }
@@ -139,7 +139,7 @@ public final class GpuStep implements Step {
     static Probe allocatable(Node n, GpuSharing sharing) {
         if (sharing.mig().isPresent()) return allocatableMig(n, sharing.mig().get());
         String times = sharing.shared() ? " × " + sharing.replicas() + " (" + sharing.mode().key() + ")" : "";
-        return KubeJson.cluster("node " + n.name() + " allocatable nvidia.com/gpu = its nvidia-smi count" + times, (view, facts) -> {
+        return ClusterProbes.cluster("node " + n.name() + " allocatable nvidia.com/gpu = its nvidia-smi count" + times, (view, facts) -> {
             var node = view.node(n.name());
             if (node.isEmpty()) return Optional.of("node " + n.name() + " not found (kubectl get nodes)");
             String have = node.get().allocatable("nvidia.com/gpu");
@@ -158,7 +158,7 @@ public final class GpuStep implements Step {
      * nvidia.com/mig-PROFILE = that profile's instances), from the GPU count and profiles preflight learned.
      */
     static Probe allocatableMig(Node n, Mig mig) {
-        return KubeJson.cluster("node " + n.name() + " allocatable = its MIG instances (" + mig + ")", (view, facts) -> {
+        return ClusterProbes.cluster("node " + n.name() + " allocatable = its MIG instances (" + mig + ")", (view, facts) -> {
             var node = view.node(n.name());
             if (node.isEmpty()) return Optional.of("node " + n.name() + " not found (kubectl get nodes)");
             Optional<String> count = facts.get(gpuCountFact(n)).filter(c -> c.matches("[0-9]{1,4}"));

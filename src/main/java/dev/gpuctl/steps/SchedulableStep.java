@@ -32,7 +32,7 @@ public final class SchedulableStep implements Step {
 
     /** The master has no control-plane taint: the check, and what skips removing it. */
     static Probe untainted(String node) {
-        return KubeJson.cluster("no " + TAINT + " taint on " + node + " (controlPlaneSchedulable)",
+        return ClusterProbes.cluster("no " + TAINT + " taint on " + node + " (controlPlaneSchedulable)",
             view -> view.node(node).map(n -> problem(n.taintKeys(), node)).orElse(Optional.of("node " + node + " not found (kubectl get nodes)")));
     }
 

@@ -19,7 +19,7 @@ public final class SchedulingStep implements Step {
 
     @Override public List<Probe> check(HostContext ctx) {
         List<String> names = ctx.inventory().nodes().stream().map(Node::name).toList();
-        return List.of(KubeJson.cluster("no node of the inventory cordoned", view -> {
+        return List.of(ClusterProbes.cluster("no node of the inventory cordoned", view -> {
             List<String> cordoned = view.nodes().stream().filter(ClusterView.NodeState::unschedulable).map(ClusterView.NodeState::name)
                 .filter(names::contains).toList();
             return cordoned.isEmpty() ? Optional.empty() : Optional.of(NodeDrain.cordonedProblem(cordoned));

@@ -70,7 +70,7 @@ public final class UpgradeSteps {
 
     /**
      * The master's part: kubeadm and the control plane, then the master's own node: drained (GPU-job aware,
-     * {@link Drain}), kubelet and kubectl, back and uncordoned.
+     * {@link NodePhases}), kubelet and kubectl, back and uncordoned.
      */
     public static List<Phase> masterPhases(Inventory inv, Options o) {
         Node m = inv.master();
@@ -115,9 +115,9 @@ public final class UpgradeSteps {
         return "batch " + (i + 1) + "/" + batches.size() + " (" + String.join(", ", batches.get(i)) + ")";
     }
 
-    /** {@link Drain#drain} of these nodes, each of its steps skipped when every one of the nodes is at the target already. */
+    /** {@link NodePhases#drain} of these nodes, each of its steps skipped when every one of the nodes is at the target already. */
     static Phase drain(List<String> nodes, Options o) {
-        Phase d = Drain.drain(nodes, o.drainTimeout(), o.force());
+        Phase d = NodePhases.drain(nodes, o.drainTimeout(), o.force());
         String cond = nodesAt(nodes, o.target());
         return new Phase(d.id(), d.title(), d.steps().stream()
             .map(s -> (Step) new SkipAtTarget(s, cond, String.join(", ", nodes) + " at " + o.target())).toList(), d.readOnly());

@@ -1,5 +1,6 @@
 package dev.gpuctl.workload;
 
+import dev.gpuctl.hostconf.Json;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.gpuctl.hostconf.DeviceCheckpoint;
@@ -24,7 +25,7 @@ import java.util.Set;
 public final class GpuActivity {
     /** The highest utilization.gpu (%) a held GPU may show in any sample and still count as idle. */
     public static final int IDLE_MAX_UTIL = 0;
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = Json.MAPPER;
 
     private GpuActivity() {}
 

@@ -1,5 +1,6 @@
 package dev.gpuctl.workload;
 
+import dev.gpuctl.hostconf.Json;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.gpuctl.hostconf.GpuRequests;
@@ -31,7 +32,7 @@ import java.util.TreeSet;
  */
 public final class GpuUsage {
     public static final String RESOURCE = GpuRequests.RESOURCE;
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = Json.MAPPER;
 
     private GpuUsage() {}
 

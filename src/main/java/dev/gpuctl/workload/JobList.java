@@ -1,5 +1,6 @@
 package dev.gpuctl.workload;
 
+import dev.gpuctl.hostconf.Json;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
@@ -17,7 +18,7 @@ import java.util.Optional;
  * rows and text out.
  */
 public final class JobList {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = Json.MAPPER;
 
     private JobList() {}
 

@@ -1,7 +1,6 @@
 package dev.gpuctl.workload;
 
 import dev.gpuctl.hostconf.KubeFields;
-import dev.gpuctl.inventory.JobSpec;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.hostconf.Kube;

@@ -1,7 +1,7 @@
 package dev.gpuctl.workload;
 
+import dev.gpuctl.hostconf.Json;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.gpuctl.inventory.Inventory;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -30,7 +30,7 @@ public final class KnownGpus {
     public static Optional<Seen> parse(String json) {
         JsonNode doc;
         try {
-            doc = new ObjectMapper().readTree(json);
+            doc = Json.MAPPER.readTree(json);
         } catch (IOException e) {
             return Optional.empty();
         }

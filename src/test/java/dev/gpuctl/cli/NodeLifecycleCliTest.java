@@ -3,6 +3,10 @@ package dev.gpuctl.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gpuctl.steps.NodePhases;
+import dev.gpuctl.steps.Phase;
+import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** drain and uncordon: wrong input is exit 2 before any connection (the example inventory's hosts are never reached). */
@@ -33,6 +37,17 @@ class NodeLifecycleCliTest {
         CliTest.Run r = CliTest.run("drain", "--help");
         assertEquals(0, r.code(), r::toString);
         assertTrue(r.out().contains("--drain-timeout") && r.out().contains("--force") && r.out().contains("gpuctl drain -i inventory.yaml worker-2"), r::out);
+    }
+
+    /** The help tells the order the phases run in: drain, reset, delete the node (last, or its kubelet registers it again). */
+    @Test void removeNodesHelpSaysTheOrderItsPhasesRunIn() {
+        List<String> phases = NodePhases.removeNodes(List.of("worker-1"), Duration.ofMinutes(1), false, false).stream().map(Phase::id).toList();
+        assertEquals(List.of("drain", "reset", "delete-node"), phases);
+        String help = CliTest.run("remove-node", "--help").out().replaceAll("\\s+", " ");
+        int drain = help.indexOf("Drain them");
+        int reset = help.indexOf("kubeadm reset each host");
+        int delete = help.indexOf("then delete the nodes");
+        assertTrue(drain >= 0 && drain < reset && reset < delete, help);
     }
 
     @Test void removeNodeRefusesTheMasterBeforeAnyConnection() {

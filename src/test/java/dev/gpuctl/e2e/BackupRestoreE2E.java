@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.gpuctl.hostconf.BackupArchive;
-import dev.gpuctl.testbed.ExecResult;
+import dev.gpuctl.testbed.BedResult;
 import dev.gpuctl.testbed.TestBed;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -165,7 +165,7 @@ class BackupRestoreE2E {
         Path newest = archives().get(archives().size() - 1);
         String workerKubeconfig = bed.ok(worker, "sha256sum /etc/kubernetes/kubelet.conf");
         String ca = bed.ok(master, "sha256sum /etc/kubernetes/pki/ca.crt");
-        ExecResult wiped = bed.bed("wipe", master);
+        BedResult wiped = bed.bed("wipe", master);
         assertEquals(0, wiped.exit(), wiped::toString);
         assertEquals("absent", bed.ok(master, "test -e /etc/kubernetes/pki || test -e /var/lib/etcd && echo present || echo absent").strip());
         Gpuctl.Run refused = Gpuctl.run("restore", newest.toString(), inventory.toString());

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.gpuctl.testbed.ExecResult;
+import dev.gpuctl.testbed.BedResult;
 import dev.gpuctl.testbed.TestBed;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -217,7 +217,7 @@ class GpusJobE2E {
         System.out.println("$ gpuctl job submit too-big.yaml inventory.yaml\n" + r.err());
         assertTrue(r.err().contains(spec + ":4:7: gpus: 3 is more than any node has: the largest, " + w2 + ", has 2 GPUs"), r::toString);
         assertEquals("", r.out(), r::toString);
-        ExecResult job = bed.ssh(bed.master(), KUBECTL + "get job too-big -n default");
+        BedResult job = bed.ssh(bed.master(), KUBECTL + "get job too-big -n default");
         assertEquals(1, job.exit(), job::toString);
         assertTrue(job.err().contains("NotFound"), job::toString);
         assertEquals(1, bed.ssh(bed.master(), "test -e /etc/kubernetes/gpuctl/jobs/default.too-big.yaml").exit());
@@ -246,7 +246,7 @@ class GpusJobE2E {
             Gpuctl.Run del = Gpuctl.run("job", "delete", job, inventory.toString());
             assertEquals(0, del.code(), del::toString);
             assertTrue(del.out().startsWith("job.batch \"" + job + "\" deleted"), del::toString); // kubectl's own line
-            ExecResult gone = bed.ssh(bed.master(), KUBECTL + "get job " + job + " -n default");
+            BedResult gone = bed.ssh(bed.master(), KUBECTL + "get job " + job + " -n default");
             assertEquals(1, gone.exit(), gone::toString);
             assertTrue(gone.err().contains("NotFound"), gone::toString);
             assertEquals(0, kubectl("get pods -n default -l job-name=" + job + " -o json").path("items").size(), job);

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.testbed.ExecResult;
+import dev.gpuctl.testbed.BedResult;
 import dev.gpuctl.testbed.TestBed;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -85,7 +85,7 @@ class NfsE2E {
         bed.ok(worker, "mkdir -p /mnt/ds /mnt/ck && mount -t nfs " + s + ":/export/dataset /mnt/ds && mount -t nfs " + s + ":/export/ckpt /mnt/ck");
         try {
             assertEquals("sample", bed.ok(worker, "cat /mnt/ds/sample.txt").strip());
-            ExecResult refused = bed.ssh(worker, "touch /mnt/ds/new");
+            BedResult refused = bed.ssh(worker, "touch /mnt/ds/new");
             assertEquals(1, refused.exit(), refused::toString);
             assertTrue(refused.err().contains("Read-only file system"), refused::toString);
             bed.ok(worker, "echo step-1 > /mnt/ck/model.ckpt");
@@ -98,7 +98,7 @@ class NfsE2E {
 
     @Test @Order(3) void aHostOutsideTheInventoryIsRefused() {
         bed.ok(outsider, "export DEBIAN_FRONTEND=noninteractive; apt-get -qq update && apt-get -qq install -y nfs-common >/dev/null");
-        ExecResult r = bed.ssh(outsider, "mkdir -p /mnt/ck && mount -t nfs " + bed.address(server) + ":/export/ckpt /mnt/ck");
+        BedResult r = bed.ssh(outsider, "mkdir -p /mnt/ck && mount -t nfs " + bed.address(server) + ":/export/ckpt /mnt/ck");
         assertEquals(32, r.exit(), r::toString);
         assertTrue(r.err().contains("access denied by server"), r::toString);
     }
@@ -140,7 +140,7 @@ class NfsE2E {
         Gpuctl.Run repaired = Gpuctl.run(fix.substring("gpuctl ".length()).split(" "));
         assertEquals(0, repaired.code(), repaired::toString);
         assertEquals(0, Gpuctl.run("verify", inventory.toString()).code());
-        ExecResult r = bed.ssh(outsider, "mount -t nfs " + bed.address(server) + ":/export/ckpt /mnt/ck");
+        BedResult r = bed.ssh(outsider, "mount -t nfs " + bed.address(server) + ":/export/ckpt /mnt/ck");
         assertEquals(32, r.exit(), "refused again after the repair: " + r);
     }
 

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.gpuctl.testbed.ExecResult;
+import dev.gpuctl.testbed.BedResult;
 import dev.gpuctl.testbed.TestBed;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -148,11 +148,11 @@ class NodeLifecycleE2E {
     static List<String> leftOn(String host) {
         List<String> left = new ArrayList<>();
         if (bed.ssh(host, "systemctl is-active -q kubelet").exit() == 0) left.add("kubelet running");
-        ExecResult files = bed.ssh(host, "ls -d /etc/kubernetes/kubelet.conf /etc/kubernetes/admin.conf /etc/kubernetes/pki/ca.crt "
+        BedResult files = bed.ssh(host, "ls -d /etc/kubernetes/kubelet.conf /etc/kubernetes/admin.conf /etc/kubernetes/pki/ca.crt "
             + "/var/lib/kubelet/config.yaml /etc/cni/net.d 2>/dev/null");
         if (!files.out().isBlank()) left.add("files: " + files.out().strip().replace('\n', ' '));
         if (!cniLinks(host).isEmpty()) left.add("links: " + cniLinks(host));
-        ExecResult chains = bed.ssh(host, "command -v iptables-save >/dev/null && iptables-save | grep -E '^:(KUBE-|CNI-|FLANNEL-)'");
+        BedResult chains = bed.ssh(host, "command -v iptables-save >/dev/null && iptables-save | grep -E '^:(KUBE-|CNI-|FLANNEL-)'");
         if (!chains.out().isBlank()) left.add("chains: " + chains.out().strip());
         return left;
     }

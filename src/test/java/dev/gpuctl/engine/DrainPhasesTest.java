@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.remote.Remote;
-import dev.gpuctl.steps.Drain;
+import dev.gpuctl.steps.NodePhases;
 import java.io.PrintWriter;
 import java.lang.reflect.Proxy;
 import java.nio.file.Files;
@@ -72,7 +72,7 @@ class DrainPhasesTest extends ShHosts {
     Runner.Result drain(Duration timeout, boolean force) {
         Runner r = new Runner(inv, n -> withPath(n.name()), new PrintWriter(progress, true),
             new Runner.Options(false, 4, Set.of(), Duration.ofSeconds(30)));
-        return r.run(List.of(Drain.drain(List.of("w1"), timeout, force)));
+        return r.run(List.of(NodePhases.drain(List.of("w1"), timeout, force)));
     }
 
     @Test void aRunningGpuJobIsWaitedForThenNamedAndNothingIsEvicted() throws Exception {
@@ -116,7 +116,7 @@ class DrainPhasesTest extends ShHosts {
         Files.writeString(state.resolve("cordoned-w1"), "true");
         Runner r = new Runner(inv, n -> withPath(n.name()), new PrintWriter(progress, true),
             new Runner.Options(false, 4, Set.of(), Duration.ofSeconds(30)));
-        Runner.Result result = r.run(List.of(Drain.uncordon(List.of("w1"))));
+        Runner.Result result = r.run(List.of(NodePhases.uncordon(List.of("w1"))));
         assertTrue(result.ok(), () -> result.failures().toString() + progress);
         assertFalse(Files.exists(state.resolve("cordoned-w1")));
         assertTrue(commands.get("w1") == null || commands.get("w1").isEmpty(), "nothing runs on the worker itself");

@@ -31,7 +31,7 @@ class MaintenanceTest {
 
     @Test void thePlanSaysTheOrderAndWhatStays(@TempDir Path dir) throws Exception {
         Inventory inv = ShHosts.inventory(dir, "w1", "w2");
-        String plan = Maintenance.resetPlan(inv);
+        String plan = Maintenance.resetPlan(inv, false);
         assertTrue(plan.startsWith("reset of cluster t:\n  1. workers w1, w2, in parallel: kubeadm reset -f --cri-socket "
             + inv.cluster().runtime().criSocket()), plan);
         assertTrue(plan.contains("\n  2. master m: the same"), plan);

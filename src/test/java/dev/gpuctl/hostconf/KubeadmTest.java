@@ -7,15 +7,11 @@ import org.junit.jupiter.params.provider.ValueSource;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.SecureRandom;
 import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Random;
-import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -77,12 +73,9 @@ class KubeadmTest {
     void expiryAndUsability() {
         Kubeadm.BootstrapToken a = Kubeadm.parseTokenList(TOKEN_LIST).get(0);
         Instant exp = Instant.parse("2026-12-03T10:00:00Z");
-        assertFalse(a.expiredAt(exp.minusSeconds(1)));
-        assertTrue(a.expiredAt(exp));
         assertTrue(a.usableFor(exp.minus(Duration.ofHours(2)), Duration.ofHours(1)));
         assertFalse(a.usableFor(exp.minus(Duration.ofMinutes(30)), Duration.ofHours(1)));
         Kubeadm.BootstrapToken signingOnly = Kubeadm.parseTokenList(TOKEN_LIST).get(1);
-        assertFalse(signingOnly.expiredAt(Instant.MAX));
         assertFalse(signingOnly.usableFor(Instant.EPOCH, Duration.ZERO), "joining needs authentication too");
     }
 
@@ -229,19 +222,4 @@ class KubeadmTest {
         assertFalse(Kubeadm.isValidToken(null));
     }
 
-    @Test
-    void newTokensAreValidVariedAndUseTheGivenGenerator() {
-        Set<String> seen = new HashSet<>();
-        Set<Character> chars = new HashSet<>();
-        SecureRandom random = new SecureRandom();
-        for (int i = 0; i < 500; i++) {
-            String t = Kubeadm.newToken(random);
-            assertTrue(Kubeadm.isValidToken(t), t);
-            seen.add(t);
-            for (char c : t.replace(".", "").toCharArray()) chars.add(c);
-        }
-        assertEquals(500, seen.size());
-        assertEquals(36, chars.size(), "all of [a-z0-9] appear");
-        assertEquals(Kubeadm.newToken(new Random(42)), Kubeadm.newToken(new Random(42)));
-    }
 }

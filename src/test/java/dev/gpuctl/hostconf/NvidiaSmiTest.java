@@ -52,14 +52,6 @@ class NvidiaSmiTest {
     }
 
     @Test
-    void realCsvWithHeader() {
-        NvidiaSmi.GpuScan scan = NvidiaSmi.parseCsvWithHeader(Fixtures.read("nvidia-smi/nvidia-smi-query-csv_h200.txt"));
-        assertEquals(List.of(new NvidiaSmi.Gpu(0, "NVIDIA H200", UUID, 143771L, "580.159.04", "Disabled", "Default",
-                "00000000:00:06.0")), scan.gpus());
-        assertTrue(scan.ok());
-    }
-
-    @Test
     void realNoheaderNounitsWithTheFieldsItWasCapturedWith() {
         NvidiaSmi.GpuScan scan = NvidiaSmi.parseQuery(
                 Fixtures.read("nvidia-smi/nvidia-smi-query-csv-noheader-nounits_h200.txt"),
@@ -98,7 +90,7 @@ class NvidiaSmiTest {
     @Test
     void noDevicesIsAResultWithAReason() {
         for (NvidiaSmi.GpuScan scan : List.of(NvidiaSmi.parseList("No devices were found\n"),
-                NvidiaSmi.parseQuery("No devices were found\n"), NvidiaSmi.parseCsvWithHeader("No devices were found\n"))) {
+                NvidiaSmi.parseQuery("No devices were found\n"))) {
             assertEquals(List.of(), scan.gpus());
             assertFalse(scan.ok());
             assertTrue(scan.problem().orElseThrow().startsWith("nvidia-smi found no GPU"), scan.problem().get());
@@ -137,7 +129,6 @@ class NvidiaSmiTest {
     @Test
     void emptyOutputIsNoGpusWithAReason() {
         assertEquals(Optional.of("nvidia-smi printed nothing"), NvidiaSmi.parseQuery("").problem());
-        assertEquals(Optional.of("nvidia-smi printed nothing"), NvidiaSmi.parseCsvWithHeader("\n").problem());
     }
 
     @Test

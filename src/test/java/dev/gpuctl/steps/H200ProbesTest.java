@@ -60,7 +60,6 @@ class H200ProbesTest {
         assertEquals(143771L, gpu.memoryTotalMib());
         assertEquals("GPU-c84ee533-0d1b-b723-49eb-e74b6c7485b2", gpu.uuid());
         assertEquals("Disabled", gpu.migMode());
-        assertEquals(q.gpus(), NvidiaSmi.parseCsvWithHeader(fixture("nvidia-smi-query-csv.txt")).gpus());
         assertEquals(1, NvidiaSmi.parseList(fixture("nvidia-smi-L.txt")).gpus().size());
         assertEquals(Optional.of("580.159.04"), NvidiaSmi.driverVersion(fixture("proc-driver-nvidia-version.txt")));
     }

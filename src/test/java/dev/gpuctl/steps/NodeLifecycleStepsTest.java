@@ -16,15 +16,15 @@ class NodeLifecycleStepsTest {
     static List<String> ids(Phase p) { return p.steps().stream().map(Step::id).toList(); }
 
     @Test void removeNodeDrainsThenResetsTheHostThenDeletesTheNodeSoThatItsKubeletCannotRegisterItAgain() {
-        List<Phase> phases = Drain.removeNodes(List.of("w1"), Duration.ofMinutes(5), false);
+        List<Phase> phases = NodePhases.removeNodes(List.of("w1"), Duration.ofMinutes(5), false, false);
         assertEquals(List.of("drain", "reset", "delete-node"), phases.stream().map(Phase::id).toList());
         assertEquals(List.of("cordon", "gpu-jobs", "drain"), ids(phases.get(0)));
-        assertEquals(List.of("cordon", "drain"), ids(Drain.removeNodes(List.of("w1"), Duration.ofMinutes(5), true).get(0)), "forced: no wait");
+        assertEquals(List.of("cordon", "drain"), ids(NodePhases.removeNodes(List.of("w1"), Duration.ofMinutes(5), true, false).get(0)), "forced: no wait");
     }
 
     @Test void resetTakesTheWorkersFirstThenTheMaster() {
         Inventory inv = SchedulableStepTest.inventory(false, false);
-        List<Phase> phases = Drain.resetCluster(List.of("w1"), "m1");
+        List<Phase> phases = NodePhases.resetCluster(List.of("w1"), "m1", false);
         assertEquals(List.of("reset-workers", "reset-master"), phases.stream().map(Phase::id).toList());
         Step workers = phases.get(0).steps().get(0);
         assertTrue(workers.runsOn(new HostContext(inv, inv.node("w1").orElseThrow())));
@@ -34,15 +34,15 @@ class NodeLifecycleStepsTest {
 
     @Test void restoreHostComesLastOnTheRemovedHostsOrAfterTheMastersResetOnEveryHost() {
         Inventory inv = SchedulableStepTest.inventory(false, false);
-        List<Phase> removed = Drain.removeNodes(List.of("w1"), Duration.ofMinutes(5), false, true);
+        List<Phase> removed = NodePhases.removeNodes(List.of("w1"), Duration.ofMinutes(5), false, true);
         assertEquals(List.of("drain", "reset", "delete-node", "restore-host"), removed.stream().map(Phase::id).toList());
         Step restore = removed.get(3).steps().get(0);
         assertTrue(restore.runsOn(new HostContext(inv, inv.node("w1").orElseThrow())));
         assertFalse(restore.runsOn(new HostContext(inv, inv.master())));
-        List<Phase> reset = Drain.resetCluster(List.of("w1"), "m1", true);
+        List<Phase> reset = NodePhases.resetCluster(List.of("w1"), "m1", true);
         assertEquals(List.of("reset-workers", "reset-master", "restore-host"), reset.stream().map(Phase::id).toList());
         assertTrue(reset.get(2).steps().get(0).runsOn(new HostContext(inv, inv.master())));
-        assertEquals(List.of("drain", "reset", "delete-node"), Drain.removeNodes(List.of("w1"), Duration.ofMinutes(5), false, false)
+        assertEquals(List.of("drain", "reset", "delete-node"), NodePhases.removeNodes(List.of("w1"), Duration.ofMinutes(5), false, false)
             .stream().map(Phase::id).toList(), "without --restore-host the preparation stays");
     }
 

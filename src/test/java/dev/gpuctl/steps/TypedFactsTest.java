@@ -55,8 +55,8 @@ class TypedFactsTest {
         var r = new dev.gpuctl.remote.ExecResult(0, answer, "");
         Facts facts = new Facts();
         cluster.get(0).judge().apply(r, facts);
-        var parsed = facts.answer(KubeJson.CLUSTER, answer);
+        var parsed = facts.answer(ClusterProbes.CLUSTER, answer);
         for (Probe p : cluster) p.judge().apply(r, facts);
-        org.junit.jupiter.api.Assertions.assertSame(parsed, facts.answer(KubeJson.CLUSTER, answer), "parsed once for all of them");
+        org.junit.jupiter.api.Assertions.assertSame(parsed, facts.answer(ClusterProbes.CLUSTER, answer), "parsed once for all of them");
     }
 }

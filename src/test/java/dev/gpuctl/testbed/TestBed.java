@@ -78,7 +78,7 @@ public final class TestBed {
         if ("1".equals(System.getenv("GPUCTL_BED_KEEP"))) {
             return;
         }
-        ExecResult r = run(List.of(script.toString(), "down"), Duration.ofMinutes(3), name);
+        BedResult r = run(List.of(script.toString(), "down"), Duration.ofMinutes(3), name);
         if (r.exit() != 0) {
             System.err.println("testbed/bed down failed: " + r);
         }
@@ -93,7 +93,7 @@ public final class TestBed {
         }
         Path root = findRepoRoot();
         Path script = root.resolve("testbed/bed");
-        ExecResult up = run(List.of(script.toString(), "up", Integer.toString(workers)), BED_TIMEOUT, name);
+        BedResult up = run(List.of(script.toString(), "up", Integer.toString(workers)), BED_TIMEOUT, name);
         if (up.exit() != 0) {
             IllegalStateException failure = new IllegalStateException("the test bed did not start: `GPUCTL_BED=" + name
                     + " testbed/bed up " + workers + "` exited " + up.exit() + "\n" + up.err() + up.out());
@@ -103,7 +103,7 @@ public final class TestBed {
             throw failure;
         }
         registerTeardown(script, name);
-        ExecResult envOut = run(List.of(script.toString(), "env"), Duration.ofMinutes(1), name);
+        BedResult envOut = run(List.of(script.toString(), "env"), Duration.ofMinutes(1), name);
         if (envOut.exit() != 0) {
             IllegalStateException failure = new IllegalStateException("`testbed/bed env` failed:\n" + envOut);
             FAILURES.put(name, failure);
@@ -119,7 +119,7 @@ public final class TestBed {
             return;
         }
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            ExecResult down = run(List.of(script.toString(), "down"), Duration.ofMinutes(3), name);
+            BedResult down = run(List.of(script.toString(), "down"), Duration.ofMinutes(3), name);
             if (down.exit() != 0) {
                 System.err.println("testbed/bed down failed: " + down);
             }
@@ -193,7 +193,7 @@ public final class TestBed {
     private Path inventory(List<String> args) {
         List<String> cmd = new ArrayList<>(List.of("inventory"));
         cmd.addAll(args);
-        ExecResult r = bed(cmd.toArray(String[]::new));
+        BedResult r = bed(cmd.toArray(String[]::new));
         if (r.exit() != 0) {
             throw new IllegalStateException("`testbed/bed inventory` failed:\n" + r);
         }
@@ -208,18 +208,18 @@ public final class TestBed {
     }
 
     /** Runs cmd as root on host over real ssh (the bed's key and known_hosts). */
-    public ExecResult ssh(String host, String cmd) {
+    public BedResult ssh(String host, String cmd) {
         return ssh(host, cmd, SSH_TIMEOUT);
     }
 
-    public ExecResult ssh(String host, String cmd, Duration timeout) {
+    public BedResult ssh(String host, String cmd, Duration timeout) {
         address(host);
         return run(List.of(script.toString(), "ssh", host, cmd), timeout, name);
     }
 
     /** Runs cmd as root on host and returns its stdout; a non-zero exit fails the test, showing the command and its output. */
     public String ok(String host, String cmd) {
-        ExecResult r = ssh(host, cmd);
+        BedResult r = ssh(host, cmd);
         if (r.exit() != 0) throw new AssertionError(host + ": " + cmd + "\n" + r);
         return r.out();
     }
@@ -233,7 +233,7 @@ public final class TestBed {
 
     /** Stops host and boots it again (its disk is kept); returns once sshd answers and boot finished. */
     public void reboot(String host) {
-        ExecResult r = bed("reboot", host);
+        BedResult r = bed("reboot", host);
         if (r.exit() != 0) {
             throw new IllegalStateException("`testbed/bed reboot " + host + "` failed:\n" + r);
         }
@@ -241,7 +241,7 @@ public final class TestBed {
 
     /** Adds message to host's journal as a kernel message of this boot (`testbed/bed kernel-log`): an Xid line, say. */
     public void kernelLog(String host, String message) {
-        ExecResult r = bed("kernel-log", host, message);
+        BedResult r = bed("kernel-log", host, message);
         if (r.exit() != 0) {
             throw new IllegalStateException("`testbed/bed kernel-log " + host + "` failed:\n" + r);
         }
@@ -253,14 +253,14 @@ public final class TestBed {
     }
 
     /** Runs testbed/bed with these arguments. */
-    public ExecResult bed(String... args) {
+    public BedResult bed(String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(script.toString());
         cmd.addAll(Arrays.asList(args));
         return run(cmd, BED_TIMEOUT, name);
     }
 
-    static ExecResult run(List<String> cmd, Duration timeout, String bedName) {
+    static BedResult run(List<String> cmd, Duration timeout, String bedName) {
         try {
             ProcessBuilder pb = new ProcessBuilder(cmd);
             pb.environment().put("GPUCTL_BED", bedName);
@@ -272,11 +272,11 @@ public final class TestBed {
                 p.descendants().forEach(ProcessHandle::destroyForcibly);
                 p.destroyForcibly();
                 p.waitFor();
-                return new ExecResult(124, out.join(), err.join() + "\n(timed out after " + timeout + ": " + cmd + ")");
+                return new BedResult(124, out.join(), err.join() + "\n(timed out after " + timeout + ": " + cmd + ")");
             }
-            return new ExecResult(p.exitValue(), out.join(), err.join());
+            return new BedResult(p.exitValue(), out.join(), err.join());
         } catch (IOException e) {
-            return new ExecResult(127, "", "cannot run " + cmd + ": " + e.getMessage());
+            return new BedResult(127, "", "cannot run " + cmd + ": " + e.getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while running " + cmd, e);

@@ -30,7 +30,7 @@ class TestBedE2E {
 
     /** Runs cmd on host; fails the test (with out and err) unless it exits 0. */
     static String sh(String host, String cmd) {
-        ExecResult r = bed.ssh(host, cmd);
+        BedResult r = bed.ssh(host, cmd);
         if (r.exit() != 0) {
             fail(host + ": `" + cmd + "` exited " + r.exit() + "\nstdout:\n" + r.out() + "\nstderr:\n" + r.err());
         }
@@ -67,7 +67,7 @@ class TestBedE2E {
 
     @Test
     void sshPassesTheExitStatusAndKeepsStreamsApart() {
-        ExecResult r = bed.ssh("h1", "echo out; echo err >&2; exit 7");
+        BedResult r = bed.ssh("h1", "echo out; echo err >&2; exit 7");
         assertEquals(7, r.exit());
         assertEquals("out\n", r.out());
         assertTrue(r.err().contains("err"), r.err());

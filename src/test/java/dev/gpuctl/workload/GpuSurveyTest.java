@@ -10,8 +10,6 @@ import dev.gpuctl.hostconf.KubeFields;
 import dev.gpuctl.hostconf.KubectlPrints;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryLoader;
-import dev.gpuctl.inventory.JobSpec;
-import dev.gpuctl.inventory.JobSpecLoader;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;

@@ -6,12 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryLoader;
-import dev.gpuctl.inventory.JobSpec;
-import dev.gpuctl.inventory.JobSpecLoader;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -124,43 +123,56 @@ class JobManifestTest {
         assertEquals(Map.of("limits", Map.of("nvidia.com/gpu", 1)), at(pod, "containers", 0, "resources"));
     }
 
-    @Test void stringsThatYamlWouldReadAsSomethingElseAreQuoted() {
-        for (String s : List.of("yes", "No", "on", "null", "~", "1.5", "010", "0x1f", "1e3", "12:30", "-", "a b", "#x", "a: b",
-            "'q'", "\"dq\"", "tab\there", "new\nline", "{x}", "[1]", "*ref", "&a", "!tag", "%p", "@at", "`cmd`", "fd00::1", "", "1_000", "1:20", "190:20:30", "0o17", "0b101", "+1", ".5", "1.", "6.02e23", "_x", "1.2.3",
-            "172.16.10.90")) {
-            Map<String, Object> doc = parse("v: " + JobManifest.scalar(s) + "\nw: [" + JobManifest.quoted(s) + "]\n");
-            assertEquals(s, doc.get("v"), () -> "scalar(" + s + ") = " + JobManifest.scalar(s));
-            assertEquals(List.of(s), doc.get("w"), () -> "quoted(" + s + ")");
+    /** What YAML reads as something else, or breaks a hand-made quoting: every such value comes back exactly as given. */
+    static final List<String> HOSTILE = List.of("yes", "No", "on", "null", "~", "1.5", "010", "0x1f", "1e3", "12:30", "-", "- x",
+        "-1", "a b", "#x", "a #b", "a: b", "a:b", "key: value\nother: 1", "'q'", "\"dq\"", "it's \"both\"", "back\\slash", "tab\there",
+        "new\nline", "trailing\n", " lead", "trail ", "{x}", "[1]", "{{ .Values.x }}", "*ref", "&a", "!tag", "%p", "@at", "`cmd`", "|",
+        ">", "? q", "---", "...", "fd00::1", "", "1_000", "1:20", "190:20:30", "0o17", "0b101", "+1", ".5", "1.", "6.02e23", ".inf",
+        ".NaN", "_x", "1.2.3", "172.16.10.90", "caf\u00e9 \u00a0x", "\u65e5\u672c\u8a9e", "emoji \ud83d\ude80", "rtl \u05e9\u05dc\u05d5\u05dd",
+        "a\u0085b", "a\u2028b\u2029c", "bom\ufeff", "\u001b[2Jesc", "x\u009b31m", "del\u007f", "nul\u0000");
+
+    /** Each hostile string in every free-text place of a Job; parsed back, each place holds it exactly. */
+    @Test void hostileValuesRoundTripExactlyThroughTheYamlParser() {
+        for (String s : HOSTILE) {
+            JobSpec.Pod pod = new JobSpec.Pod(List.of("--x", s), Optional.of(s), Map.of("k", s),
+                List.of(new JobSpec.Toleration("t", "Equal", s, "NoSchedule", Optional.empty())), List.of(), JobSpec.Resources.NONE,
+                Optional.of(s), Map.of(), Optional.empty(), Optional.empty());
+            JobSpec spec = new JobSpec("probe", "default", s, List.of("echo", s), 1, "job.yaml:4:7", Map.of("NOTE", s),
+                Optional.empty(), Optional.empty(), pod);
+            String yaml = JobManifest.render(spec);
+            Map<String, Object> podSpec = at(parse(yaml), "spec", "template", "spec");
+            Map<String, Object> c = at(podSpec, "containers", 0);
+            String what = "value " + printable(s) + " in\n" + yaml;
+            assertEquals(s, c.get("image"), what);
+            assertEquals(List.of("echo", s), c.get("command"), what);
+            assertEquals(List.of("--x", s), c.get("args"), what);
+            assertEquals(s, c.get("workingDir"), what);
+            assertEquals(List.of(Map.of("name", "NOTE", "value", s)), c.get("env"), what);
+            assertEquals(Map.of("k", s), podSpec.get("nodeSelector"), what);
+            assertEquals(s.isEmpty() ? null : s, at(podSpec, "tolerations", 0, "value"), "an empty value is no value: " + what);
+            assertEquals(s, at(podSpec, "volumes", 0, "emptyDir", "sizeLimit"), what);
+            assertEquals(JobManifest.tree(spec), parse(yaml), what);
         }
-        assertEquals("registry.internal/trainer:cu118", JobManifest.scalar("registry.internal/trainer:cu118"));
-        assertEquals("/export/dataset", JobManifest.scalar("/export/dataset"));
-        assertEquals("172.16.10.90", JobManifest.scalar("172.16.10.90"));
-        assertEquals("\"1.5\"", JobManifest.scalar("1.5"));
     }
 
-    /** No control character reaches the Job's text as itself: C0, DEL, C1 (NEL is a YAML 1.1 line break), LS, PS, BOM. */
+    private static String printable(String s) {
+        StringBuilder b = new StringBuilder();
+        for (char c : s.toCharArray()) b.append(c >= 0x20 && c < 0x7f ? String.valueOf(c) : String.format("\\u%04x", (int) c));
+        return b.toString();
+    }
+
+    /** No control character (see {@link JobManifest#escaped}) reaches the Job's text as itself, and each is read back as itself. */
     @Test void everyControlCharacterIsEscapedAndReadBackAsItself() {
-        for (char c = 0; c < 0xa0; c++) {
-            if (c >= 0x20 && c < 0x7f) continue;
-            checkEscaped("a" + c + "b");
-        }
-        for (char c : new char[] {0x2028, 0x2029, 0xfeff}) checkEscaped("a" + c + "b");
-        assertEquals("\"a\\u0085b\\u009bc\"", JobManifest.quoted("a\u0085b\u009bc"));
-        assertEquals("\"caf\u00e9 \u00a0x\"", JobManifest.quoted("caf\u00e9 \u00a0x"));
-        JobSpec s = new JobSpec("probe", "default", "busybox", List.of("echo", "x\u009b31m"), 1, "job.yaml:4:7",
-            Map.of("NOTE", "a\u0085b\u001b[2J"), Optional.empty(), Optional.empty());
+        List<String> values = new ArrayList<>();
+        for (char c = 0; c < 0xa0; c++) if (c < 0x20 || c >= 0x7f) values.add("a" + c + "b");
+        for (char c : new char[] {0x2028, 0x2029, 0xfeff}) values.add("a" + c + "b");
+        JobSpec s = new JobSpec("probe", "default", "busybox", values, 1, "job.yaml:4:7", Map.of("NOTE", "a\u0085b\u001b[2J"),
+            Optional.empty(), Optional.empty());
         String yaml = JobManifest.render(s);
         for (char c : yaml.toCharArray()) assertFalse(c != '\n' && JobManifest.escaped(c), () -> "raw U+" + Integer.toHexString(c) + " in\n" + yaml);
         var container = (Map<?, ?>) at(parse(yaml), "spec", "template", "spec", "containers", 0);
-        assertEquals(List.of("echo", "x\u009b31m"), container.get("command"));
+        assertEquals(values, container.get("command"));
         assertEquals(List.of(Map.of("name", "NOTE", "value", "a\u0085b\u001b[2J")), container.get("env"));
-    }
-
-    private static void checkEscaped(String s) {
-        String q = JobManifest.quoted(s);
-        for (char c : q.toCharArray()) assertFalse(JobManifest.escaped(c), () -> "raw U+" + Integer.toHexString(c) + " in " + q);
-        assertEquals(List.of(s), parse("w: [" + q + "]\n").get("w"), q);
-        assertEquals(s, parse("v: " + JobManifest.scalar(s) + "\n").get("v"), q);
     }
 
     @Test void aJobWithoutMountsOrCommand() {

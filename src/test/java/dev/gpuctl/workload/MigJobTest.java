@@ -7,8 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryException;
 import dev.gpuctl.inventory.InventoryLoader;
-import dev.gpuctl.inventory.JobSpec;
-import dev.gpuctl.inventory.JobSpecLoader;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -1,7 +1,7 @@
 package dev.gpuctl.testbed;
 
-/** What a command on a test-bed host (or the bed script itself) returned. */
-public record ExecResult(int exit, String out, String err) {
+/** What a command on a test-bed host (or the bed script itself) returned; gpuctl's own is {@link dev.gpuctl.remote.ExecResult}. */
+public record BedResult(int exit, String out, String err) {
     public boolean ok() {
         return exit == 0;
     }

@@ -1,6 +1,16 @@
-package dev.gpuctl.inventory;
+package dev.gpuctl.workload;
 
 import dev.gpuctl.hostconf.Mig;
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.InventoryException;
+import dev.gpuctl.inventory.InventoryLoader;
+import dev.gpuctl.inventory.Names;
+import dev.gpuctl.inventory.Nfs;
+import dev.gpuctl.inventory.NfsExport;
+import dev.gpuctl.inventory.Problems;
+import dev.gpuctl.inventory.Quantity;
+import dev.gpuctl.inventory.Section;
+import dev.gpuctl.inventory.YamlSource;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -1,5 +1,6 @@
-package dev.gpuctl.inventory;
+package dev.gpuctl.workload;
 
+import dev.gpuctl.inventory.NfsExport;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,9 +1,15 @@
-package dev.gpuctl.inventory;
+package dev.gpuctl.workload;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.InventoryError;
+import dev.gpuctl.inventory.InventoryException;
+import dev.gpuctl.inventory.InventoryLoader;
+import dev.gpuctl.inventory.NfsExport;
+import dev.gpuctl.inventory.Quantity;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;

@@ -14,8 +14,8 @@ import java.util.function.Function;
  * {@link ClusterView}), never whole objects (a pod's environment values would reach the log). The master's checks
  * (nodes, labels, capacity, pods, cordons, taints, GPU records) all read one answer, {@link ClusterView#COMMAND}.
  */
-final class KubeJson {
-    private KubeJson() {}
+final class ClusterProbes {
+    private ClusterProbes() {}
 
     /** {@code kubectl get pods ARGS}, asking for {@link KubeFields#PODS}. */
     static String pods(String args) { return Kube.kubectl("get pods " + args + " " + KubeFields.PODS.outputFlag()); }

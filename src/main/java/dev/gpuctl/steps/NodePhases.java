@@ -5,12 +5,13 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The GPU-aware drain as phases for the one engine ({@code Runner.run(List<Phase>)}): any command that takes nodes out
- * of service (drain, upgrade, remove-node) runs {@link #drain} before and {@link #uncordon} after. Both run on the
- * master only: the runner's host selection must include it.
+ * The node lifecycle commands' phases for the one engine ({@code Runner.run(List<Phase>)}): the GPU-aware
+ * {@link #drain}, which any command that takes nodes out of service (drain, upgrade, remove-node) runs before, and
+ * {@link #uncordon} after (both on the master only: the runner's host selection must include it); remove-node's
+ * {@link #removeNodes}, reset's {@link #resetCluster}, and {@code --restore-host}'s {@link #restoreHosts}.
  */
-public final class Drain {
-    private Drain() {}
+public final class NodePhases {
+    private NodePhases() {}
 
     /** How long a drain waits for the GPU jobs on a node, and kubectl drain for evictions, unless told otherwise. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(10);
@@ -31,13 +32,9 @@ public final class Drain {
     /**
      * remove-node's phases, in kubeadm's documented order: {@link #drain} (a node that is no longer registered has
      * nothing to drain), each host reset ({@link ResetHostStep}: its kubelet stopped), then the nodes deleted from the
-     * cluster (a kubelet still running would register its node again).
+     * cluster (a kubelet still running would register its node again); then, with {@code restoreHost},
+     * {@link #restoreHosts} on them.
      */
-    public static List<Phase> removeNodes(List<String> nodes, Duration timeout, boolean force) {
-        return removeNodes(nodes, timeout, force, false);
-    }
-
-    /** {@link #removeNodes(List, Duration, boolean)}, then, with {@code restoreHost}, {@link #restoreHosts} on them. */
     public static List<Phase> removeNodes(List<String> nodes, Duration timeout, boolean force, boolean restoreHost) {
         List<Step> drain = force
             ? List.of(new CordonStep(nodes, true, true), new EvictStep(nodes, timeout, true))
@@ -49,12 +46,7 @@ public final class Drain {
         return List.copyOf(phases);
     }
 
-    /** reset's phases: every worker reset (in parallel), then the master. */
-    public static List<Phase> resetCluster(List<String> workers, String master) {
-        return resetCluster(workers, master, false);
-    }
-
-    /** {@link #resetCluster(List, String)}, then, with {@code restoreHost}, {@link #restoreHosts} on every host. */
+    /** reset's phases: every worker reset (in parallel), then the master; then, with {@code restoreHost}, {@link #restoreHosts} on every host. */
     public static List<Phase> resetCluster(List<String> workers, String master, boolean restoreHost) {
         List<Phase> phases = new ArrayList<>(List.of(new Phase("reset-workers", "reset the workers", List.of(new ResetHostStep(workers)), false),
             new Phase("reset-master", "reset the master", List.of(new ResetHostStep(List.of(master))), false)));
