@@ -28,6 +28,8 @@ final class SimStats {
     final Map<Integer, Map<String, LongAdder>> latency = new ConcurrentHashMap<>();
     final AtomicInteger sessions = new AtomicInteger();
     final AtomicInteger peakSessions = new AtomicInteger();
+    /** Sessions held open by {@code Remote.hold} (the bootstrap lock). */
+    final AtomicInteger held = new AtomicInteger();
     final AtomicInteger connections = new AtomicInteger();
     final AtomicInteger peakConnections = new AtomicInteger();
 
@@ -39,9 +41,22 @@ final class SimStats {
         latency.computeIfAbsent(round, k -> new ConcurrentHashMap<>()).computeIfAbsent(host, k -> new LongAdder()).add(nanos);
     }
 
-    void sessionOpened() { peakSessions.accumulateAndGet(sessions.incrementAndGet(), Math::max); }
+    /** Sessions open per host, and how many hosts had one open at once (what --concurrency bounds). */
+    final Map<String, AtomicInteger> hostSessions = new ConcurrentHashMap<>();
+    final AtomicInteger busyHosts = new AtomicInteger();
+    final AtomicInteger peakBusyHosts = new AtomicInteger();
 
-    void sessionClosed() { sessions.decrementAndGet(); }
+    void sessionOpened(String host) {
+        peakSessions.accumulateAndGet(sessions.incrementAndGet(), Math::max);
+        if (hostSessions.computeIfAbsent(host, h -> new AtomicInteger()).incrementAndGet() == 1) {
+            peakBusyHosts.accumulateAndGet(busyHosts.incrementAndGet(), Math::max);
+        }
+    }
+
+    void sessionClosed(String host) {
+        sessions.decrementAndGet();
+        if (hostSessions.get(host).decrementAndGet() == 0) busyHosts.decrementAndGet();
+    }
 
     void connected() { peakConnections.accumulateAndGet(connections.incrementAndGet(), Math::max); }
 

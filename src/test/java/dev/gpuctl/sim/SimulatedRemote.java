@@ -58,7 +58,7 @@ final class SimulatedRemote implements Remote {
 
     @Override public ExecResult exec(String command, Duration timeout) {
         if (closed) throw new RemoteException(RemoteException.Kind.CONNECTION_LOST, self.name(), self.name() + ": the connection is closed");
-        stats.sessionOpened();
+        stats.sessionOpened(self.name());
         try {
             long cpu0 = THREADS.getCurrentThreadCpuTime();
             stats.execs.increment();
@@ -88,7 +88,7 @@ final class SimulatedRemote implements Remote {
             sleep(nanos);
             return result;
         } finally {
-            stats.sessionClosed();
+            stats.sessionClosed(self.name());
         }
     }
 
@@ -170,18 +170,22 @@ final class SimulatedRemote implements Remote {
         return PATTERNS.computeIfAbsent("word " + name, k -> Pattern.compile("(?<![A-Za-z0-9+/=])" + Pattern.quote(name) + "(?![A-Za-z0-9+/=])"));
     }
 
+    /**
+     * The bootstrap lock: held for the whole run, a session of its own that waits on its stdin (counted as held, not
+     * as a host at work).
+     */
     @Override public Held hold(String command, Duration timeout) {
-        stats.sessionOpened();
         Optional<Recording.Answer> a = recording.hold(self.role(), command);
-        sleep(latency.nanos(List.of(command)));
-        stats.spent(1, self.name(), latency.nanos(List.of(command)));
+        long nanos = latency.nanos(List.of(command));
+        stats.spent(1, self.name(), nanos);
+        sleep(nanos);
         if (a.isEmpty()) {
             stats.unanswered.add(self.name() + ": hold " + command);
-            stats.sessionClosed();
             return Held.ended("gpuctl-sim: no recorded answer", 127);
         }
         stats.answered.computeIfAbsent(self.name(), h -> new LongAdder()).increment();
-        return Held.running(a.get().stdout().strip(), stats::sessionClosed);
+        stats.held.incrementAndGet();
+        return Held.running(a.get().stdout().strip(), stats.held::decrementAndGet);
     }
 
     @Override public void upload(byte[] content, String path, String mode, String owner) {

@@ -41,7 +41,7 @@ final class Simulation {
 
     /** What one simulated run measured. */
     record Figures(Mode mode, int workers, int concurrency, long wallNanos, long idealNanos, long idealAtConcurrencyNanos,
-                   int rounds, long cpuNanos, long simCpuNanos, int peakThreads, long peakHeapBytes, int peakSessions,
+                   int rounds, long cpuNanos, long simCpuNanos, int peakThreads, long peakHeapBytes, int peakSessions, int peakBusyHosts,
                    int peakConnections, long execs, long commands, long nvidiaSmi, long kubectl, Map<String, Long> answeredPerHost,
                    List<String> unanswered, int exit, int changed, List<String> problems) {
         double wallOverIdeal() { return idealNanos == 0 ? 0 : (double) wallNanos / idealNanos; }
@@ -192,7 +192,7 @@ final class Simulation {
         Map<String, Long> answered = new HashMap<>();
         stats.answered.forEach((h, n) -> answered.put(h, n.sum()));
         return new Figures(mode, workers, concurrency, wall, stats.idealNanos(), stats.idealNanos(concurrency), stats.rounds(),
-            cpu - stats.simCpuNanos.sum(), stats.simCpuNanos.sum(), threads.getPeakThreadCount(), peakHeap, stats.peakSessions.get(),
+            cpu - stats.simCpuNanos.sum(), stats.simCpuNanos.sum(), threads.getPeakThreadCount(), peakHeap, stats.peakSessions.get(), stats.peakBusyHosts.get(),
             stats.peakConnections.get(), stats.execs.sum(), stats.commands.sum(), stats.nvidiaSmi.sum(), stats.kubectl.sum(),
             answered, stats.unansweredList(), exit, changed, problems);
     }

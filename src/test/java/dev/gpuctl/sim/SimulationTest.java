@@ -44,7 +44,9 @@ class SimulationTest {
         assertEquals(WORKERS + 1, f.answeredPerHost().size(), "hosts that answered: " + f.answeredPerHost().keySet());
         f.answeredPerHost().forEach((h, n) -> assertTrue(n >= 10, h + " answered only " + n + " commands"));
         assertEquals(WORKERS + 1, f.peakConnections(), "one connection per host");
-        // each host's commands run one at a time on the pool (a verify asks a host's second batch beside the first)
+        assertTrue(f.peakBusyHosts() <= f.concurrency(), "hosts with a command running at once: " + f.peakBusyHosts() + " > " + f.concurrency());
+        assertTrue(f.peakBusyHosts() > 1, "hosts worked on one at a time");
+        // a verify asks a host's second batch beside its first: at most two sessions a host
         assertTrue(f.peakSessions() <= 2 * f.concurrency(), "sessions at once: " + f.peakSessions() + " > 2 x " + f.concurrency());
         assertTrue(f.nvidiaSmi() > 0 && f.kubectl() > 0, "nvidia-smi " + f.nvidiaSmi() + ", kubectl " + f.kubectl());
     }
