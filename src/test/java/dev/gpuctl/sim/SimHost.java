@@ -5,7 +5,7 @@ import java.util.Locale;
 
 /**
  * One simulated host's identity, put where the recording has tokens: name, address, machine-id, product UUID and
- * (on a worker) GPU UUIDs. Workers are w1..wN at 10.213.(1 + (i-1)/250).(10 + (i-1)%250); the master m0 at 10.213.0.10.
+ * (on a worker) GPU UUIDs. Workers are w1..wN at 10.213.(1 + (i-1)/240).(10 + (i-1)%240); the master m0 at 10.213.0.10.
  */
 record SimHost(int index, String name, String ip, String machineId, String productUuid, List<String> gpus) {
     /** The simulated hosts' network and its gateway (the inventory's time server). */
@@ -22,7 +22,7 @@ record SimHost(int index, String name, String ip, String machineId, String produ
 
     static SimHost worker(int i) {
         if (i < 1 || i > 60_000) throw new IllegalArgumentException("worker index " + i + " is outside 1..60000");
-        String ip = "10.213." + (1 + (i - 1) / 250) + "." + (10 + (i - 1) % 250);
+        String ip = "10.213." + (1 + (i - 1) / 240) + "." + (10 + (i - 1) % 240);
         return new SimHost(i, "w" + i, ip, hex(i, 32), uuid(i), List.of("GPU-" + uuid(i).substring(0, 24) + hex(i, 12)));
     }
 

@@ -28,6 +28,8 @@ import java.util.regex.Pattern;
  */
 final class SimulatedRemote implements Remote {
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+    /** A manifest's name on the master carries a hash of its content (the pod CIDR patched in): not part of the key. */
+    private static final Pattern MANIFEST = Pattern.compile("(/etc/kubernetes/gpuctl/[a-z0-9-]+?)-[0-9a-f]{8}\\.yaml");
     private static final Pattern BATCH_HEAD = Pattern.compile("\\A__gpuctl_d='([A-Za-z0-9-]*)''([A-Za-z0-9-]*)'\n");
 
     private static final String KEY_SHA256 = Simulation.clientKeySha256();
@@ -117,7 +119,7 @@ final class SimulatedRemote implements Remote {
 
     /** {@code command} as the recording holds it: this host's identity as tokens, masked as gpuctl's logs mask it. */
     String normalize(String command) {
-        String c = command;
+        String c = MANIFEST.matcher(command).replaceAll("$1-@HASH@.yaml");
         for (int i = 0; i < self.gpus().size(); i++) c = c.replace(self.gpus().get(i), "@GPU" + i + "@");
         c = c.replace(self.machineId(), "@MID@").replace(self.productUuid(), "@PUUID@").replace(SimHost.SUBNET, "@SUBNET@");
         c = ip(master.ip()).matcher(c).replaceAll("@M_IP@");

@@ -61,12 +61,20 @@ final class Simulation {
         this.recording = recording;
     }
 
+    /**
+     * The bed's pod network while it has room (a /24 per node), else a larger one (512 workers need more than a /16);
+     * no recorded answer holds it, only the manifests' names (their hash, left out of the recording's keys).
+     */
+    static String podCidr(int workers) {
+        return workers + 1 <= 256 ? "10.244.0.0/16" : "10.240.0.0/13";
+    }
+
     /** The inventory of 1 master + {@code workers} GPU workers, the bed's cluster settings. */
     Path inventory(int workers) {
         StringBuilder y = new StringBuilder();
         Path manifests = repo.resolve("testbed/manifests").toAbsolutePath().normalize();
         y.append("cluster:\n  name: gpu-bed\n  kubernetesVersion: \"1.35\"\n  runtime: docker\n  cni: flannel\n")
-            .append("  podCidr: 10.244.0.0/16\n  serviceCidr: 10.96.0.0/12\n  siteNetworks: []\n")
+            .append("  podCidr: ").append(podCidr(workers)).append("\n  serviceCidr: 10.96.0.0/12\n  siteNetworks: []\n")
             .append("  timeServers: [").append(SimHost.GATEWAY).append("]\n  packages: system\n")
             .append("  cniManifest: ").append(manifests.resolve("kube-flannel-v0.28.9.yml")).append('\n')
             .append("  devicePlugin:\n    version: v0.20.0\n    manifest: ").append(manifests.resolve("nvidia-device-plugin-v0.20.0.yml")).append('\n')
