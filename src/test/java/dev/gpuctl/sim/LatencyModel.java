@@ -21,14 +21,16 @@ record LatencyModel(Duration perCommand, Duration perNvidiaSmi, Duration perKube
         return new LatencyModel(perCommand, perNvidiaSmi, perKubectl, handshake, scale * by);
     }
 
-    private static final Pattern NVIDIA_SMI = Pattern.compile("(command -v )?(?<![\\w./-])nvidia-smi(?![\\w.-])");
-    private static final Pattern KUBECTL = Pattern.compile("(command -v )?(?<![\\w./-])kubectl(?![\\w.-])");
+    /** Where a shell starts a command: the start, after ; & | ( $( newline, then, do, else, !, or timeout N. */
+    private static final String AT_COMMAND = "(?:^|[;&|(\\n]|\\$\\(|\\bthen\\b|\\bdo\\b|\\belse\\b|!)\\s*(?:timeout \\d+\\s+)?";
+    private static final Pattern NVIDIA_SMI = Pattern.compile(AT_COMMAND + "nvidia-smi(?![\\w.-])");
+    private static final Pattern KUBECTL = Pattern.compile(AT_COMMAND + "kubectl(?![\\w.-])");
 
-    /** How many times {@code command} starts {@code tool} (not counting {@code command -v tool}). */
+    /** How many times {@code command} starts {@code tool} as a command (not an argument: dpkg-query kubectl, command -v). */
     static int runs(Pattern tool, String command) {
         Matcher m = tool.matcher(command);
         int n = 0;
-        while (m.find()) if (m.group(1) == null) n++;
+        while (m.find()) n++;
         return n;
     }
 
