@@ -15,6 +15,7 @@ Host-specific parts become tokens the simulated hosts fill in with their own ide
   @GPU0@ ...           the worker's GPU UUIDs
   @SUBNET@ @GW@        the bed's network and its gateway (the time server)
   @NOW@                `date +%s.%N` is answered with the simulation's clock
+  @S@                  the seconds of a `timeout N` (verify gives a command what is left of its wait)
   @HASH@               the content hash in the name of a manifest gpuctl put on the master
   @CLIENT_KEY_SHA256@  the SHA-256 of admin.conf's client key (the simulation's laptop kubeconfig holds a stand-in)
 
@@ -28,6 +29,7 @@ import sys
 # how MasterLock's command starts (its holder line differs each run): a hold entry matches by this prefix
 LOCK_PREFIX = 'umask 077; me=$(id -u); unsafe() {'
 MANIFEST = re.compile(r'(/etc/kubernetes/gpuctl/[a-z0-9-]+?)-[0-9a-f]{8}\.yaml')
+TIMEOUT = re.compile(r'\btimeout [0-9]+ ')
 TS = re.compile(r'^\d{4}-\d\d-\d\dT[0-9:.]+Z (.*)$')
 EXIT = re.compile(r'^  exit (-?\d+) (.*)$')
 
@@ -139,6 +141,8 @@ def main(argv):
             def norm(text, worker_line=False):
                 # the manifests' file names carry a hash of their content, which has the pod CIDR patched in
                 text = MANIFEST.sub(r'\1-@HASH@.yaml', text)
+                # verify's waits are what is left of the run's wait when asked
+                text = TIMEOUT.sub('timeout @S@ ', text)
                 for k, v in ident.items():
                     if v:
                         text = text.replace(v, k)

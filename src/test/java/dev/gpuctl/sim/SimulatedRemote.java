@@ -30,6 +30,8 @@ final class SimulatedRemote implements Remote {
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
     /** A manifest's name on the master carries a hash of its content (the pod CIDR patched in): not part of the key. */
     private static final Pattern MANIFEST = Pattern.compile("(/etc/kubernetes/gpuctl/[a-z0-9-]+?)-[0-9a-f]{8}\\.yaml");
+    /** verify gives a command what is left of its wait ({@code timeout N}): not part of the key. */
+    private static final Pattern TIMEOUT = Pattern.compile("\\btimeout [0-9]+ ");
     private static final Pattern BATCH_HEAD = Pattern.compile("\\A__gpuctl_d='([A-Za-z0-9-]*)''([A-Za-z0-9-]*)'\n");
 
     private static final String KEY_SHA256 = Simulation.clientKeySha256();
@@ -119,7 +121,7 @@ final class SimulatedRemote implements Remote {
 
     /** {@code command} as the recording holds it: this host's identity as tokens, masked as gpuctl's logs mask it. */
     String normalize(String command) {
-        String c = MANIFEST.matcher(command).replaceAll("$1-@HASH@.yaml");
+        String c = TIMEOUT.matcher(MANIFEST.matcher(command).replaceAll("$1-@HASH@.yaml")).replaceAll("timeout @S@ ");
         for (int i = 0; i < self.gpus().size(); i++) c = c.replace(self.gpus().get(i), "@GPU" + i + "@");
         c = c.replace(self.machineId(), "@MID@").replace(self.productUuid(), "@PUUID@").replace(SimHost.SUBNET, "@SUBNET@");
         c = ip(master.ip()).matcher(c).replaceAll("@M_IP@");
