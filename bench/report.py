@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The benchmark's table and JSON from bench/run's samples. Usage: report.py SAMPLES.jsonl OUT.json"""
+"""The benchmark's table and JSON from bench/run's samples. Usage: report.py SAMPLES.jsonl OUT.json
+   report.py --simulation SIM.jsonl: the scale simulation's table (bench/run --simulate), medians per width and run"""
 import json
 import os
 import platform
@@ -32,6 +33,33 @@ def machine():
     except OSError:
         pass
     return {"cpus": cpus, "memory_gib": mem, "os": osname}
+
+
+def simulation(path):
+    """The scale simulation's table: per run kind and width, the median of each figure over its runs."""
+    runs = [json.loads(l) for l in open(path) if l.strip()]
+    groups = {}
+    for r in runs:
+        groups.setdefault((r["mode"], r["workers"], r["concurrency"]), []).append(r)
+    med = lambda rs, k: statistics.median(r[k] for r in rs)
+    print("%-13s %6s %4s %4s %7s %7s %6s %7s %8s %8s %7s %7s %5s %5s %5s %4s" % (
+        "run", "hosts", "conc", "runs", "wall s", "ideal s", "w/i", "w/i(c)", "CPU s", "ms/host", "RSS MiB", "heap MiB",
+        "thr", "sess", "busy", "exit"))
+    print("-" * 118)
+    for (mode, w, c), rs in sorted(groups.items(), key=lambda g: (g[0][0] != "rerun", g[0][1], g[0][2])):
+        wall, ideal, idealc = med(rs, "wall_s"), med(rs, "ideal_s"), med(rs, "ideal_at_concurrency_s")
+        bad = [r for r in rs if r["exit"] != 0 or r["unanswered"] or r["hosts_answered"] != w + 1]
+        print("%-13s %6s %4d %4d %7.2f %7.2f %6.2f %7.2f %8.2f %8.1f %7d %7d %5d %5d %5d %4s" % (
+            "no-op re-run" if mode == "rerun" else "verify", "1+%d" % w, c, len(rs), wall, ideal, wall / ideal if ideal else 0,
+            wall / idealc if idealc else 0, med(rs, "cpu_s"), med(rs, "cpu_ms_per_host"), med(rs, "process_rss_kb") // 1024,
+            med(rs, "peak_heap_mb"), med(rs, "peak_threads"), med(rs, "peak_sessions"), med(rs, "peak_busy_hosts"),
+            "0" if not bad else "%d!" % len(bad)))
+    print()
+    print("wall: the engine's run (JVM start not counted); ideal: per round the slowest host's time in commands, rounds one")
+    print("after another (latency model: 20 ms a command, 300 ms an nvidia-smi, 150 ms a kubectl, the SSH handshake once);")
+    print("w/i(c): wall over the ideal with at most --concurrency hosts at once; CPU: gpuctl's process CPU during the run")
+    print("less the simulation's own answering; RSS: the process's peak; thr: peak threads; sess: sessions open at once;")
+    print("busy: hosts with a command running at once; exit: N! when N runs did not exit 0 with every host answered")
 
 
 def main(samples_path, out_path):
@@ -150,5 +178,8 @@ def main(samples_path, out_path):
         f.write("\n")
 
 
+if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "--simulation":
+    simulation(sys.argv[2])
+    sys.exit(0)
 if __name__ == "__main__":
     main(sys.argv[1], sys.argv[2])

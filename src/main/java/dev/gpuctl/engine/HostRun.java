@@ -37,7 +37,17 @@ final class HostRun implements AutoCloseable {
     private final Facts facts;
     private final Path logDir;
     private final ExecutorService pool;
-    private final Map<String, Remote> remotes = new ConcurrentHashMap<>();
+    /**
+     * Each host's connection, made on first use by the thread that asks first; a host's handshake never holds up another
+     * host's (a connect inside ConcurrentHashMap.computeIfAbsent would lock the map's bin, and the hosts sharing it
+     * would connect one after another: at 1+512 the last hosts started seconds late).
+     */
+    private final Map<String, Connection> remotes = new ConcurrentHashMap<>();
+
+    /** A host's connection once made (null before, and after a failed try: the next use tries again). */
+    private static final class Connection {
+        volatile Remote remote;
+    }
     private final Map<String, HostLog> logs = new ConcurrentHashMap<>();
     private final Stop stop = new Stop();
     private final ConnectProgress connecting;
@@ -86,19 +96,30 @@ final class HostRun implements AutoCloseable {
      */
     Remote remote(Node node) {
         stop.check(node.name(), "connect");
-        return new Stoppable(remotes.computeIfAbsent(node.name(), h -> {
-            connecting.started(h);
-            try {
-                return connector.apply(node);
-            } catch (RemoteException e) {
-                // the host's log holds why it has nothing else: every failure's "log:" line points here
-                log(node).line("connect to " + node.name() + " (" + node.address() + ") failed: " + e.getMessage());
-                throw e;
-            } finally {
-                connecting.finished(h);
-                tried(h);
+        Connection c = remotes.computeIfAbsent(node.name(), h -> new Connection());
+        Remote r = c.remote;
+        if (r == null) {
+            synchronized (c) {
+                r = c.remote;
+                if (r == null) r = c.remote = connect(node);
             }
-        }), stop);
+        }
+        return new Stoppable(r, stop);
+    }
+
+    private Remote connect(Node node) {
+        String h = node.name();
+        connecting.started(h);
+        try {
+            return connector.apply(node);
+        } catch (RemoteException e) {
+            // the host's log holds why it has nothing else: every failure's "log:" line points here
+            log(node).line("connect to " + node.name() + " (" + node.address() + ") failed: " + e.getMessage());
+            throw e;
+        } finally {
+            connecting.finished(h);
+            tried(h);
+        }
     }
 
     private synchronized void tried(String host) {
@@ -178,7 +199,9 @@ final class HostRun implements AutoCloseable {
     }
 
     private void closeConnections() {
-        remotes.values().forEach(r -> {
+        remotes.values().forEach(c -> {
+            Remote r = c.remote;
+            if (r == null) return;
             try { r.close(); } catch (RuntimeException ignored) { /* closing a dead connection */ }
         });
     }

@@ -253,13 +253,19 @@ final class StepRunner {
 
     private static final Pattern FACT_REF = Pattern.compile("\\{\\{[a-zA-Z0-9_.-]+}}");
 
-    /** The end (exclusive) of the run of probes from {@code from} that can go to the host in one script. */
-    private static int runEnd(List<Probe> probes, int from) {
+    /**
+     * The end (exclusive) of the run of probes from {@code from} that can go to the host in one script. A command that
+     * several probes ask goes into the script once ({@link #batch}), so only its first time counts toward the script's
+     * length: the master's probes of every node that read the one cluster answer stay one command at any cluster size.
+     */
+    static int runEnd(List<Probe> probes, int from) {
         int end = from + 1;
+        Set<String> seen = new HashSet<>();
+        seen.add(probes.get(from).command());
         int length = ProbeBatch.scriptLength(List.of(probes.get(from).command()));
         while (end < probes.size()) {
             String c = probes.get(end).command();
-            length += ProbeBatch.scriptLength(List.of(c));
+            if (seen.add(c)) length += ProbeBatch.scriptLength(List.of(c));
             if (FACT_REF.matcher(c).find() || length > ProbeBatch.MAX_SCRIPT_CHARS) break;
             end++;
         }
