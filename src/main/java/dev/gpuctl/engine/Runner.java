@@ -464,6 +464,9 @@ public final class Runner {
         return switch (e.kind()) {
             case TIMEOUT -> "a command timed out";
             case CONNECTION_LOST -> "the connection was lost";
+            case HOST_KEY_UNKNOWN, HOST_KEY_CHANGED -> "its host key was refused";
+            case AUTH_FAILED -> "the login was refused";
+            case SUDO_NEEDS_PASSWORD -> "sudo asks for a password";
             default -> "cannot reach the host";
         };
     }

@@ -569,8 +569,10 @@ class SshRemoteE2E {
         int code = dev.gpuctl.cli.Main.run(new String[] {"bootstrap", inv.toString()}, new java.io.PrintWriter(out),
             new java.io.PrintWriter(err), Map.of());
         String shown = "exit " + code + "\n" + err;
-        assertEquals(3, code, shown);
+        assertEquals(6, code, "an unreachable host (w) wins over a refused preflight (README's exit codes): " + shown);
+        assertTrue(err.toString().contains("m: step preflight failed: sudo asks for a password"), shown);
         assertTrue(err.toString().contains("m: user " + USER_NOPW + " needs a password for sudo"), shown);
+        assertTrue(err.toString().contains("w: step preflight failed: cannot reach the host"), shown);
         assertTrue(err.toString().contains("nothing was changed on any host"), shown);
         assertFalse(err.toString().contains("at dev.gpuctl"), shown);
     }
