@@ -1,0 +1,46 @@
+package dev.gpuctl.steps;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class RepairTest {
+    static final String U0 = "GPU-0a1b2c3d-0000-1111-2222-333344445555";
+
+    @Test void theSmokePodMustSucceedListingEveryGpu() {
+        assertEquals(Optional.empty(), Repair.smokeProblem("Succeeded\nGPU 0: NVIDIA H200 (UUID: " + U0 + ")\n", "w1", 1));
+        assertEquals(Optional.of("smoke pod's nvidia-smi -L listed 0 GPU(s), 1 asked for"), Repair.smokeProblem("Succeeded\n", "w1", 1));
+        assertTrue(Repair.smokeProblem("Failed\nFailed to initialize NVML: Unknown Error\n", "w1", 1).orElseThrow()
+            .equals("smoke pod default/gpuctl-smoke-w1 is Failed: Failed to initialize NVML: Unknown Error"));
+        assertTrue(Repair.smokeProblem("Pending\n", "w1", 1).orElseThrow().contains("is Pending"));
+    }
+
+    @Test void theNodeIsBackOnANewBootAndReady() {
+        assertEquals(Optional.empty(), Repair.NodeBackStep.problem("b2 True", "w1", "b1"));
+        assertTrue(Repair.NodeBackStep.problem("b1 True", "w1", "b1").orElseThrow().contains("has not come back"));
+        assertTrue(Repair.NodeBackStep.problem("b2 Unknown", "w1", "b1").orElseThrow().contains("is not Ready (Unknown)"));
+    }
+
+    @Test void onlyANewHardwareXidFailsTheProof() {
+        assertEquals(Optional.empty(), Repair.newXids("Dec 04 10:00:01 w1 kernel: NVRM: Xid (PCI:0000:3b:00): 13, pid=1, name=p, Graphics SM Warp Exception\n"));
+        assertEquals(Optional.of("1 hardware Xid(s) since the repair began: Xid 79 (GPU has fallen off the bus) on 0000:3b:00"),
+            Repair.newXids("Dec 04 10:00:01 w1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=p, GPU has fallen off the bus.\n"));
+    }
+
+    @Test void nvidiaSmiCsvBecomesTheRecordsForm() {
+        assertEquals("0:" + U0, Repair.recordForm("0, " + U0 + ", 00000000:3B:00.0\n"));
+        assertEquals("", Repair.recordForm("No devices were found\n"));
+    }
+
+    @Test void theSmokePodIsPinnedAndAsksForEveryGpu() {
+        String m = Repair.smokeManifest("w1", 2);
+        assertTrue(m.contains("\"nodeName\":\"w1\"") && m.contains("\"nvidia.com/gpu\":2") && m.contains("[\"nvidia-smi\",\"-L\"]"), m);
+    }
+
+    @Test void theAnnotationValueIsCheckedBeforeItReachesAShell() {
+        assertThrows(IllegalArgumentException.class, () -> new Repair.RecordStep("w1", "x'; rm -rf /"));
+    }
+}
