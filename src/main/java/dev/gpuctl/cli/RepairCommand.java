@@ -145,8 +145,18 @@ final class RepairCommand implements Callable<Integer> {
         }
         boolean proved = stillWrong.isEmpty();
         Repairs.Outcome o = new Repairs.Outcome(n, d.plan(), proved, stillWrong, began, Duration.between(began, Instant.now()));
-        Runner.Result record = runPhases(inv, ssh, err, r -> Repairs.record(r, o), Duration.ofMinutes(2), next);
-        PhaseRuns.judged(record, outcomes(next));
+        String recordNext = n + (proved ? " was proved healthy but is still cordoned" : " stays cordoned") + "; the repair's audit entry is"
+            + " written here. Run `gpuctl repair " + n + "` again once the master answers (a healthy node is only uncordoned).";
+        Runner.Result record = runPhases(inv, ssh, err, r -> Repairs.record(r, o), Duration.ofMinutes(2), recordNext);
+        if (!record.failures().isEmpty()) {
+            try {
+                Repairs.writeAudit(inv, o);
+            } catch (IOException e) {
+                // the failure below is what matters; the audit's own failure is said with it
+                recordNext += " (the audit entry could not be written either: " + e.getMessage() + ")";
+            }
+        }
+        PhaseRuns.judged(record, outcomes(recordNext));
         return o;
     }
 

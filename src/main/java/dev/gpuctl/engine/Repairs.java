@@ -130,7 +130,7 @@ public final class Repairs {
     /** The proof's phase. */
     public static List<Phase> proofPhases(Diagnosis d) {
         int want = gpusWanted(d);
-        return List.of(Repair.prove(d.facts().node(), d.record(), d.clock(), want * d.facts().replicas()));
+        return Repair.prove(d.facts().node(), d.record(), d.clock(), want * d.facts().replicas());
     }
 
     /** Holds the node's jobs safe and applies the plan's remedies ({@link #remedyPhases}). */

@@ -243,8 +243,11 @@ public final class Repair {
      * (the host's clock at the diagnosis); on the master, allocatable nvidia.com/gpu = {@code want}; then a smoke pod
      * pinned to the node, asking for every GPU, runs {@code nvidia-smi -L} and lists them.
      */
-    public static Phase prove(String node, String record, long since, int want) {
-        return new Phase("prove", "prove " + node + " healthy", List.of(new ProveStep(node, record, since, want), new SmokePodStep(node, want)), false);
+    public static List<Phase> prove(String node, String record, long since, int want) {
+        // the host first: a GPU still missing fails the proof at once, without waiting for an allocatable that cannot come
+        return List.of(new Phase("prove-host", "prove " + node + "'s GPUs", List.of(new ProveStep(node, record, since, want, false)), false),
+            new Phase("prove-cluster", "prove " + node + " in the cluster", List.of(new ProveStep(node, record, since, want, true),
+                new SmokePodStep(node, want)), false));
     }
 
     /** The Xid lines the kernel logged since {@code since} (seconds since the epoch). */
@@ -276,21 +279,26 @@ public final class Repair {
         private final String record;
         private final long since;
         private final int want;
+        private final boolean onMaster;
 
-        ProveStep(String node, String record, long since, int want) {
+        /** @param onMaster the cluster's side (allocatable, on the master), else the host's (GPUs and Xids, on the node) */
+        ProveStep(String node, String record, long since, int want, boolean onMaster) {
             this.node = node;
             this.record = record;
             this.since = since;
             this.want = want;
+            this.onMaster = onMaster;
         }
 
         @Override public String id() { return "prove"; }
-        @Override public String title() { return node + ": every recorded GPU, no new hardware Xid, allocatable back"; }
-        @Override public boolean readsCluster() { return true; }
-        @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster() || ctx.node().name().equals(node); }
+        @Override public String title() {
+            return onMaster ? node + ": allocatable nvidia.com/gpu back to " + want : node + ": every recorded GPU listed, no new hardware Xid";
+        }
+        @Override public boolean readsCluster() { return onMaster; }
+        @Override public boolean runsOn(HostContext ctx) { return onMaster ? ctx.node().isMaster() : ctx.node().name().equals(node); }
 
         @Override public List<Probe> check(HostContext ctx) {
-            if (ctx.node().isMaster()) return List.of(allocatable(node, want).waitingUpTo(COME_BACK));
+            if (onMaster) return List.of(allocatable(node, want).waitingUpTo(COME_BACK));
             List<Probe> probes = new ArrayList<>();
             probes.add(Probe.of("every GPU recorded at bootstrap listed by nvidia-smi (by UUID)", GPUS,
                 r -> GpuHealth.missingFromRecord(record, r.ok() ? recordForm(r.stdout()) : "", r.ok() ? "" : r.stdout())));
@@ -403,7 +411,7 @@ public final class Repair {
 
         @Override public List<Op> apply(HostContext ctx) {
             return List.of(Op.Run.of("annotate node " + node + " " + LAST_REPAIR + " and remove the smoke pod",
-                Kube.kubectl("annotate node " + Sh.quote(node) + " " + LAST_REPAIR + "=" + value + " --overwrite") + " && "
+                Kube.kubectl("annotate node " + Sh.quote(node) + " " + Sh.quote(LAST_REPAIR + "=" + value) + " --overwrite") + " && "
                     + Kube.kubectl("-n default delete pod " + Sh.quote(smokePod(node)) + " --ignore-not-found --wait=false")));
         }
     }

@@ -40,6 +40,11 @@ class RepairTest {
         assertTrue(m.contains("\"nodeName\":\"w1\"") && m.contains("\"nvidia.com/gpu\":2") && m.contains("[\"nvidia-smi\",\"-L\"]"), m);
     }
 
+    @Test void theRecordIsOneShellWord() {
+        String cmd = ((Op.Run) new Repair.RecordStep("w1", "2026-12-04T22:55:42Z;proved;remedies=reboot").apply(null).get(0)).command();
+        assertTrue(cmd.contains(" annotate node w1 'gpuctl.dev/last-repair=2026-12-04T22:55:42Z;proved;remedies=reboot' --overwrite"), cmd);
+    }
+
     @Test void theAnnotationValueIsCheckedBeforeItReachesAShell() {
         assertThrows(IllegalArgumentException.class, () -> new Repair.RecordStep("w1", "x'; rm -rf /"));
     }
