@@ -144,7 +144,7 @@ final class RepairCommand implements Callable<Integer> {
             stillWrong.addAll(Repairs.stillWrong(proof));
         }
         boolean proved = stillWrong.isEmpty();
-        Repairs.Outcome o = new Repairs.Outcome(n, d.plan(), proved, stillWrong, began, Duration.between(began, Instant.now()));
+        Repairs.Outcome o = new Repairs.Outcome(n, d.plan(), proved, stillWrong, began, Duration.between(began, Instant.now()), d.clock());
         String recordNext = n + (proved ? " was proved healthy but is still cordoned" : " stays cordoned") + "; the repair's audit entry is"
             + " written here. Run `gpuctl repair " + n + "` again once the master answers (a healthy node is only uncordoned).";
         Runner.Result record = runPhases(inv, ssh, err, r -> Repairs.record(r, o), Duration.ofMinutes(2), recordNext);

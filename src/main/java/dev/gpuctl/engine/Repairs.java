@@ -145,14 +145,16 @@ public final class Repairs {
 
     /** The record of the repair on the node; the uncordon when it was proved. */
     public static Runner.Result record(Runner runner, Outcome o) {
-        return runner.run(Repair.record(o.node(), o.annotation(), o.proved()));
+        return runner.run(Repair.record(o.node(), o.annotation(), o.proved(), o.answeredSince()));
     }
 
     /** The node annotation a repair leaves: {@link Repair#LAST_REPAIR}. */
     public static final String LAST_REPAIR = Repair.LAST_REPAIR;
 
     /** How a repair of one node ended. */
-    public record Outcome(String node, RepairPlan.Plan plan, boolean proved, List<String> stillWrong, Instant began, Duration took) {
+    /** @param answeredSince the host's clock when the repair began (the Xids before it are answered once proved) */
+    public record Outcome(String node, RepairPlan.Plan plan, boolean proved, List<String> stillWrong, Instant began, Duration took,
+                          long answeredSince) {
         public Outcome {
             stillWrong = List.copyOf(stillWrong);
         }

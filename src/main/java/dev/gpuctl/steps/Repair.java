@@ -377,13 +377,40 @@ public final class Repair {
 
     /**
      * The record on the node ({@value #LAST_REPAIR} = {@code value}: letters, digits and ":,;=.-" only) and the smoke
-     * pod removed; then, when {@code proved}, the node uncordoned.
+     * pod removed; when {@code proved}, the Xids logged before {@code answeredSince} (the host's clock when the repair
+     * began) marked answered on the host ({@link GpuHealthStep#ANSWERED}: verify and the next diagnosis skip them), then
+     * the node uncordoned.
      */
-    public static List<Phase> record(String node, String value, boolean proved) {
+    public static List<Phase> record(String node, String value, boolean proved, long answeredSince) {
         List<Phase> phases = new ArrayList<>();
-        phases.add(new Phase("record", "record the repair of " + node, List.of(new RecordStep(node, value)), false));
+        phases.add(new Phase("record", "record the repair of " + node, proved && answeredSince >= 0
+            ? List.of(new RecordStep(node, value), new AnsweredStep(node, answeredSince)) : List.of(new RecordStep(node, value)), false));
         if (proved) phases.add(Drain.uncordon(List.of(node)));
         return phases;
+    }
+
+    static final class AnsweredStep implements Step {
+        private final String node;
+        private final long since;
+
+        AnsweredStep(String node, long since) {
+            this.node = node;
+            this.since = since;
+        }
+
+        @Override public String id() { return "xids-answered"; }
+        @Override public String title() { return node + ": the Xids before the repair answered (" + GpuHealthStep.ANSWERED + ")"; }
+        @Override public boolean runsOn(HostContext ctx) { return ctx.node().name().equals(node); }
+
+        @Override public List<Probe> check(HostContext ctx) {
+            return List.of(Probe.equals("the Xids before " + since + " answered", "cat " + GpuHealthStep.ANSWERED + " 2>/dev/null; true", String.valueOf(since)));
+        }
+
+        @Override public List<Op> apply(HostContext ctx) {
+            return List.of(Op.Run.of("mark the Xids before " + since + " answered", "install -d -m 0755 /var/lib/gpuctl && printf '%s\\n' " + since
+                + " > " + GpuHealthStep.ANSWERED + ".tmp && chmod 0644 " + GpuHealthStep.ANSWERED + ".tmp && mv -f " + GpuHealthStep.ANSWERED + ".tmp "
+                + GpuHealthStep.ANSWERED));
+        }
     }
 
     static final class RecordStep implements Step {

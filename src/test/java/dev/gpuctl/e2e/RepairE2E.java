@@ -25,7 +25,8 @@ import org.junit.jupiter.api.TestMethodOrder;
  * {@code gpuctl repair} on a 1+2 bed: a GPU job runs on w2 throughout. w1's GPU falls off the bus (an Xid 79 in its
  * kernel log, the GPU gone until the next boot): the dry run prints the diagnosis and the plan and changes nothing; the
  * repair picks the reboot only, brings w1 back (uncordoned, allocatable restored, the smoke pod passed, recorded) and
- * leaves w2's job alone; a second repair changes nothing and verify is clean. A GPU that stays dead after the reboot
+ * leaves w2's job alone; a second repair changes nothing and verify is clean. An Xid 48 on a present GPU (the plugin's
+ * sticky unhealthy mark) is answered by a GPU reset and a plugin restart, without a reboot. A GPU that stays dead after the reboot
  * leaves w1 cordoned, exit 1, with the human step named.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -167,7 +168,46 @@ class RepairE2E {
         assertJobUntouched();
     }
 
-    @Test @Order(4) void aGpuThatStaysDeadLeavesTheNodeCordonedNamingTheHumanStep() throws Exception {
+    static String pluginPod(String node) throws IOException {
+        for (JsonNode p : kubectl("get pods -n kube-system -o json").path("items")) {
+            if (p.path("metadata").path("name").asText().startsWith("nvidia-device-plugin") && p.path("spec").path("nodeName").asText().equals(node)) {
+                return p.path("metadata").path("name").asText();
+            }
+        }
+        return "";
+    }
+
+    @Test @Order(4) void aStickyUnhealthyGpuIsResetAndThePluginRestartedWithoutAReboot() throws Exception {
+        String bus = bed.ok(w1, "nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader -i 0").strip();
+        bed.kernelLog(w1, "NVRM: Xid (PCI:" + bus.substring(4, 14).toLowerCase() + "): 48, pid=4242, name=python3, An uncorrectable double bit"
+            + " error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.");
+        for (long deadline = System.nanoTime() + 60_000_000_000L; !allocatable(w1).equals("0"); Thread.sleep(1000)) {
+            assertTrue(System.nanoTime() < deadline, "the plugin marks w1's GPU unhealthy: allocatable " + allocatable(w1));
+        }
+        String boot = bootId(w1);
+        String plugin = pluginPod(w1);
+        Gpuctl.Run r = Gpuctl.run("repair", "-i", inventory.toString(), w1);
+        System.out.println("$ gpuctl repair " + w1 + " (sticky unhealthy)\n" + r);
+        assertEquals(0, r.code(), r::toString);
+        assertTrue(r.out().contains("hardware Xid 48 (Double Bit ECC Error) x1") && r.out().contains("advertises 0 nvidia.com/gpu, 1 expected"), r::toString);
+        assertTrue(r.out().contains(w1 + ": repaired and proved (reset_gpu, restart_plugin), back in service"), r::toString);
+        assertTrue(r.err().lines().anyMatch(l -> l.matches(w1 + "\\s+reset-gpu\\s+changed.*")), r::toString);
+        assertTrue(r.err().lines().anyMatch(l -> l.matches(bed.master() + "\\s+restart-plugin\\s+changed.*")), r::toString);
+        assertEquals(boot, bootId(w1), "no reboot");
+        assertNotEquals(plugin, pluginPod(w1), "a new plugin pod");
+        assertEquals("1", allocatable(w1));
+        assertFalse(cordoned(w1));
+        assertTrue(lastRepair(w1).endsWith(";proved;remedies=reset_gpu,restart_plugin"), lastRepair(w1));
+        // the Xid it answered no longer fails verify, and a second repair finds nothing
+        Gpuctl.Run v = Gpuctl.run("verify", "--json", "--wait-timeout", "1", inventory.toString());
+        assertEquals(java.util.Set.of(), v.failedChecks(), v::toString);
+        Gpuctl.Run again = Gpuctl.run("repair", "-i", inventory.toString(), w1);
+        assertEquals(0, again.code(), again::toString);
+        assertTrue(again.out().contains(w1 + ": nothing to repair"), again::toString);
+        assertJobUntouched();
+    }
+
+    @Test @Order(5) void aGpuThatStaysDeadLeavesTheNodeCordonedNamingTheHumanStep() throws Exception {
         gpuFallsOffTheBus(true);
         Gpuctl.Run r = Gpuctl.run("repair", "-i", inventory.toString(), w1);
         System.out.println("$ gpuctl repair " + w1 + " (dead GPU)\n" + r);
@@ -177,8 +217,8 @@ class RepairE2E {
         assertTrue(cordoned(w1), "w1 stays out of service");
         assertTrue(lastRepair(w1).contains(";not-proved;remedies=reboot"), lastRepair(w1));
         List<Path> audits = audits();
-        assertEquals(2, audits.size(), audits::toString);
-        JsonNode audit = JSON.readTree(audits.get(1).toFile());
+        assertEquals(3, audits.size(), audits::toString);
+        JsonNode audit = JSON.readTree(audits.get(2).toFile());
         assertFalse(audit.path("proof").path("proved").asBoolean(), audit::toString);
         assertTrue(audit.path("proof").path("humanStep").asText().contains("RMA"), audit::toString);
         assertJobUntouched();

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
@@ -43,6 +44,19 @@ class RepairTest {
     @Test void theRecordIsOneShellWord() {
         String cmd = ((Op.Run) new Repair.RecordStep("w1", "2026-12-04T22:55:42Z;proved;remedies=reboot").apply(null).get(0)).command();
         assertTrue(cmd.contains(" annotate node w1 'gpuctl.dev/last-repair=2026-12-04T22:55:42Z;proved;remedies=reboot' --overwrite"), cmd);
+    }
+
+    @Test void onlyAProvedRepairMarksTheXidsBeforeItAnswered() {
+        var proved = Repair.record("w1", "t;proved;remedies=reboot", true, 1796424957L);
+        assertEquals(List.of("record", "xids-answered"), proved.get(0).steps().stream().map(Step::id).toList());
+        assertEquals("uncordon", proved.get(1).id());
+        String cmd = ((Op.Run) proved.get(0).steps().get(1).apply(null).get(0)).command();
+        assertTrue(cmd.contains("printf '%s\\n' 1796424957 > " + GpuHealthStep.ANSWERED + ".tmp"), cmd);
+        var failed = Repair.record("w1", "t;not-proved;remedies=reboot", false, 1796424957L);
+        assertEquals(1, failed.size(), "no uncordon");
+        assertEquals(List.of("record"), failed.get(0).steps().stream().map(Step::id).toList());
+        // verify's Xid check and the next diagnosis read the kernel log from that time on
+        assertTrue(GpuHealthStep.XID.contains("--since \"@$(grep -xE '[0-9]{1,12}' " + GpuHealthStep.ANSWERED + " 2>/dev/null || echo 0)\""));
     }
 
     @Test void theAnnotationValueIsCheckedBeforeItReachesAShell() {
