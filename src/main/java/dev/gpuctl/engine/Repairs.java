@@ -100,6 +100,7 @@ public final class Repairs {
         int allocatable = state.map(s -> s.allocatable("nvidia.com/gpu")).filter(s -> s.matches("\\d{1,6}")).map(Integer::parseInt).orElse(0);
         RepairPlan.Facts facts = new RepairPlan.Facts(n, GpuHealth.parseRecord(record), present, smiProblem, driverProblem,
             holders.ok() ? RepairPlan.parseHolders(holders.stdout()) : Map.of(), xids.ok() ? Xids.parse(xids.stdout()) : List.of(),
+            answers.apply(Repair.memoryKey(n)).map(r -> GpuHealth.memoryProblems(r.stdout())).orElse(List.of()),
             new RepairPlan.PluginView(allocatable, pluginPod, state.map(ClusterView.NodeState::unschedulable).orElse(false)), replicas);
         String bootId = answers.apply(Repair.bootIdKey(n)).map(r -> r.stdout().strip()).orElse("");
         long clock = answers.apply(Repair.clockKey(n)).map(r -> r.stdout().strip()).filter(s -> s.matches("\\d{1,12}")).map(Long::parseLong)

@@ -43,17 +43,19 @@ public final class RepairPlan {
      * @param smiProblem  why nvidia-smi listed nothing ("" when it answered)
      * @param driverProblem a driver/library mismatch, when there is one
      * @param holders     processes holding each GPU, by UUID ("PID NAME")
-     * @param xids        the Xid lines in the kernel log since boot
+     * @param xids        the Xid lines in the kernel log since boot (since the last proved repair)
+     * @param memory      uncorrectable ECC errors, pending or failed row remapping ({@link GpuHealth#memoryProblems})
      * @param replicas    the device plugin's replicas per GPU (1 unless shared)
      */
     public record Facts(String node, List<GpuHealth.Recorded> recorded, List<Xids.Gpu> present, String smiProblem,
                         Optional<String> driverProblem, Map<String, List<String>> holders, List<Xids.Xid> xids,
-                        PluginView plugin, int replicas) {
+                        List<String> memory, PluginView plugin, int replicas) {
         public Facts {
             recorded = List.copyOf(recorded);
             present = List.copyOf(present);
             holders = Map.copyOf(holders);
             xids = List.copyOf(xids);
+            memory = List.copyOf(memory);
         }
 
         /** The recorded GPUs nvidia-smi no longer lists, by UUID. */
@@ -94,7 +96,7 @@ public final class RepairPlan {
     /**
      * The remedies for a node's facts, least disruptive first. A missing GPU, an Xid 79, a driver/library mismatch or
      * {@code reboot} need a reboot, which also resets every GPU and restarts the plugin: it is then the only remedy.
-     * Otherwise: a GPU with a hardware Xid is reset (the plugin's unhealthy mark stays until it restarts, so the plugin
+     * So do uncorrectable ECC errors and pending row remaps. Otherwise: a GPU with a hardware Xid is reset (the plugin's unhealthy mark stays until it restarts, so the plugin
      * is restarted after); allocatable nvidia.com/gpu short of the GPUs present restarts the plugin.
      */
     public static Plan plan(Facts f, boolean reboot) {
@@ -107,6 +109,7 @@ public final class RepairPlan {
                 + (f.smiProblem().isBlank() ? "" : " (nvidia-smi: " + GpuHealth.oneLine(f.smiProblem()) + ")"));
         }
         f.driverProblem().ifPresent(p -> findings.add("driver: " + GpuHealth.oneLine(p)));
+        f.memory().forEach(m -> findings.add("memory: " + GpuHealth.oneLine(m)));
         Map<Integer, List<Xids.Xid>> hardwareByCode = new LinkedHashMap<>();
         for (Xids.Xid x : f.hardwareXids()) hardwareByCode.computeIfAbsent(x.code(), k -> new ArrayList<>()).add(x);
         hardwareByCode.forEach((code, xs) -> findings.add("hardware Xid " + code + " (" + Xids.kind(code).name() + ") x" + xs.size()
@@ -122,7 +125,8 @@ public final class RepairPlan {
             if (!ps.isEmpty()) findings.add("GPU " + uuid + " is held by " + String.join(", ", ps));
         });
         // an application Xid alone, or holders alone, need nothing: only hardware, missing GPUs, driver and plugin count
-        boolean needsReboot = reboot || !missing.isEmpty() || f.driverProblem().isPresent()
+        // a pending row remap or an uncorrectable ECC error: a reboot resets every GPU and applies the remap
+        boolean needsReboot = reboot || !missing.isEmpty() || f.driverProblem().isPresent() || !f.memory().isEmpty()
             || f.hardwareXids().stream().anyMatch(x -> x.code() == FALLEN_OFF_THE_BUS)
             || (f.present().isEmpty() && !f.recorded().isEmpty());
         List<Remedy> remedies = new ArrayList<>();
@@ -159,7 +163,8 @@ public final class RepairPlan {
             if (r == Remedy.RESET_GPU) sb.append(": GPU ").append(String.join(", ", p.resetGpus().stream().map(String::valueOf).toList()));
             sb.append('\n');
         }
-        sb.append("    ").append(n++).append(". prove it: every recorded GPU listed by UUID, no new hardware Xid, allocatable nvidia.com/gpu back,"
+        sb.append("    ").append(n++).append(". prove it: every recorded GPU listed by UUID, no new hardware Xid, no uncorrectable ECC error or"
+            + " pending row remap, allocatable nvidia.com/gpu back,"
             + " a smoke pod asking for every GPU runs nvidia-smi -L\n");
         sb.append("    ").append(n).append(". uncordon ").append(p.node()).append(" only when proved; otherwise it stays cordoned\n");
         return sb.toString();

@@ -37,6 +37,7 @@ public final class Repair {
     public static String moduleKey(String node) { return "repair." + node + ".module"; }
     public static String driverKey(String node) { return "repair." + node + ".driver"; }
     public static String clockKey(String node) { return "repair." + node + ".clock"; }
+    public static String memoryKey(String node) { return "repair." + node + ".memory"; }
 
     /** The GPUs, one "INDEX, UUID, BUS" line each. */
     public static final String GPUS = "nvidia-smi --query-gpu=index,uuid,pci.bus_id --format=csv,noheader 2>&1";
@@ -73,6 +74,7 @@ public final class Repair {
                 probes.add(Probe.keeping("the Xids in the kernel log since boot", GpuHealthStep.XID, xidsKey(n)));
                 probes.add(Probe.keeping("the loaded kernel module's version", GpuHealthStep.MODULE, moduleKey(n)));
                 probes.add(Probe.keeping("the NVML library's driver version", GpuHealthStep.DRIVER, driverKey(n)));
+                probes.add(Probe.keeping("the GPUs' ECC errors and row remapping", GpuHealthStep.MEMORY, memoryKey(n)));
             }
             return probes;
         }
@@ -302,6 +304,10 @@ public final class Repair {
             List<Probe> probes = new ArrayList<>();
             probes.add(Probe.of("every GPU recorded at bootstrap listed by nvidia-smi (by UUID)", GPUS,
                 r -> GpuHealth.missingFromRecord(record, r.ok() ? recordForm(r.stdout()) : "", r.ok() ? "" : r.stdout())));
+            probes.add(Probe.of("no uncorrectable ECC error, pending or failed row remapping", GpuHealthStep.MEMORY, r -> {
+                List<String> p = GpuHealth.memoryProblems(r.stdout());
+                return p.isEmpty() ? Optional.empty() : Optional.of(String.join("\n", p));
+            }));
             probes.add(Probe.of("no hardware Xid since the repair began", xidsSince(since),
                 r -> r.ok() ? newXids(r.stdout()) : Optional.of("exit " + r.exit() + ": " + r.tail(2))));
             return probes;

@@ -18,7 +18,7 @@ class RepairPlanTest {
 
     static RepairPlan.Facts facts(List<Xids.Gpu> present, String kernelLog, int allocatable, Optional<String> driver, Map<String, List<String>> holders) {
         return new RepairPlan.Facts("w1", RECORD, present, present.isEmpty() ? "No devices were found" : "", driver, holders,
-            Xids.parse(kernelLog), new RepairPlan.PluginView(allocatable, Optional.of("kube-system/nvidia-device-plugin-daemonset-abcde"), false), 1);
+            Xids.parse(kernelLog), List.of(), new RepairPlan.PluginView(allocatable, Optional.of("kube-system/nvidia-device-plugin-daemonset-abcde"), false), 1);
     }
 
     static final String XID79 = "Dec 04 10:00:01 w1 kernel: NVRM: Xid (PCI:0000:91:00): 79, pid=1234, name=python3, GPU has fallen off the bus.\n";
@@ -63,6 +63,15 @@ class RepairPlanTest {
         assertEquals(List.of(Remedy.REBOOT), mismatch.remedies());
         var asked = RepairPlan.plan(facts(List.of(G0, G1), "", 2, Optional.empty(), Map.of()), true);
         assertEquals(List.of(Remedy.REBOOT), asked.remedies());
+    }
+
+    @Test void anUncorrectableMemoryErrorReboots() {
+        var f = facts(List.of(G0, G1), "", 2, Optional.empty(), Map.of());
+        var ecc = new RepairPlan.Facts(f.node(), f.recorded(), f.present(), f.smiProblem(), f.driverProblem(), f.holders(), f.xids(),
+            List.of("GPU 00000000:3B:00.0: 2 uncorrectable ECC error(s) since the driver loaded"), f.plugin(), f.replicas());
+        var p = RepairPlan.plan(ecc, false);
+        assertEquals(List.of(Remedy.REBOOT), p.remedies());
+        assertTrue(p.findings().contains("memory: GPU 00000000:3B:00.0: 2 uncorrectable ECC error(s) since the driver loaded"), p.toString());
     }
 
     @Test void noGpuListedAtAllReboots() {
