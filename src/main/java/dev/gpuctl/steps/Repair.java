@@ -131,11 +131,25 @@ public final class Repair {
         return new Phase("reset-gpu", "reset GPU(s) " + indices + " on " + node, List.of(new GpuResetStep(node, indices)), false);
     }
 
-    /** The shell that resets GPU {@code i}, refusing (exit 1, naming the holders) while a process holds it. */
+    /** How long a reset waits for the GPU's last process to exit (an evicted pod's grace period is 30 s). */
+    static final int RESET_TRIES = 30;
+
+    /**
+     * The shell that resets GPU {@code i} once no process holds it: the drain before it waited for the GPU jobs (or
+     * evicted them), so a holder now is a process still exiting; asked every 2 s up to {@link #RESET_TRIES} times
+     * (nvidia-smi's list of compute processes, then the driver's own refusal, "is currently in use by another
+     * process"), then it fails naming the holders. Never kills anything.
+     */
     static String resetCommand(int i) {
-        return "held=$(nvidia-smi --query-compute-apps=pid,process_name --format=csv,noheader -i " + i + " 2>/dev/null | grep . || true);"
-            + " if [ -n \"$held\" ]; then echo \"GPU " + i + " is held by: $held (not reset; wait for the job or use --force)\" >&2; exit 1; fi;"
-            + " nvidia-smi -r -i " + i;
+        return resetCommand(i, RESET_TRIES, 2);
+    }
+
+    static String resetCommand(int i, int tries, int pauseSeconds) {
+        return "n=0; while :; do held=$(nvidia-smi --query-compute-apps=pid,process_name --format=csv,noheader -i " + i + " 2>/dev/null | grep . || true);"
+            + " if [ -z \"$held\" ]; then out=$(nvidia-smi -r -i " + i + " 2>&1); rc=$?; printf '%s\\n' \"$out\";"
+            + " case \"$out\" in *'in use by another process'*) held=\"the driver: $(printf '%s' \"$out\" | head -1)\";; *) exit $rc;; esac; fi;"
+            + " n=$((n+1)); if [ $n -ge " + tries + " ]; then echo \"GPU " + i + " is still held ($held): not reset; find the process"
+            + " (nvidia-smi, fuser -v /dev/nvidia*) and end it, or run the repair again with --reboot\" >&2; exit 1; fi; sleep " + pauseSeconds + "; done";
     }
 
     static final class GpuResetStep implements Step {

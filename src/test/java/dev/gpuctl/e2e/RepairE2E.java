@@ -26,7 +26,8 @@ import org.junit.jupiter.api.TestMethodOrder;
  * kernel log, the GPU gone until the next boot): the dry run prints the diagnosis and the plan and changes nothing; the
  * repair picks the reboot only, brings w1 back (uncordoned, allocatable restored, the smoke pod passed, recorded) and
  * leaves w2's job alone; a second repair changes nothing and verify is clean. An Xid 48 on a present GPU (the plugin's
- * sticky unhealthy mark) is answered by a GPU reset and a plugin restart, without a reboot. A GPU that stays dead after the reboot
+ * sticky unhealthy mark) is answered by a GPU reset and a plugin restart, without a reboot. A GPU job on the sick node
+ * is waited for (the repair stops, naming it, the node cordoned) and only --force evicts it. A GPU that stays dead after the reboot
  * leaves w1 cordoned, exit 1, with the human step named.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -207,9 +208,47 @@ class RepairE2E {
         assertJobUntouched();
     }
 
-    @Test @Order(5) void aGpuThatStaysDeadLeavesTheNodeCordonedNamingTheHumanStep() throws Exception {
+    @Test @Order(5) void aGpuJobOnTheSickNodeIsWaitedForAndOnlyForceEvictsIt() throws Exception {
+        bed.ok(bed.master(), "cat > /root/train-w1.yaml <<'EOF'\n"
+            + "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train-w1, namespace: default}\n"
+            + "spec:\n  backoffLimit: 0\n  template:\n    spec:\n      nodeSelector: {kubernetes.io/hostname: " + w1 + "}\n      restartPolicy: Never\n"
+            + "      containers:\n      - name: train\n        image: registry.internal/trainer:cu118\n        command: [sleep, \"1800\"]\n"
+            + "        resources: {limits: {nvidia.com/gpu: 1}}\nEOF\n" + KUBECTL + "apply -f /root/train-w1.yaml");
+        String held = null;
+        for (long deadline = System.nanoTime() + 60_000_000_000L; held == null; Thread.sleep(1000)) {
+            JsonNode pods = kubectl("get pods -n default -l job-name=train-w1 -o json").path("items");
+            if (pods.size() == 1 && pods.get(0).path("status").path("phase").asText().equals("Running")) held = pods.get(0).path("metadata").path("name").asText();
+            assertTrue(System.nanoTime() < deadline, () -> "w1's job is not running: " + pods);
+        }
+        String bus = bed.ok(w1, "nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader -i 0").strip();
+        bed.kernelLog(w1, "NVRM: Xid (PCI:" + bus.substring(4, 14).toLowerCase() + "): 94, pid=4242, name=python3, Contained: SM (0x1)."
+            + " RST: No, D-RST: No");
+
+        Gpuctl.Run waited = Gpuctl.run("repair", "--drain-timeout", "5s", "-i", inventory.toString(), w1);
+        System.out.println("$ gpuctl repair --drain-timeout 5s " + w1 + " (a GPU job on it)\n" + waited);
+        assertEquals(1, waited.code(), waited::toString);
+        assertTrue(waited.err().contains(held) && waited.err().contains(w1 + " stays cordoned") && waited.err().contains("--force"), waited::toString);
+        assertTrue(waited.out().contains("hardware Xid 94 (Contained ECC error) x1"), waited::toString);
+        assertTrue(cordoned(w1), "held out of service, the job untouched");
+        assertEquals("Running", kubectl("get pod -n default " + held + " -o json").path("status").path("phase").asText(), "the job was not killed");
+
+        Gpuctl.Run forced = Gpuctl.run("repair", "--force", "-i", inventory.toString(), w1);
+        System.out.println("$ gpuctl repair --force " + w1 + "\n" + forced);
+        assertEquals(0, forced.code(), forced::toString);
+        assertTrue(forced.out().contains(w1 + ": repaired and proved (reset_gpu, restart_plugin), back in service"), forced::toString);
+        assertFalse(kubectl("get pods -n default -o json").path("items").toString().contains("\"" + held + "\""), "the job's pod was evicted");
+        assertFalse(cordoned(w1));
+        bed.ok(bed.master(), KUBECTL + "delete job train-w1 --ignore-not-found; " + KUBECTL + "-n default delete pods -l job-name=train-w1 --ignore-not-found");
+        for (long deadline = System.nanoTime() + 60_000_000_000L; ; Thread.sleep(1000)) {
+            if (kubectl("get pods -n default -l job-name=train-w1 -o json").path("items").isEmpty()) break;
+            assertTrue(System.nanoTime() < deadline, "train-w1's pods are gone");
+        }
+        assertJobUntouched();
+    }
+
+    @Test @Order(6) void aGpuThatStaysDeadLeavesTheNodeCordonedNamingTheHumanStep() throws Exception {
         gpuFallsOffTheBus(true);
-        Gpuctl.Run r = Gpuctl.run("repair", "-i", inventory.toString(), w1);
+        Gpuctl.Run r = Gpuctl.run("repair", "--drain-timeout", "30s", "-i", inventory.toString(), w1);
         System.out.println("$ gpuctl repair " + w1 + " (dead GPU)\n" + r);
         assertEquals(1, r.code(), r::toString);
         assertTrue(r.err().contains("1 GPU(s) recorded at bootstrap, none listed now"), r::toString);
@@ -217,8 +256,8 @@ class RepairE2E {
         assertTrue(cordoned(w1), "w1 stays out of service");
         assertTrue(lastRepair(w1).contains(";not-proved;remedies=reboot"), lastRepair(w1));
         List<Path> audits = audits();
-        assertEquals(3, audits.size(), audits::toString);
-        JsonNode audit = JSON.readTree(audits.get(2).toFile());
+        assertEquals(4, audits.size(), audits::toString);
+        JsonNode audit = JSON.readTree(audits.get(3).toFile());
         assertFalse(audit.path("proof").path("proved").asBoolean(), audit::toString);
         assertTrue(audit.path("proof").path("humanStep").asText().contains("RMA"), audit::toString);
         assertJobUntouched();

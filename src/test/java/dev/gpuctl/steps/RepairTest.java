@@ -4,9 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class RepairTest {
     static final String U0 = "GPU-0a1b2c3d-0000-1111-2222-333344445555";
@@ -57,6 +61,42 @@ class RepairTest {
         assertEquals(List.of("record"), failed.get(0).steps().stream().map(Step::id).toList());
         // verify's Xid check and the next diagnosis read the kernel log from that time on
         assertTrue(GpuHealthStep.XID.contains("--since \"@$(grep -xE '[0-9]{1,12}' " + GpuHealthStep.ANSWERED + " 2>/dev/null || echo 0)\""));
+    }
+
+    /** A stand-in nvidia-smi: no compute process listed; -r refused as the driver refuses it {@code refusals} times, then done. */
+    static Path fakeSmi(Path dir, int refusals) throws Exception {
+        Path smi = dir.resolve("nvidia-smi");
+        Files.writeString(smi, "#!/bin/sh\ncase \"$*\" in *query-compute-apps*) exit 0;; esac\n"
+            + "n=$(cat " + dir + "/calls 2>/dev/null || echo 0); n=$((n+1)); echo $n > " + dir + "/calls\n"
+            + "if [ $n -le " + refusals + " ]; then echo 'GPU 00000000:3B:00.0 is currently in use by another process.'; exit 255; fi\n"
+            + "echo 'GPU 00000000:3B:00.0 was successfully reset.'; echo 'All done.'\n");
+        Files.setPosixFilePermissions(smi, PosixFilePermissions.fromString("rwx------"));
+        return smi;
+    }
+
+    static int sh(Path dir, String command, StringBuilder out) throws Exception {
+        ProcessBuilder pb = new ProcessBuilder("/bin/sh", "-c", command).redirectErrorStream(true);
+        pb.environment().put("PATH", dir + ":/usr/bin:/bin");
+        Process p = pb.start();
+        out.append(new String(p.getInputStream().readAllBytes()));
+        return p.waitFor();
+    }
+
+    @Test void aResetWaitsForTheLastProcessToLetGoThenResets(@TempDir Path dir) throws Exception {
+        fakeSmi(dir, 2);
+        StringBuilder out = new StringBuilder();
+        assertEquals(0, sh(dir, Repair.resetCommand(0, 5, 0), out), out::toString);
+        assertTrue(out.toString().contains("was successfully reset."), out::toString);
+        assertEquals("3", Files.readString(dir.resolve("calls")).strip());
+    }
+
+    @Test void aGpuStillHeldIsNotResetAndTheHolderIsNamed(@TempDir Path dir) throws Exception {
+        fakeSmi(dir, 99);
+        StringBuilder out = new StringBuilder();
+        assertEquals(1, sh(dir, Repair.resetCommand(0, 3, 0), out), out::toString);
+        assertTrue(out.toString().contains("GPU 0 is still held (the driver: GPU 00000000:3B:00.0 is currently in use by another process.): not reset"),
+            out::toString);
+        assertEquals("3", Files.readString(dir.resolve("calls")).strip());
     }
 
     @Test void theAnnotationValueIsCheckedBeforeItReachesAShell() {
