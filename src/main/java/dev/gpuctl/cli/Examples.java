@@ -80,6 +80,10 @@ final class Examples {
             "gpuctl drain -i inventory.yaml --force worker-2   # evicts them")),
         Map.entry("gpuctl uncordon", List.of(
             "gpuctl uncordon -i inventory.yaml worker-2")),
+        Map.entry("gpuctl repair", List.of(
+            "gpuctl repair -i inventory.yaml --dry-run worker-2   # diagnosis and plan",
+            "gpuctl repair -i inventory.yaml worker-2",
+            "gpuctl repair -i inventory.yaml --reboot --drain-timeout 2h worker-2")),
         Map.entry("gpuctl remove-node", List.of(
             "gpuctl remove-node -i inventory.yaml worker-2",
             "gpuctl remove-node -i inventory.yaml --force worker-2",

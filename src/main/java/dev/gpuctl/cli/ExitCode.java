@@ -58,6 +58,7 @@ public enum ExitCode {
         Map.entry("gpuctl completion", List.of(OK, USAGE)),
         Map.entry("gpuctl drain", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, UNREACHABLE, INTERRUPTED)),
         Map.entry("gpuctl uncordon", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, UNREACHABLE, INTERRUPTED)),
+        Map.entry("gpuctl repair", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, UNREACHABLE, INTERRUPTED)),
         Map.entry("gpuctl remove-node", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, UNREACHABLE, INTERRUPTED)),
         Map.entry("gpuctl reset", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, UNREACHABLE, INTERRUPTED)),
         Map.entry("gpuctl job list", List.of(OK, STEP_FAILED, USAGE, UNREACHABLE)),

@@ -36,6 +36,7 @@ public final class GpuctlCommand implements Runnable {
         SUBCOMMANDS.put("restore", RestoreCommand.class);
         SUBCOMMANDS.put("drain", DrainCommand.class);
         SUBCOMMANDS.put("uncordon", UncordonCommand.class);
+        SUBCOMMANDS.put("repair", RepairCommand.class);
         SUBCOMMANDS.put("remove-node", RemoveNodeCommand.class);
         SUBCOMMANDS.put("reset", ResetCommand.class);
         SUBCOMMANDS.put("completion", CompletionCommand.class);

@@ -34,8 +34,18 @@ public final class GpuHealthStep implements Step {
         return new Facts.Key<>(moduleFact(ctx), GpuHealth.KernelModule.class, GpuHealth.KernelModule::parse);
     }
     static final String MEMORY = "nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER 2>&1; true";
-    /** The kernel's messages since boot (the journal's kernel transport, which no local user can write), else dmesg. */
-    static final String XID = "if out=$(journalctl -k -b -q --no-pager 2>&1); then :; elif out=$(dmesg 2>&1); then :;"
+    /**
+     * Where a proved {@code gpuctl repair} leaves the host's clock (seconds since the epoch) when it began: the Xids
+     * logged before it are answered (root's file; no other user can write there).
+     */
+    public static final String ANSWERED = "/var/lib/gpuctl/xids-answered-since";
+
+    /**
+     * The kernel's messages since boot (the journal's kernel transport, which no local user can write), from the
+     * {@link #ANSWERED} time of a proved repair when there is one; else dmesg.
+     */
+    static final String XID = "if out=$(journalctl -k -b -q --no-pager --since \"@$(grep -xE '[0-9]{1,12}' " + ANSWERED + " 2>/dev/null || echo 0)\" 2>&1);"
+        + " then :; elif out=$(dmesg 2>&1); then :;"
         + " else echo \"cannot read the kernel log: $out\" >&2; exit 1; fi; printf '%s\\n' \"$out\" | grep -F 'NVRM: Xid' || true";
     static final String PERSISTENCE = "nvidia-smi --query-gpu=index,persistence_mode --format=csv,noheader 2>&1; true";
 

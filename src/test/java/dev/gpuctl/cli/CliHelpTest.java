@@ -78,8 +78,8 @@ class CliHelpTest {
                     cl.getCommandSpec().qualifiedName() + " " + option.longestName() + ": " + description);
             }
         }
-        assertEquals(10, seen, "bootstrap --command-timeout and --wait-timeout, verify --wait-timeout, join-token --ttl, drain and"
-            + " remove-node --drain-timeout, certs renew --command-timeout, upgrade --drain-timeout and --command-timeout, gpus --sample");
+        assertEquals(11, seen, "bootstrap --command-timeout and --wait-timeout, verify --wait-timeout, join-token --ttl, drain,"
+            + " repair and remove-node --drain-timeout, certs renew --command-timeout, upgrade --drain-timeout and --command-timeout, gpus --sample");
     }
 
     @Test void everyCommandThatConnectsTakesAConnectTimeout() {

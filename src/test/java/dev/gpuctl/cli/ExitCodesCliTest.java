@@ -39,7 +39,7 @@ class ExitCodesCliTest {
         Files.writeString(job, "{name: a, image: b, gpus: 1}\n");
         return List.of(new String[] {"bootstrap"}, new String[] {"bootstrap", "--dry-run"}, new String[] {"verify"},
             new String[] {"upgrade"}, new String[] {"drain", "w"}, new String[] {"drain", "--dry-run", "w"},
-            new String[] {"uncordon", "w"}, new String[] {"remove-node", "w"}, new String[] {"reset", "--yes"},
+            new String[] {"uncordon", "w"}, new String[] {"repair", "w"}, new String[] {"repair", "--dry-run", "w"}, new String[] {"remove-node", "w"}, new String[] {"reset", "--yes"},
             new String[] {"backup"}, new String[] {"restore", archive.toString()}, new String[] {"certs", "check"},
             new String[] {"certs", "renew"}, new String[] {"join-token", "--refresh"},
             new String[] {"kubeconfig", "--merge", "--kubeconfig", dir.resolve("kc").toString()}, new String[] {"gpus"},
@@ -171,9 +171,9 @@ class ExitCodesCliTest {
               - { name: here, address: 127.0.0.1, role: master, connection: local }
             """.formatted(key(dir), dir.resolve("known_hosts")));
         List<String[]> changing = List.of(new String[] {"bootstrap"}, new String[] {"bootstrap", "--dry-run"}, new String[] {"upgrade"},
-            new String[] {"drain", "here"}, new String[] {"uncordon", "here"}, new String[] {"remove-node", "here"},
+            new String[] {"drain", "here"}, new String[] {"uncordon", "here"}, new String[] {"repair", "here"}, new String[] {"remove-node", "here"},
             new String[] {"reset", "--yes"}, new String[] {"backup"}, new String[] {"certs", "renew"},
-            new String[] {"join-token", "--refresh"}, hostCommands(dir).get(10));
+            new String[] {"join-token", "--refresh"}, hostCommands(dir).get(12));
         for (String[] cmd : changing) {
             String[] args = with(cmd, inv);
             CliTest.Run r = CliTest.run(args);

@@ -1,0 +1,176 @@
+package dev.gpuctl.cli;
+
+import dev.gpuctl.engine.Maintenance;
+import dev.gpuctl.engine.Repairs;
+import dev.gpuctl.engine.Runner;
+import dev.gpuctl.engine.StepFailure;
+import dev.gpuctl.hostconf.RepairPlan;
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.Node;
+import dev.gpuctl.remote.RemoteException;
+import dev.gpuctl.remote.Remotes;
+import dev.gpuctl.remote.SshOptions;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.function.Function;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+@Command(name = "repair",
+    description = {"Bring sick GPU nodes back: diagnose, hold the jobs safe, fix over ssh, prove it, return the node.",
+        "Diagnose each node read-only (GPUs against the bootstrap record by UUID, the processes holding them, the Xids since"
+            + " boot by cause, the device plugin's count) and print the plan; then cordon and drain it as `gpuctl drain` does"
+            + " (GPU jobs waited for, never killed without --force), apply the remedies least disruptive first, each with its"
+            + " own check (restart the device plugin pod, reset an idle GPU, reboot), prove it (every recorded GPU, no new"
+            + " hardware Xid, allocatable back, a smoke pod running nvidia-smi -L on every GPU) and uncordon it only then;"
+            + " otherwise it stays cordoned, with the human step named. Each repair is recorded in .gpuctl/CLUSTER/repairs/ and"
+            + " as the node annotation " + Repairs.LAST_REPAIR + "."})
+final class RepairCommand implements Callable<Integer> {
+    @Parameters(arity = "1..*", paramLabel = "NODE", description = "GPU nodes of the inventory to repair, one after the other.") List<String> hosts;
+    @Option(names = {"-i", "--inventory"}, paramLabel = "FILE",
+        description = "Inventory file (default: $GPUCTL_INVENTORY, or ./inventory.yaml).") Path inventory;
+    @Option(names = "--force", description = "Evict the GPU Jobs and bare pods on the node instead of waiting for them.") boolean force;
+    @Option(names = "--reboot", description = "Reboot the node whatever the diagnosis says.") boolean reboot;
+    @Option(names = "--drain-timeout", paramLabel = "DURATION", converter = Converters.DurationValue.class,
+        description = "How long to wait for the GPU Jobs, and kubectl drain for evictions, e.g. 30m or 2h (a bare number is seconds; default 10m).")
+    Duration drainTimeout = Maintenance.DEFAULT_DRAIN_TIMEOUT;
+    @Option(names = "--dry-run", description = "Diagnose and print the plan; change nothing.") boolean dryRun;
+    @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+    @Mixin AllowLocalOption allowLocal;
+    @Mixin ConnectTimeoutOption connect;
+    @Spec CommandSpec spec;
+    @ParentCommand GpuctlCommand parent;
+
+    @Override public Integer call() {
+        Path file = DrainCommand.inventoryFile(inventory, parent.env);
+        Inventory inv = Inventories.load(file, parent.env);
+        allowLocal.check(inv, file, "repair");
+        PhaseRuns.checkNodes(inv, hosts, "repair");
+        for (String h : hosts) {
+            Node n = inv.node(h).orElseThrow();
+            if (n.isMaster() || !n.gpu()) {
+                throw new GpuctlException(ExitCode.USAGE, h + " is not a GPU node (repair mends GPU workers; the inventory says "
+                    + (n.isMaster() ? "role: master" : "gpu: false") + ")");
+            }
+        }
+        List<String> nodes = List.copyOf(new java.util.LinkedHashSet<>(hosts));
+        SshOptions ssh = connect.options(acceptNew);
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        Inventories.checkIdentityFiles(file, inv.nodes(), ssh);
+        Repairs.Diagnoses diagnoses;
+        try {
+            diagnoses = Repairs.diagnose(inv, n -> n.isMaster() ? Inventories.openCluster(inv, ssh, file) : Remotes.open(n, ssh), nodes, reboot);
+        } catch (RemoteException e) {
+            throw GpuctlException.of(e);
+        }
+        if (!diagnoses.unreachable().isEmpty()) {
+            StringBuilder sb = new StringBuilder("repair: the diagnosis could not ask every host; nothing was changed:\n");
+            diagnoses.unreachable().forEach((h, why) -> sb.append("  ").append(h).append(": ").append(why).append('\n'));
+            sb.append("Logs: ").append(diagnoses.logDir());
+            throw new GpuctlException(diagnoses.notConnected().isEmpty() ? ExitCode.STEP_FAILED : ExitCode.UNREACHABLE, sb.toString());
+        }
+        for (Repairs.Diagnosis d : diagnoses.nodes().values()) out.print(RepairPlan.text(d.plan()));
+        out.flush();
+        if (dryRun) {
+            out.println("dry run complete: nothing was changed");
+            return ExitCode.OK.code();
+        }
+        List<Repairs.Outcome> failed = new ArrayList<>();
+        for (Repairs.Diagnosis d : diagnoses.nodes().values()) {
+            String n = d.facts().node();
+            if (d.plan().healthy()) {
+                out.println(n + ": nothing to repair (left as it is)");
+                continue;
+            }
+            Repairs.Outcome o = repair(inv, file, ssh, err, d);
+            Path audit;
+            try {
+                audit = Repairs.writeAudit(inv, o);
+            } catch (IOException e) {
+                throw new GpuctlException(ExitCode.STEP_FAILED, n + ": the repair's audit entry could not be written in "
+                    + inv.stateDir().resolve(inv.cluster().name()).resolve("repairs") + ": " + e.getMessage());
+            }
+            if (o.proved()) {
+                out.println(n + ": repaired and proved (" + String.join(", ", o.plan().remedies().stream().map(r -> r.name().toLowerCase()).toList())
+                    + "), back in service; audit: " + audit);
+            } else {
+                failed.add(o);
+                out.println(n + ": NOT repaired; it stays cordoned; audit: " + audit);
+            }
+            out.flush();
+        }
+        if (failed.isEmpty()) return ExitCode.OK.code();
+        StringBuilder sb = new StringBuilder("repair did not bring every node back:\n");
+        for (Repairs.Outcome o : failed) {
+            sb.append(o.node()).append(": still wrong after ")
+                .append(String.join(", ", o.plan().remedies().stream().map(r -> r.name().toLowerCase()).toList())).append(":\n");
+            o.stillWrong().forEach(w -> sb.append("  ").append(w.replace("\n", "\n  ")).append('\n'));
+            sb.append("  ").append(o.node()).append(" stays cordoned. What a person must do: ").append(o.plan().humanStep())
+                .append("; then run `gpuctl repair ").append(o.node()).append("` again (it uncordons the node once proved).\n");
+        }
+        throw new GpuctlException(ExitCode.STEP_FAILED, sb.toString().stripTrailing());
+    }
+
+    /** One node: hold the jobs and apply the remedies, prove, record (uncordon only when proved). */
+    private Repairs.Outcome repair(Inventory inv, Path file, SshOptions ssh, PrintWriter err, Repairs.Diagnosis d) {
+        String n = d.facts().node();
+        Instant began = Instant.now();
+        String next = n + " stays cordoned. Re-run later, raise --drain-timeout, or use --force (evicts the GPU jobs);"
+            + " `gpuctl uncordon " + n + "` puts it back in service as it is.";
+        Runner.Result fix = runPhases(inv, ssh, err, r -> Repairs.fix(r, d, drainTimeout, force),
+            Maintenance.commandTimeout(drainTimeout, Duration.ofMinutes(10)), next);
+        List<String> stillWrong = new ArrayList<>();
+        boolean holdFailed = fix.failures().stream().map(StepFailure::step).anyMatch(s -> Set.of("cordon", "gpu-jobs", "drain").contains(s));
+        if (holdFailed || fix.failures().stream().anyMatch(StepFailure::unreachable)) {
+            PhaseRuns.judged(fix, outcomes(next));
+        }
+        if (!fix.failures().isEmpty()) {
+            stillWrong.addAll(Repairs.stillWrong(fix));
+        } else {
+            Runner.Result proof = runPhases(inv, ssh, err, r -> Repairs.prove(r, d), Duration.ofMinutes(5), next);
+            stillWrong.addAll(Repairs.stillWrong(proof));
+        }
+        boolean proved = stillWrong.isEmpty();
+        Repairs.Outcome o = new Repairs.Outcome(n, d.plan(), proved, stillWrong, began, Duration.between(began, Instant.now()), d.clock());
+        String recordNext = n + (proved ? " was proved healthy but is still cordoned" : " stays cordoned") + "; the repair's audit entry is"
+            + " written here. Run `gpuctl repair " + n + "` again once the master answers (a healthy node is only uncordoned).";
+        Runner.Result record = runPhases(inv, ssh, err, r -> Repairs.record(r, o), Duration.ofMinutes(2), recordNext);
+        if (!record.failures().isEmpty()) {
+            try {
+                Repairs.writeAudit(inv, o);
+            } catch (IOException e) {
+                // the failure below is what matters; the audit's own failure is said with it
+                recordNext += " (the audit entry could not be written either: " + e.getMessage() + ")";
+            }
+        }
+        PhaseRuns.judged(record, outcomes(recordNext));
+        return o;
+    }
+
+    private static PhaseRuns.Outcomes outcomes(String next) {
+        return new PhaseRuns.Outcomes(r -> PhaseRuns.whereEachHostStopped(r, "Run the same command again to resume.\nLogs: " + r.logDir()),
+            "repair refused; nothing was changed:", "repair stopped:", next);
+    }
+
+    /** A locked run of {@code phases} (Ctrl-C stops it); interrupted or refused runs end the command here. */
+    private static Runner.Result runPhases(Inventory inv, SshOptions ssh, PrintWriter err, Function<Runner, Runner.Result> phases,
+                                           Duration commandTimeout, String next) {
+        Runner runner = PhaseRuns.lockedRunner(inv, ssh, err, new Runner.Options(false, 16, Set.of(), commandTimeout));
+        Runner.Result r = PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> phases.apply(runner));
+        if (r.wasInterrupted() || r.preflightRefused()) PhaseRuns.judged(r, outcomes(next));
+        return r;
+    }
+}

@@ -1,0 +1,208 @@
+package dev.gpuctl.engine;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.gpuctl.hostconf.ClusterView;
+import dev.gpuctl.hostconf.GpuHealth;
+import dev.gpuctl.hostconf.RepairPlan;
+import dev.gpuctl.hostconf.Xids;
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.Node;
+import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.remote.Remote;
+import dev.gpuctl.steps.Drain;
+import dev.gpuctl.steps.Phase;
+import dev.gpuctl.steps.Repair;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Function;
+
+/**
+ * {@code gpuctl repair} on the engine: a read-only diagnosis run (VERIFY mode, like {@code gpus}: no lock, nothing
+ * changed) whose answers become {@link RepairPlan.Facts}; then, node by node, runs of {@link Repair}'s phases given
+ * by the plan: the jobs held safe and the remedies, the proof, the record (and the uncordon only when proved). The
+ * runs that change hosts are made by the caller ({@code runs}: the cluster's lock, Ctrl-C).
+ */
+public final class Repairs {
+    private Repairs() {}
+
+    /** Commands of the diagnosis get this long. */
+    static final Duration DIAGNOSE_TIMEOUT = Duration.ofMinutes(1);
+
+    /** A node's diagnosis: its facts, its plan, and what the later phases need (boot id, clock, record). */
+    public record Diagnosis(RepairPlan.Facts facts, RepairPlan.Plan plan, String bootId, long clock, String record) {}
+
+    /**
+     * The diagnosis of every node: the answers, or the hosts that could not be asked.
+     *
+     * @param unreachable host → why; {@code notConnected}: those to which no connection was made at all
+     */
+    public record Diagnoses(Map<String, Diagnosis> nodes, Map<String, String> unreachable, Set<String> notConnected, Path logDir) {}
+
+    /** Asks the master and the nodes, read-only, and plans each node's repair ({@code reboot}: a reboot asked for). */
+    public static Diagnoses diagnose(Inventory inv, Function<Node, Remote> connector, List<String> nodes, boolean reboot) {
+        Set<String> hosts = new LinkedHashSet<>();
+        hosts.add(inv.master().name());
+        hosts.addAll(nodes);
+        Runner runner = new Runner(inv, connector, new PrintWriter(OutputStream.nullOutputStream()),
+            Runner.Options.verify(hosts.size(), hosts, DIAGNOSE_TIMEOUT, Duration.ZERO));
+        Runner.Result result = runner.run(List.of(Repair.diagnose(nodes)));
+        Map<String, String> unreachable = new LinkedHashMap<>();
+        result.report().unreachable().forEach(h -> unreachable.put(h.name(), h.error()));
+        Set<String> notConnected = new LinkedHashSet<>();
+        result.failures().stream().filter(StepFailure::unreachable).forEach(f -> notConnected.add(f.host()));
+        Map<String, Diagnosis> out = new LinkedHashMap<>();
+        if (!unreachable.isEmpty()) return new Diagnoses(out, unreachable, notConnected, result.logDir());
+        Optional<ExecResult> cluster = runner.answer(Repair.clusterKey());
+        if (cluster.isEmpty() || !cluster.get().ok()) {
+            unreachable.put(inv.master().name(), "kubectl on the master failed: " + cluster.map(r -> "exit " + r.exit() + ": " + r.tail(2)).orElse("no answer"));
+            return new Diagnoses(out, unreachable, notConnected, result.logDir());
+        }
+        ClusterView view = ClusterView.parse(cluster.get().stdout());
+        for (String n : nodes) {
+            Node node = inv.node(n).orElseThrow();
+            Diagnosis d = diagnosis(n, view, key -> runner.answer(key), inv.sharing(node).replicas(), reboot);
+            out.put(n, d);
+        }
+        return new Diagnoses(out, unreachable, notConnected, result.logDir());
+    }
+
+    /** One node's diagnosis from the cluster's view and the node's answers (by {@link Repair}'s keys). */
+    static Diagnosis diagnosis(String n, ClusterView view, Function<String, Optional<ExecResult>> answers, int replicas, boolean reboot) {
+        String text = "";
+        Optional<ClusterView.NodeState> state = view.node(n);
+        String record = state.flatMap(ClusterView.NodeState::gpuRecord).orElse(text);
+        ExecResult gpus = answers.apply(Repair.gpusKey(n)).orElse(new ExecResult(1, "", "not asked"));
+        List<Xids.Gpu> present = gpus.ok() ? RepairPlan.parseGpus(gpus.stdout()) : List.of();
+        String smiProblem = gpus.ok() ? "" : gpus.stdout() + gpus.stderr();
+        ExecResult holders = answers.apply(Repair.holdersKey(n)).orElse(new ExecResult(0, "", ""));
+        ExecResult xids = answers.apply(Repair.xidsKey(n)).orElse(new ExecResult(0, "", ""));
+        String module = answers.apply(Repair.moduleKey(n)).map(ExecResult::stdout).orElse("");
+        ExecResult driver = answers.apply(Repair.driverKey(n)).orElse(new ExecResult(0, "", ""));
+        Optional<String> driverProblem = GpuHealth.driverMismatch(driver.stdout(), driver.exit(), GpuHealth.KernelModule.parse(module))
+            .filter(p -> p.contains("mismatch"));
+        Optional<String> pluginPod = view.pods().stream().filter(p -> n.equals(p.node()) && p.name().contains("nvidia-device-plugin"))
+            .map(p -> p.namespace() + "/" + p.name()).findFirst();
+        int allocatable = state.map(s -> s.allocatable("nvidia.com/gpu")).filter(s -> s.matches("\\d{1,6}")).map(Integer::parseInt).orElse(0);
+        RepairPlan.Facts facts = new RepairPlan.Facts(n, GpuHealth.parseRecord(record), present, smiProblem, driverProblem,
+            holders.ok() ? RepairPlan.parseHolders(holders.stdout()) : Map.of(), xids.ok() ? Xids.parse(xids.stdout()) : List.of(),
+            answers.apply(Repair.memoryKey(n)).map(r -> GpuHealth.memoryProblems(r.stdout())).orElse(List.of()),
+            new RepairPlan.PluginView(allocatable, pluginPod, state.map(ClusterView.NodeState::unschedulable).orElse(false)), replicas);
+        String bootId = answers.apply(Repair.bootIdKey(n)).map(r -> r.stdout().strip()).orElse("");
+        long clock = answers.apply(Repair.clockKey(n)).map(r -> r.stdout().strip()).filter(s -> s.matches("\\d{1,12}")).map(Long::parseLong)
+            .orElse(Instant.now().getEpochSecond());
+        return new Diagnosis(facts, RepairPlan.plan(facts, reboot), bootId, clock, record);
+    }
+
+    /** The GPUs the proof wants: those recorded at bootstrap (else those present now). */
+    static int gpusWanted(Diagnosis d) {
+        return d.facts().recorded().isEmpty() ? d.facts().present().size() : d.facts().recorded().size();
+    }
+
+    /** The phases that hold the jobs safe and apply the plan's remedies, in order. */
+    public static List<Phase> remedyPhases(Diagnosis d, Duration drainTimeout, boolean force) {
+        String n = d.facts().node();
+        List<Phase> phases = new ArrayList<>();
+        phases.add(Drain.drain(List.of(n), drainTimeout, force));
+        for (RepairPlan.Remedy r : d.plan().remedies()) {
+            switch (r) {
+                case RESTART_PLUGIN -> phases.add(Repair.restartPlugin(n, d.facts().plugin().pod(), d.facts().wantAllocatable()));
+                case RESET_GPU -> phases.add(Repair.resetGpus(n, d.plan().resetGpus()));
+                case REBOOT -> phases.addAll(Repair.reboot(n, d.bootId()));
+            }
+        }
+        return phases;
+    }
+
+    /** The proof's phase. */
+    public static List<Phase> proofPhases(Diagnosis d) {
+        int want = gpusWanted(d);
+        return Repair.prove(d.facts().node(), d.record(), d.clock(), want * d.facts().replicas());
+    }
+
+    /** Holds the node's jobs safe and applies the plan's remedies ({@link #remedyPhases}). */
+    public static Runner.Result fix(Runner runner, Diagnosis d, Duration drainTimeout, boolean force) {
+        return runner.run(remedyPhases(d, drainTimeout, force));
+    }
+
+    /** The proof ({@link #proofPhases}). */
+    public static Runner.Result prove(Runner runner, Diagnosis d) {
+        return runner.run(proofPhases(d));
+    }
+
+    /** The record of the repair on the node; the uncordon when it was proved. */
+    public static Runner.Result record(Runner runner, Outcome o) {
+        return runner.run(Repair.record(o.node(), o.annotation(), o.proved(), o.answeredSince()));
+    }
+
+    /** The node annotation a repair leaves: {@link Repair#LAST_REPAIR}. */
+    public static final String LAST_REPAIR = Repair.LAST_REPAIR;
+
+    /** How a repair of one node ended. */
+    /** @param answeredSince the host's clock when the repair began (the Xids before it are answered once proved) */
+    public record Outcome(String node, RepairPlan.Plan plan, boolean proved, List<String> stillWrong, Instant began, Duration took,
+                          long answeredSince) {
+        public Outcome {
+            stillWrong = List.copyOf(stillWrong);
+        }
+
+        /** The node annotation's value: when, proved or not, the remedies (letters, digits, ":,;=.-" only). */
+        public String annotation() {
+            return DateTimeFormatter.ISO_INSTANT.format(began.atOffset(ZoneOffset.UTC).toInstant().truncatedTo(java.time.temporal.ChronoUnit.SECONDS))
+                + ";" + (proved ? "proved" : "not-proved") + ";remedies=" + String.join(",", plan.remedies().stream().map(r -> r.name().toLowerCase()).toList());
+        }
+    }
+
+    /** The proof's failures, for people: what is still wrong. */
+    public static List<String> stillWrong(Runner.Result r) {
+        List<String> out = new ArrayList<>();
+        r.failures().forEach(f -> out.add(f.describe().strip()));
+        r.interrupted().forEach(w -> out.add("interrupted: " + w));
+        return out;
+    }
+
+    /** The audit entry of one repair, as JSON. */
+    public static String auditJson(Outcome o, String clusterName) {
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("cluster", clusterName);
+        doc.put("node", o.node());
+        doc.put("began", o.began().toString());
+        doc.put("durationSeconds", o.took().toSeconds());
+        doc.put("diagnosis", o.plan().findings());
+        doc.put("remedies", o.plan().remedies().stream().map(r -> Map.of("remedy", r.name().toLowerCase(), "what", r.what())).toList());
+        if (!o.plan().resetGpus().isEmpty()) doc.put("resetGpus", o.plan().resetGpus());
+        Map<String, Object> proof = new LinkedHashMap<>();
+        proof.put("proved", o.proved());
+        proof.put("stillWrong", o.stillWrong());
+        if (!o.proved()) proof.put("humanStep", o.plan().humanStep());
+        doc.put("proof", proof);
+        try {
+            return new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(doc) + "\n";
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Writes the audit entry in {@code .gpuctl/CLUSTER/repairs/} (directory 0700, file 0600); returns its path. */
+    public static Path writeAudit(Inventory inv, Outcome o) throws IOException {
+        Path dir = inv.stateDir().resolve(inv.cluster().name()).resolve("repairs");
+        String stamp = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").format(o.began().atOffset(ZoneOffset.UTC));
+        Path file = dir.resolve(stamp + "-" + o.node() + ".json");
+        StateDir.writePrivate(file, auditJson(o, inv.cluster().name()).getBytes(StandardCharsets.UTF_8));
+        return file;
+    }
+}

@@ -1,0 +1,195 @@
+package dev.gpuctl.hostconf;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * {@code gpuctl repair}'s diagnosis of one GPU node and the remedies it calls for, least disruptive first: pure
+ * functions over typed facts (what the node's nvidia-smi and kernel log said, what the master's API server says of the
+ * node and its device plugin pod), so that a unit test feeds facts and checks the plan.
+ */
+public final class RepairPlan {
+    private RepairPlan() {}
+
+    /** What a repair may do to a node, least disruptive first. */
+    public enum Remedy {
+        /** Delete the node's device plugin pod (its DaemonSet makes a new one): clears a sticky unhealthy mark. */
+        RESTART_PLUGIN("restart the device plugin pod on the node (clears the plugin's sticky unhealthy mark)"),
+        /** {@code nvidia-smi -r -i N} on each GPU with a hardware Xid, only while no process holds it. */
+        RESET_GPU("reset the GPU(s) with a hardware Xid (nvidia-smi -r -i N), only while no process holds them"),
+        /** Reboot over ssh and wait for the host, its container runtime and kubelet. */
+        REBOOT("reboot the host over ssh and wait for it, its container runtime and its kubelet");
+
+        private final String what;
+
+        Remedy(String what) { this.what = what; }
+
+        public String what() { return what; }
+    }
+
+    /** The plugin's view of a node: its allocatable nvidia.com/gpu and its device plugin pod (namespace/name), if any. */
+    public record PluginView(int allocatable, Optional<String> pod, boolean cordoned) {}
+
+    /**
+     * Everything the diagnosis read about one node.
+     *
+     * @param recorded    the GPUs recorded at bootstrap (node annotation), empty when none was recorded
+     * @param present     the GPUs nvidia-smi lists now (index, UUID, bus id)
+     * @param smiProblem  why nvidia-smi listed nothing ("" when it answered)
+     * @param driverProblem a driver/library mismatch, when there is one
+     * @param holders     processes holding each GPU, by UUID ("PID NAME")
+     * @param xids        the Xid lines in the kernel log since boot (since the last proved repair)
+     * @param memory      uncorrectable ECC errors, pending or failed row remapping ({@link GpuHealth#memoryProblems})
+     * @param replicas    the device plugin's replicas per GPU (1 unless shared)
+     */
+    public record Facts(String node, List<GpuHealth.Recorded> recorded, List<Xids.Gpu> present, String smiProblem,
+                        Optional<String> driverProblem, Map<String, List<String>> holders, List<Xids.Xid> xids,
+                        List<String> memory, PluginView plugin, int replicas) {
+        public Facts {
+            recorded = List.copyOf(recorded);
+            present = List.copyOf(present);
+            holders = Map.copyOf(holders);
+            xids = List.copyOf(xids);
+            memory = List.copyOf(memory);
+        }
+
+        /** The recorded GPUs nvidia-smi no longer lists, by UUID. */
+        public List<GpuHealth.Recorded> missing() {
+            Set<String> now = new LinkedHashSet<>();
+            present.forEach(g -> now.add(g.uuid()));
+            return recorded.stream().filter(r -> !now.contains(r.uuid())).toList();
+        }
+
+        /** The hardware (and unlisted) Xids; application Xids are the jobs' own faults. */
+        public List<Xids.Xid> hardwareXids() {
+            return xids.stream().filter(x -> x.kind().cause() != Xids.Cause.APPLICATION).toList();
+        }
+
+        /** allocatable nvidia.com/gpu the node should advertise: the GPUs present × replicas. */
+        public int wantAllocatable() { return present.size() * replicas; }
+    }
+
+    /** The diagnosis's findings (for people) and the remedies chosen, in the order they run. */
+    public record Plan(String node, List<String> findings, List<Remedy> remedies, List<Integer> resetGpus, String humanStep) {
+        public Plan {
+            findings = List.copyOf(findings);
+            remedies = List.copyOf(remedies);
+            resetGpus = List.copyOf(resetGpus);
+        }
+
+        /** Nothing found: the repair changes nothing. */
+        public boolean healthy() { return findings.isEmpty() && remedies.isEmpty(); }
+    }
+
+    /** Xid 79: the GPU has fallen off the bus; only a reboot (or a human) brings it back. */
+    static final int FALLEN_OFF_THE_BUS = 79;
+
+    /** What a person must do when the remedies did not bring the node back. */
+    public static final String HUMAN_STEP = "reseat the GPU(s) and check power and cooling; if they stay missing or fail again, have them"
+        + " replaced (RMA); check the BIOS sees them (lspci)";
+
+    /**
+     * The remedies for a node's facts, least disruptive first. A missing GPU, an Xid 79, a driver/library mismatch or
+     * {@code reboot} need a reboot, which also resets every GPU and restarts the plugin: it is then the only remedy.
+     * So do uncorrectable ECC errors and pending row remaps. Otherwise: a GPU with a hardware Xid is reset (the plugin's unhealthy mark stays until it restarts, so the plugin
+     * is restarted after); allocatable nvidia.com/gpu short of the GPUs present restarts the plugin.
+     */
+    public static Plan plan(Facts f, boolean reboot) {
+        List<String> findings = new ArrayList<>();
+        List<GpuHealth.Recorded> missing = f.missing();
+        if (f.recorded().isEmpty()) findings.add("no GPUs recorded at bootstrap (annotation " + ClusterView.GPU_RECORD_ANNOTATION + "): GPUs compared by count only");
+        if (!missing.isEmpty()) {
+            findings.add(missing.size() + " GPU(s) recorded at bootstrap missing from nvidia-smi: "
+                + String.join(", ", missing.stream().map(r -> "GPU " + r.index() + " (" + r.uuid() + ")").toList())
+                + (f.smiProblem().isBlank() ? "" : " (nvidia-smi: " + GpuHealth.oneLine(f.smiProblem()) + ")"));
+        }
+        f.driverProblem().ifPresent(p -> findings.add("driver: " + GpuHealth.oneLine(p)));
+        f.memory().forEach(m -> findings.add("memory: " + GpuHealth.oneLine(m)));
+        Map<Integer, List<Xids.Xid>> hardwareByCode = new LinkedHashMap<>();
+        for (Xids.Xid x : f.hardwareXids()) hardwareByCode.computeIfAbsent(x.code(), k -> new ArrayList<>()).add(x);
+        hardwareByCode.forEach((code, xs) -> findings.add("hardware Xid " + code + " (" + Xids.kind(code).name() + ") x" + xs.size()
+            + " since boot on " + String.join(", ", xs.stream().map(x -> Xids.gpuName(x.pci(), f.present())).distinct().toList())));
+        long app = f.xids().size() - f.hardwareXids().size();
+        if (app > 0) findings.add(app + " application Xid(s) since boot (the jobs' own faults: no repair needed for them)");
+        boolean pluginShort = f.plugin().allocatable() < f.wantAllocatable();
+        if (pluginShort) {
+            findings.add("the device plugin advertises " + f.plugin().allocatable() + " nvidia.com/gpu, " + f.wantAllocatable()
+                + " expected for the " + f.present().size() + " GPU(s) present" + f.plugin().pod().map(p -> " (pod " + p + ")").orElse(" (no plugin pod on the node)"));
+        }
+        f.holders().forEach((uuid, ps) -> {
+            if (!ps.isEmpty()) findings.add("GPU " + uuid + " is held by " + String.join(", ", ps));
+        });
+        // an application Xid alone, or holders alone, need nothing: only hardware, missing GPUs, driver and plugin count
+        // a pending row remap or an uncorrectable ECC error: a reboot resets every GPU and applies the remap
+        boolean needsReboot = reboot || !missing.isEmpty() || f.driverProblem().isPresent() || !f.memory().isEmpty()
+            || f.hardwareXids().stream().anyMatch(x -> x.code() == FALLEN_OFF_THE_BUS)
+            || (f.present().isEmpty() && !f.recorded().isEmpty());
+        List<Remedy> remedies = new ArrayList<>();
+        List<Integer> reset = new ArrayList<>();
+        if (needsReboot) {
+            remedies.add(Remedy.REBOOT);
+        } else {
+            for (Xids.Xid x : f.hardwareXids()) {
+                Xids.gpuOf(x.pci(), f.present()).ifPresent(g -> {
+                    if (!reset.contains(g.index())) reset.add(g.index());
+                });
+            }
+            if (!reset.isEmpty()) remedies.add(Remedy.RESET_GPU);
+            if (pluginShort || !reset.isEmpty()) remedies.add(Remedy.RESTART_PLUGIN);
+            // the plugin's restart is the cheaper remedy: it runs first when the GPUs need no reset
+            if (reset.isEmpty()) remedies.sort(Enum::compareTo);
+        }
+        boolean sick = needsReboot || !f.hardwareXids().isEmpty() || pluginShort;
+        if (!sick) return new Plan(f.node(), List.of(), List.of(), List.of(), HUMAN_STEP);
+        return new Plan(f.node(), findings, remedies, reset, HUMAN_STEP);
+    }
+
+    /** The diagnosis and the plan, for people, before anything changes. */
+    public static String text(Plan p) {
+        StringBuilder sb = new StringBuilder("repair " + p.node() + ":\n");
+        if (p.healthy()) return sb.append("  diagnosis: healthy (every recorded GPU present, no hardware Xid, plugin count right): nothing to repair\n").toString();
+        sb.append("  diagnosis:\n");
+        p.findings().forEach(s -> sb.append("    - ").append(s).append('\n'));
+        sb.append("  plan:\n");
+        int n = 1;
+        sb.append("    ").append(n++).append(". hold the jobs safe: cordon ").append(p.node()).append(", wait for its GPU jobs, drain it\n");
+        for (Remedy r : p.remedies()) {
+            sb.append("    ").append(n++).append(". ").append(r.what());
+            if (r == Remedy.RESET_GPU) sb.append(": GPU ").append(String.join(", ", p.resetGpus().stream().map(String::valueOf).toList()));
+            sb.append('\n');
+        }
+        sb.append("    ").append(n++).append(". prove it: every recorded GPU listed by UUID, no new hardware Xid, no uncorrectable ECC error or"
+            + " pending row remap, allocatable nvidia.com/gpu back,"
+            + " a smoke pod asking for every GPU runs nvidia-smi -L\n");
+        sb.append("    ").append(n).append(". uncordon ").append(p.node()).append(" only when proved; otherwise it stays cordoned\n");
+        return sb.toString();
+    }
+
+    /** The holders of each GPU from {@code nvidia-smi --query-compute-apps=gpu_uuid,pid,process_name --format=csv,noheader}. */
+    public static Map<String, List<String>> parseHolders(String csv) {
+        Map<String, List<String>> out = new LinkedHashMap<>();
+        for (String line : csv.split("\\R")) {
+            String[] f = line.split(",", 3);
+            if (f.length < 2 || !f[0].strip().startsWith("GPU-")) continue;
+            out.computeIfAbsent(f[0].strip(), k -> new ArrayList<>()).add((f[1].strip() + " " + (f.length > 2 ? f[2].strip() : "")).strip());
+        }
+        return out;
+    }
+
+    /** The GPUs from {@code nvidia-smi --query-gpu=index,uuid,pci.bus_id --format=csv,noheader}; lines that are not are skipped. */
+    public static List<Xids.Gpu> parseGpus(String csv) {
+        List<Xids.Gpu> out = new ArrayList<>();
+        for (String line : csv.split("\\R")) {
+            String[] f = line.split(",");
+            if (f.length == 3 && f[0].strip().matches("\\d{1,4}") && f[1].strip().startsWith("GPU-")) {
+                out.add(new Xids.Gpu(Integer.parseInt(f[0].strip()), f[1].strip(), f[2].strip()));
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,265 @@
+package dev.gpuctl.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.gpuctl.testbed.TestBed;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * {@code gpuctl repair} on a 1+2 bed: a GPU job runs on w2 throughout. w1's GPU falls off the bus (an Xid 79 in its
+ * kernel log, the GPU gone until the next boot): the dry run prints the diagnosis and the plan and changes nothing; the
+ * repair picks the reboot only, brings w1 back (uncordoned, allocatable restored, the smoke pod passed, recorded) and
+ * leaves w2's job alone; a second repair changes nothing and verify is clean. An Xid 48 on a present GPU (the plugin's
+ * sticky unhealthy mark) is answered by a GPU reset and a plugin restart, without a reboot. A GPU job on the sick node
+ * is waited for (the repair stops, naming it, the node cordoned) and only --force evicts it. A GPU that stays dead after the reboot
+ * leaves w1 cordoned, exit 1, with the human step named.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class RepairE2E {
+    static final String KUBECTL = "kubectl --kubeconfig=/etc/kubernetes/admin.conf ";
+    static final ObjectMapper JSON = new ObjectMapper();
+    static TestBed bed;
+    static Path inventory;
+    static String w1;
+    static String w2;
+    static String jobPod;
+
+    @BeforeAll static void up() throws Exception {
+        bed = TestBed.own("rep", 2);
+        w1 = bed.workers().get(0);
+        w2 = bed.workers().get(1);
+        inventory = bed.inventory();
+        Gpuctl.Run r = Gpuctl.run("bootstrap", inventory.toString());
+        assertEquals(0, r.code(), r::toString);
+        // a training job on w2, running for the whole class
+        bed.ok(bed.master(), "cat > /root/train.yaml <<'EOF'\n"
+            + "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train-w2, namespace: default}\n"
+            + "spec:\n  backoffLimit: 0\n  template:\n    spec:\n      nodeName: " + w2 + "\n      restartPolicy: Never\n"
+            + "      containers:\n      - name: train\n        image: registry.internal/trainer:cu118\n        command: [sleep, \"1800\"]\n"
+            + "        resources: {limits: {nvidia.com/gpu: 1}}\nEOF\n" + KUBECTL + "apply -f /root/train.yaml");
+        jobPod = runningJobPod();
+    }
+
+    @AfterAll static void down() {
+        if (bed != null) bed.down();
+    }
+
+    static JsonNode kubectl(String args) throws IOException {
+        return JSON.readTree(bed.ok(bed.master(), KUBECTL + args));
+    }
+
+    static String runningJobPod() throws Exception {
+        for (long deadline = System.nanoTime() + 90_000_000_000L; ; Thread.sleep(1000)) {
+            JsonNode pods = kubectl("get pods -n default -l job-name=train-w2 -o json").path("items");
+            if (pods.size() == 1 && pods.get(0).path("status").path("phase").asText().equals("Running")) {
+                assertEquals(w2, pods.get(0).path("spec").path("nodeName").asText());
+                return pods.get(0).path("metadata").path("name").asText();
+            }
+            assertTrue(System.nanoTime() < deadline, () -> "w2's job is not running: " + pods);
+        }
+    }
+
+    static void assertJobUntouched() throws Exception {
+        assertEquals(jobPod, runningJobPod(), "w2's job runs on, the same pod");
+    }
+
+    static boolean cordoned(String node) {
+        return bed.ok(bed.master(), KUBECTL + "get node " + node + " -o 'jsonpath={.spec.unschedulable}'").strip().equals("true");
+    }
+
+    static String allocatable(String node) {
+        return bed.ok(bed.master(), KUBECTL + "get node " + node + " -o 'jsonpath={.status.allocatable.nvidia\\.com/gpu}'").strip();
+    }
+
+    static String lastRepair(String node) {
+        return bed.ok(bed.master(), KUBECTL + "get node " + node + " -o 'jsonpath={.metadata.annotations.gpuctl\\.dev/last-repair}'").strip();
+    }
+
+    static String bootId(String host) {
+        return bed.ok(host, "cat /proc/sys/kernel/random/boot_id").strip();
+    }
+
+    static List<Path> audits() throws IOException {
+        Path state = inventory.toAbsolutePath().getParent().resolve(".gpuctl");
+        if (!Files.isDirectory(state)) return List.of();
+        try (Stream<Path> s = Files.walk(state)) {
+            return s.filter(p -> p.getParent().getFileName().toString().equals("repairs") && p.toString().endsWith(".json")).sorted().toList();
+        }
+    }
+
+    /** w1's GPU 0 falls off the bus: the driver's Xid 79 in its kernel log, the GPU gone from nvidia-smi until a boot ({@code dead}: every boot). */
+    static void gpuFallsOffTheBus(boolean dead) {
+        String bus = bed.ok(w1, "nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader -i 0").strip(); // 00000000:3B:00.0
+        String pci = bus.substring(4, 14).toLowerCase(); // 0000:3b:00, as the driver logs it
+        bed.kernelLog(w1, "NVRM: Xid (PCI:" + pci + "): 79, pid=4242, name=python3, GPU has fallen off the bus.");
+        bed.ok(w1, dead ? "echo 0 > /etc/gpuctl-testbed/gpus-lost" : "mkdir -p /run/gpuctl-testbed && echo 0 > /run/gpuctl-testbed/gpus-lost");
+        assertFalse(bed.ssh(w1, "nvidia-smi -L").exit() == 0, "the GPU is gone");
+    }
+
+    @Test @Order(1) void aHealthyNodeIsLeftAsItIs() throws Exception {
+        Gpuctl.Run r = Gpuctl.run("repair", "-i", inventory.toString(), w1);
+        assertEquals(0, r.code(), r::toString);
+        assertTrue(r.out().contains("nothing to repair"), r::toString);
+        assertFalse(cordoned(w1));
+        assertEquals(List.of(), audits(), "no repair, no audit entry");
+    }
+
+    @Test @Order(2) void aGpuOffTheBusIsRebootedProvedAndReturned() throws Exception {
+        gpuFallsOffTheBus(false);
+        String boot = bootId(w1);
+
+        Gpuctl.Run dry = Gpuctl.run("repair", "--dry-run", "-i", inventory.toString(), w1);
+        assertEquals(0, dry.code(), dry::toString);
+        assertTrue(dry.out().contains("1 GPU(s) recorded at bootstrap missing from nvidia-smi: GPU 0 (GPU-"), dry::toString);
+        assertTrue(dry.out().contains("hardware Xid 79 (GPU has fallen off the bus) x1"), dry::toString);
+        assertTrue(dry.out().contains("reboot the host over ssh") && !dry.out().contains("restart the device plugin pod")
+            && !dry.out().contains("nvidia-smi -r -i"), "the reboot only: " + dry);
+        assertTrue(dry.out().contains("dry run complete: nothing was changed"), dry::toString);
+        assertFalse(cordoned(w1), "a dry run cordons nothing");
+        assertEquals(boot, bootId(w1));
+
+        Gpuctl.Run r = Gpuctl.run("repair", "-i", inventory.toString(), w1);
+        System.out.println("$ gpuctl repair " + w1 + "\n" + r);
+        assertEquals(0, r.code(), r::toString);
+        assertTrue(r.out().contains(w1 + ": repaired and proved (reboot), back in service"), r::toString);
+        assertNotEquals(boot, bootId(w1), "w1 was rebooted");
+        assertTrue(r.err().lines().anyMatch(l -> l.matches(w1 + "\\s+reboot\\s+changed.*")), "w1 was rebooted by the repair:\n" + r.err());
+        assertFalse(r.err().lines().anyMatch(l -> l.matches("\\S+\\s+(restart-plugin|reset-gpu)\\s.*")), "no other remedy ran:\n" + r.err());
+        assertTrue(r.err().lines().anyMatch(l -> l.matches(bed.master() + "\\s+smoke-pod\\s+changed.*")), "the smoke pod ran:\n" + r.err());
+        assertFalse(cordoned(w1), "w1 is back in service");
+        assertEquals("1", allocatable(w1));
+        assertTrue(bed.ok(w1, "nvidia-smi -L").startsWith("GPU 0: "));
+        assertTrue(lastRepair(w1).matches("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ;proved;remedies=reboot"), lastRepair(w1));
+        List<Path> audits = audits();
+        assertEquals(1, audits.size(), audits::toString);
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(audits.get(0))));
+        JsonNode audit = JSON.readTree(audits.get(0).toFile());
+        assertEquals(w1, audit.path("node").asText());
+        assertTrue(audit.path("proof").path("proved").asBoolean(), audit::toString);
+        assertEquals("reboot", audit.path("remedies").get(0).path("remedy").asText(), audit::toString);
+        assertTrue(audit.path("diagnosis").toString().contains("Xid 79"), audit::toString);
+        assertJobUntouched();
+    }
+
+    @Test @Order(3) void aSecondRepairChangesNothingAndVerifyIsClean() throws Exception {
+        String boot = bootId(w1);
+        Gpuctl.Run r = Gpuctl.run("repair", "-i", inventory.toString(), w1);
+        assertEquals(0, r.code(), r::toString);
+        assertTrue(r.out().contains(w1 + ": nothing to repair"), r::toString);
+        assertEquals(boot, bootId(w1));
+        assertEquals(1, audits().size());
+        Gpuctl.Run v = Gpuctl.run("verify", "--json", "--wait-timeout", "1", inventory.toString());
+        assertEquals(java.util.Set.of(), v.failedChecks(), v::toString);
+        assertJobUntouched();
+    }
+
+    static String pluginPod(String node) throws IOException {
+        for (JsonNode p : kubectl("get pods -n kube-system -o json").path("items")) {
+            if (p.path("metadata").path("name").asText().startsWith("nvidia-device-plugin") && p.path("spec").path("nodeName").asText().equals(node)) {
+                return p.path("metadata").path("name").asText();
+            }
+        }
+        return "";
+    }
+
+    @Test @Order(4) void aStickyUnhealthyGpuIsResetAndThePluginRestartedWithoutAReboot() throws Exception {
+        String bus = bed.ok(w1, "nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader -i 0").strip();
+        bed.kernelLog(w1, "NVRM: Xid (PCI:" + bus.substring(4, 14).toLowerCase() + "): 48, pid=4242, name=python3, An uncorrectable double bit"
+            + " error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.");
+        for (long deadline = System.nanoTime() + 60_000_000_000L; !allocatable(w1).equals("0"); Thread.sleep(1000)) {
+            assertTrue(System.nanoTime() < deadline, "the plugin marks w1's GPU unhealthy: allocatable " + allocatable(w1));
+        }
+        String boot = bootId(w1);
+        String plugin = pluginPod(w1);
+        Gpuctl.Run r = Gpuctl.run("repair", "-i", inventory.toString(), w1);
+        System.out.println("$ gpuctl repair " + w1 + " (sticky unhealthy)\n" + r);
+        assertEquals(0, r.code(), r::toString);
+        assertTrue(r.out().contains("hardware Xid 48 (Double Bit ECC Error) x1") && r.out().contains("advertises 0 nvidia.com/gpu, 1 expected"), r::toString);
+        assertTrue(r.out().contains(w1 + ": repaired and proved (reset_gpu, restart_plugin), back in service"), r::toString);
+        assertTrue(r.err().lines().anyMatch(l -> l.matches(w1 + "\\s+reset-gpu\\s+changed.*")), r::toString);
+        assertTrue(r.err().lines().anyMatch(l -> l.matches(bed.master() + "\\s+restart-plugin\\s+changed.*")), r::toString);
+        assertEquals(boot, bootId(w1), "no reboot");
+        assertNotEquals(plugin, pluginPod(w1), "a new plugin pod");
+        assertEquals("1", allocatable(w1));
+        assertFalse(cordoned(w1));
+        assertTrue(lastRepair(w1).endsWith(";proved;remedies=reset_gpu,restart_plugin"), lastRepair(w1));
+        // the Xid it answered no longer fails verify, and a second repair finds nothing
+        Gpuctl.Run v = Gpuctl.run("verify", "--json", "--wait-timeout", "1", inventory.toString());
+        assertEquals(java.util.Set.of(), v.failedChecks(), v::toString);
+        Gpuctl.Run again = Gpuctl.run("repair", "-i", inventory.toString(), w1);
+        assertEquals(0, again.code(), again::toString);
+        assertTrue(again.out().contains(w1 + ": nothing to repair"), again::toString);
+        assertJobUntouched();
+    }
+
+    @Test @Order(5) void aGpuJobOnTheSickNodeIsWaitedForAndOnlyForceEvictsIt() throws Exception {
+        bed.ok(bed.master(), "cat > /root/train-w1.yaml <<'EOF'\n"
+            + "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train-w1, namespace: default}\n"
+            + "spec:\n  backoffLimit: 0\n  template:\n    spec:\n      nodeSelector: {kubernetes.io/hostname: " + w1 + "}\n      restartPolicy: Never\n"
+            + "      containers:\n      - name: train\n        image: registry.internal/trainer:cu118\n        command: [sleep, \"1800\"]\n"
+            + "        resources: {limits: {nvidia.com/gpu: 1}}\nEOF\n" + KUBECTL + "apply -f /root/train-w1.yaml");
+        String held = null;
+        for (long deadline = System.nanoTime() + 60_000_000_000L; held == null; Thread.sleep(1000)) {
+            JsonNode pods = kubectl("get pods -n default -l job-name=train-w1 -o json").path("items");
+            if (pods.size() == 1 && pods.get(0).path("status").path("phase").asText().equals("Running")) held = pods.get(0).path("metadata").path("name").asText();
+            assertTrue(System.nanoTime() < deadline, () -> "w1's job is not running: " + pods);
+        }
+        String bus = bed.ok(w1, "nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader -i 0").strip();
+        bed.kernelLog(w1, "NVRM: Xid (PCI:" + bus.substring(4, 14).toLowerCase() + "): 94, pid=4242, name=python3, Contained: SM (0x1)."
+            + " RST: No, D-RST: No");
+
+        Gpuctl.Run waited = Gpuctl.run("repair", "--drain-timeout", "5s", "-i", inventory.toString(), w1);
+        System.out.println("$ gpuctl repair --drain-timeout 5s " + w1 + " (a GPU job on it)\n" + waited);
+        assertEquals(1, waited.code(), waited::toString);
+        assertTrue(waited.err().contains(held) && waited.err().contains(w1 + " stays cordoned") && waited.err().contains("--force"), waited::toString);
+        assertTrue(waited.out().contains("hardware Xid 94 (Contained ECC error) x1"), waited::toString);
+        assertTrue(cordoned(w1), "held out of service, the job untouched");
+        assertEquals("Running", kubectl("get pod -n default " + held + " -o json").path("status").path("phase").asText(), "the job was not killed");
+
+        Gpuctl.Run forced = Gpuctl.run("repair", "--force", "-i", inventory.toString(), w1);
+        System.out.println("$ gpuctl repair --force " + w1 + "\n" + forced);
+        assertEquals(0, forced.code(), forced::toString);
+        assertTrue(forced.out().contains(w1 + ": repaired and proved (reset_gpu, restart_plugin), back in service"), forced::toString);
+        assertFalse(kubectl("get pods -n default -o json").path("items").toString().contains("\"" + held + "\""), "the job's pod was evicted");
+        assertFalse(cordoned(w1));
+        bed.ok(bed.master(), KUBECTL + "delete job train-w1 --ignore-not-found; " + KUBECTL + "-n default delete pods -l job-name=train-w1 --ignore-not-found");
+        for (long deadline = System.nanoTime() + 60_000_000_000L; ; Thread.sleep(1000)) {
+            if (kubectl("get pods -n default -l job-name=train-w1 -o json").path("items").isEmpty()) break;
+            assertTrue(System.nanoTime() < deadline, "train-w1's pods are gone");
+        }
+        assertJobUntouched();
+    }
+
+    @Test @Order(6) void aGpuThatStaysDeadLeavesTheNodeCordonedNamingTheHumanStep() throws Exception {
+        gpuFallsOffTheBus(true);
+        Gpuctl.Run r = Gpuctl.run("repair", "--drain-timeout", "30s", "-i", inventory.toString(), w1);
+        System.out.println("$ gpuctl repair " + w1 + " (dead GPU)\n" + r);
+        assertEquals(1, r.code(), r::toString);
+        assertTrue(r.err().contains("1 GPU(s) recorded at bootstrap, none listed now"), r::toString);
+        assertTrue(r.err().contains(w1 + " stays cordoned. What a person must do: reseat the GPU(s)") && r.err().contains("RMA"), r::toString);
+        assertTrue(cordoned(w1), "w1 stays out of service");
+        assertTrue(lastRepair(w1).contains(";not-proved;remedies=reboot"), lastRepair(w1));
+        List<Path> audits = audits();
+        assertEquals(4, audits.size(), audits::toString);
+        JsonNode audit = JSON.readTree(audits.get(3).toFile());
+        assertFalse(audit.path("proof").path("proved").asBoolean(), audit::toString);
+        assertTrue(audit.path("proof").path("humanStep").asText().contains("RMA"), audit::toString);
+        assertJobUntouched();
+    }
+}

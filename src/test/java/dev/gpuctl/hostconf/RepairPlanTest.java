@@ -1,0 +1,90 @@
+package dev.gpuctl.hostconf;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gpuctl.hostconf.RepairPlan.Remedy;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class RepairPlanTest {
+    static final String U0 = "GPU-0a1b2c3d-0000-1111-2222-333344445555";
+    static final String U1 = "GPU-9f8e7d6c-0000-1111-2222-333344445555";
+    static final List<GpuHealth.Recorded> RECORD = List.of(new GpuHealth.Recorded(0, U0), new GpuHealth.Recorded(1, U1));
+    static final Xids.Gpu G0 = new Xids.Gpu(0, U0, "00000000:3B:00.0");
+    static final Xids.Gpu G1 = new Xids.Gpu(1, U1, "00000000:91:00.0");
+
+    static RepairPlan.Facts facts(List<Xids.Gpu> present, String kernelLog, int allocatable, Optional<String> driver, Map<String, List<String>> holders) {
+        return new RepairPlan.Facts("w1", RECORD, present, present.isEmpty() ? "No devices were found" : "", driver, holders,
+            Xids.parse(kernelLog), List.of(), new RepairPlan.PluginView(allocatable, Optional.of("kube-system/nvidia-device-plugin-daemonset-abcde"), false), 1);
+    }
+
+    static final String XID79 = "Dec 04 10:00:01 w1 kernel: NVRM: Xid (PCI:0000:91:00): 79, pid=1234, name=python3, GPU has fallen off the bus.\n";
+    static final String XID48 = "Dec 04 10:00:01 w1 kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid=1234, name=python3, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.\n";
+    static final String XID13 = "Dec 04 10:00:01 w1 kernel: NVRM: Xid (PCI:0000:3b:00): 13, pid=1234, name=python3, Graphics SM Warp Exception on (GPC 0, TPC 0, SM 0): Out Of Range Address\n";
+
+    @Test void aHealthyNodeNeedsNothing() {
+        var p = RepairPlan.plan(facts(List.of(G0, G1), "", 2, Optional.empty(), Map.of()), false);
+        assertTrue(p.healthy(), p.toString());
+        assertTrue(RepairPlan.text(p).contains("nothing to repair"), RepairPlan.text(p));
+    }
+
+    @Test void anApplicationXidAloneIsTheJobsFaultAndNeedsNothing() {
+        var p = RepairPlan.plan(facts(List.of(G0, G1), XID13, 2, Optional.empty(), Map.of(U0, List.of("1234 python3"))), false);
+        assertTrue(p.healthy(), p.toString());
+    }
+
+    @Test void aGpuOffTheBusNeedsAReboot_andOnlyThat() {
+        var p = RepairPlan.plan(facts(List.of(G0), XID79, 1, Optional.empty(), Map.of()), false);
+        assertEquals(List.of(Remedy.REBOOT), p.remedies());
+        String text = RepairPlan.text(p);
+        assertTrue(text.contains("1 GPU(s) recorded at bootstrap missing from nvidia-smi: GPU 1 (" + U1 + ")"), text);
+        assertTrue(text.contains("hardware Xid 79 (GPU has fallen off the bus) x1"), text);
+        assertTrue(text.indexOf("hold the jobs safe") < text.indexOf("reboot the host"), text);
+    }
+
+    @Test void aStickyUnhealthyMarkRestartsThePluginOnly() {
+        // every GPU present, no hardware Xid left to answer, but the plugin still advertises fewer
+        var p = RepairPlan.plan(facts(List.of(G0, G1), "", 1, Optional.empty(), Map.of()), false);
+        assertEquals(List.of(Remedy.RESTART_PLUGIN), p.remedies());
+        assertTrue(p.findings().get(0).contains("advertises 1 nvidia.com/gpu, 2 expected"), p.toString());
+    }
+
+    @Test void aHardwareXidOnAPresentGpuResetsThatGpuThenRestartsThePlugin() {
+        var p = RepairPlan.plan(facts(List.of(G0, G1), XID48, 1, Optional.empty(), Map.of()), false);
+        assertEquals(List.of(Remedy.RESET_GPU, Remedy.RESTART_PLUGIN), p.remedies());
+        assertEquals(List.of(0), p.resetGpus());
+    }
+
+    @Test void aDriverMismatchOrTheRebootFlagReboots() {
+        var mismatch = RepairPlan.plan(facts(List.of(G0, G1), "", 2, Optional.of("Driver/library version mismatch: ..."), Map.of()), false);
+        assertEquals(List.of(Remedy.REBOOT), mismatch.remedies());
+        var asked = RepairPlan.plan(facts(List.of(G0, G1), "", 2, Optional.empty(), Map.of()), true);
+        assertEquals(List.of(Remedy.REBOOT), asked.remedies());
+    }
+
+    @Test void anUncorrectableMemoryErrorReboots() {
+        var f = facts(List.of(G0, G1), "", 2, Optional.empty(), Map.of());
+        var ecc = new RepairPlan.Facts(f.node(), f.recorded(), f.present(), f.smiProblem(), f.driverProblem(), f.holders(), f.xids(),
+            List.of("GPU 00000000:3B:00.0: 2 uncorrectable ECC error(s) since the driver loaded"), f.plugin(), f.replicas());
+        var p = RepairPlan.plan(ecc, false);
+        assertEquals(List.of(Remedy.REBOOT), p.remedies());
+        assertTrue(p.findings().contains("memory: GPU 00000000:3B:00.0: 2 uncorrectable ECC error(s) since the driver loaded"), p.toString());
+    }
+
+    @Test void noGpuListedAtAllReboots() {
+        var p = RepairPlan.plan(facts(List.of(), "", 0, Optional.empty(), Map.of()), false);
+        assertEquals(List.of(Remedy.REBOOT), p.remedies());
+        assertTrue(p.findings().get(0).contains("2 GPU(s) recorded at bootstrap missing") && p.findings().get(0).contains("No devices were found"), p.toString());
+    }
+
+    @Test void parsersReadNvidiaSmiCsv() {
+        assertEquals(List.of(G0, G1), RepairPlan.parseGpus("0, " + U0 + ", 00000000:3B:00.0\n1, " + U1 + ", 00000000:91:00.0\n"));
+        assertEquals(List.of(), RepairPlan.parseGpus("No devices were found\n"));
+        assertEquals(Map.of(U0, List.of("4242 python3", "4243 /usr/bin/python")),
+            RepairPlan.parseHolders(U0 + ", 4242, python3\n" + U0 + ", 4243, /usr/bin/python\n"));
+        assertEquals(Map.of(), RepairPlan.parseHolders("No running processes found\n"));
+    }
+}
