@@ -10,7 +10,7 @@ import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
-import dev.gpuctl.steps.Drain;
+import dev.gpuctl.steps.NodePhases;
 import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.Repair;
 import java.io.IOException;
@@ -117,7 +117,7 @@ public final class Repairs {
     public static List<Phase> remedyPhases(Diagnosis d, Duration drainTimeout, boolean force) {
         String n = d.facts().node();
         List<Phase> phases = new ArrayList<>();
-        phases.add(Drain.drain(List.of(n), drainTimeout, force));
+        phases.add(NodePhases.drain(List.of(n), drainTimeout, force));
         for (RepairPlan.Remedy r : d.plan().remedies()) {
             switch (r) {
                 case RESTART_PLUGIN -> phases.add(Repair.restartPlugin(n, d.facts().plugin().pod(), d.facts().wantAllocatable()));

@@ -11,7 +11,7 @@ import java.util.Optional;
 
 /**
  * {@code gpuctl repair}'s phases for the one engine, one node at a time: the read-only diagnosis ({@link #diagnose}),
- * the jobs held safe (drain's own phase, {@link Drain#drain}), each remedy with its own check ({@link #restartPlugin},
+ * the jobs held safe (drain's own phase, {@link NodePhases#drain}), each remedy with its own check ({@link #restartPlugin},
  * {@link #resetGpus}, {@link #reboot}), the proof ({@link #prove}) and the record ({@link #record}). What each read is
  * kept by key ({@link Probe#keeping}) for the engine to build the diagnosis from.
  */
@@ -89,7 +89,7 @@ public final class Repair {
 
     /** The probe a remedy and the proof share: allocatable nvidia.com/gpu of {@code node} is {@code want}. */
     static Probe allocatable(String node, int want) {
-        return KubeJson.cluster("node " + node + " allocatable nvidia.com/gpu = " + want, view -> {
+        return ClusterProbes.cluster("node " + node + " allocatable nvidia.com/gpu = " + want, view -> {
             var n = view.node(node);
             if (n.isEmpty()) return Optional.of("node " + node + " not found (kubectl get nodes)");
             String have = n.get().allocatable("nvidia.com/gpu");
@@ -405,7 +405,7 @@ public final class Repair {
         List<Phase> phases = new ArrayList<>();
         phases.add(new Phase("record", "record the repair of " + node, proved && answeredSince >= 0
             ? List.of(new RecordStep(node, value), new AnsweredStep(node, answeredSince)) : List.of(new RecordStep(node, value)), false));
-        if (proved) phases.add(Drain.uncordon(List.of(node)));
+        if (proved) phases.add(NodePhases.uncordon(List.of(node)));
         return phases;
     }
 
