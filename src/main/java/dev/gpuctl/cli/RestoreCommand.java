@@ -4,6 +4,8 @@ import dev.gpuctl.engine.Runner;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.SshOptions;
 import dev.gpuctl.engine.Backups;
+import dev.gpuctl.engine.LaptopKubeconfigs;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
@@ -52,18 +54,21 @@ final class RestoreCommand implements Callable<Integer> {
         if (in.problem().isPresent()) {
             throw new GpuctlException(ExitCode.USAGE, "cannot restore from " + archive + ": " + in.problem().get() + "; nothing was changed");
         }
-        PrintWriter err = spec.commandLine().getErr();
-        SshOptions ssh = connect.options(acceptNew);
-        Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
         Backups.Restorable content;
         try {
-            content = Backups.restorable(in);
+            content = Backups.restorable(in, LaptopKubeconfigs.recordedCaHash(inv.localKubeconfig()));
+        } catch (IOException e) {
+            throw new GpuctlException(ExitCode.USAGE, "cannot read this cluster's record in " + inv.localKubeconfig().getParent()
+                + ": " + e.getMessage() + "; nothing was changed");
         } catch (Backups.Bad e) {
             throw new GpuctlException(ExitCode.USAGE, "cannot restore from " + archive + ": " + e.getMessage() + "; nothing was changed");
         }
-        Runner runner = PhaseRuns.lockedRunner(inv, ssh, err, new Runner.Options(false, 1, Set.of(inv.master().name()), BackupCommand.COMMAND_TIMEOUT));
-        var phases = Backups.restorePhases(content, force);
         try (content) {
+            PrintWriter err = spec.commandLine().getErr();
+            SshOptions ssh = connect.options(acceptNew);
+            Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
+            Runner runner = PhaseRuns.lockedRunner(inv, ssh, err, new Runner.Options(false, 1, Set.of(inv.master().name()), BackupCommand.COMMAND_TIMEOUT));
+            var phases = Backups.restorePhases(content, force);
             PhaseRuns.judged(PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> runner.run(phases)),
                 new PhaseRuns.Outcomes(r -> "interrupted: " + String.join("; ", r.interrupted())
                         + "\nRun the same restore again to finish it. Logs: " + r.logDir(),

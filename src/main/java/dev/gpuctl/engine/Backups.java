@@ -1,12 +1,15 @@
 package dev.gpuctl.engine;
 
 import dev.gpuctl.hostconf.BackupArchive;
+import dev.gpuctl.hostconf.HostConfException;
+import dev.gpuctl.hostconf.Kubeadm;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.steps.BackupStep;
 import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.RestoreGuardStep;
 import dev.gpuctl.steps.RestoreStep;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -103,9 +106,19 @@ public final class Backups {
 
     /**
      * Reads a checked archive ({@link #check}) and keeps only its checked members ({@link BackupArchive#repack}) for the
-     * master; an archive holding anything else is refused ({@link Bad}, naming the members) before any host is touched.
+     * master; an archive holding anything else is refused ({@link Bad}, naming the members) before any host is touched,
+     * and so is one whose cluster CA ({@code etc/kubernetes/pki/ca.crt}) is not {@code recordedCa}, the one this machine
+     * recorded at bootstrap (when it recorded one): another cluster's backup.
      */
-    public static Restorable restorable(Checked checked) {
+    public static Restorable restorable(Checked checked, Optional<String> recordedCa) {
+        if (recordedCa.isPresent()) {
+            Optional<String> archived = archivedCa(checked.archive());
+            if (archived.isEmpty() || !archived.get().equals(recordedCa.get())) {
+                throw new Bad("its cluster CA (" + archived.orElse("none readable") + ") is not the one this cluster was"
+                    + " bootstrapped with (" + recordedCa.get() + ", recorded in .gpuctl/): a backup of another cluster. To"
+                    + " restore that cluster here on purpose, take this cluster's state out first (gpuctl reset archives it)");
+            }
+        }
         Path upload = null;
         try {
             upload = Files.createTempFile("gpuctl-restore-", ".tar.gz",
@@ -124,6 +137,16 @@ public final class Backups {
         } catch (Bad e) {
             delete(upload);
             throw e;
+        }
+    }
+
+    /** The caCertHash of the CA certificate an archive holds, if it holds a readable one. */
+    static Optional<String> archivedCa(Path archive) {
+        try {
+            return BackupArchive.member(archive, "etc/kubernetes/pki/ca.crt", 64 * 1024)
+                .map(b -> Kubeadm.caCertHash(new String(b, StandardCharsets.US_ASCII)));
+        } catch (IOException | BackupArchive.Unreadable | HostConfException e) {
+            return Optional.empty();
         }
     }
 

@@ -143,6 +143,24 @@ public final class BackupArchive {
         }
     }
 
+    /**
+     * The content of the regular file {@code name} in the archive file, read as a stream; empty when there is no such
+     * member, or it is larger than {@code maxBytes} (a certificate, say, not the snapshot).
+     */
+    public static Optional<byte[]> member(Path tarGz, String name, int maxBytes) throws Unreadable, IOException {
+        try (InputStream raw = Files.newInputStream(tarGz, LinkOption.NOFOLLOW_LINKS); TarArchiveInputStream in = open(raw)) {
+            for (TarArchiveEntry e = in.getNextEntry(); e != null; e = in.getNextEntry()) {
+                Entry entry = entry(e);
+                if (entry.name().equals(name) && entry.isFile()) {
+                    return entry.size() > maxBytes ? Optional.empty() : Optional.of(in.readNBytes((int) entry.size()));
+                }
+            }
+            return Optional.empty();
+        } catch (IllegalArgumentException e) {
+            throw new Unreadable("not a gzip'd tar: " + e.getMessage());
+        }
+    }
+
     private static List<Entry> entries(InputStream tarGz) throws Unreadable {
         List<Entry> out = new ArrayList<>();
         try (TarArchiveInputStream in = open(tarGz)) {

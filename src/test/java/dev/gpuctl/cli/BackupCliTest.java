@@ -65,4 +65,22 @@ class BackupCliTest {
         usage(CliTest.run("restore", a.toString(), INV), "member 'etc/sudoers.d/x' is not a path gpuctl backup writes");
         usage(CliTest.run("restore", a.toString(), INV), "nothing was changed");
     }
+
+    @Test void restoreRefusesAnotherClustersBackupBeforeAnyConnection(@TempDir Path dir) throws Exception {
+        Path inv = Files.copy(Path.of(INV), dir.resolve("inventory.yaml"));
+        String ca = Files.readString(Path.of("src/test/resources/kubeconfig/ca.crt"));
+        String other = Files.readString(Path.of("src/test/resources/kubeconfig/other-ca.crt"));
+        Path record = dir.resolve(".gpuctl/gpu-lab/ca-cert-hash");
+        Files.createDirectories(record.getParent());
+        Files.writeString(record, dev.gpuctl.hostconf.Kubeadm.caCertHash(ca) + "\n");
+        java.util.List<BackupArchiveTest.M> members = new java.util.ArrayList<>(BackupArchiveTest.complete().stream()
+            .filter(m -> !m.name().equals("etc/kubernetes/pki/ca.crt")).toList());
+        members.add(BackupArchiveTest.M.file("etc/kubernetes/pki/ca.crt", other));
+        Path a = dir.resolve("lab.tar.gz");
+        Files.write(a, BackupArchiveTest.tarGz(members));
+        Files.setPosixFilePermissions(a, PosixFilePermissions.fromString("rw-------"));
+        Files.writeString(dir.resolve("lab.tar.gz.sha256"), BackupArchive.sha256Line(BackupArchive.sha256(Files.readAllBytes(a)), "lab.tar.gz"));
+        usage(CliTest.run("restore", a.toString(), inv.toString()), "its cluster CA (" + dev.gpuctl.hostconf.Kubeadm.caCertHash(other)
+            + ") is not the one this cluster was bootstrapped with (" + dev.gpuctl.hostconf.Kubeadm.caCertHash(ca));
+    }
 }
