@@ -154,7 +154,9 @@ class HostFilesE2E {
                 assertFalse(shown.contains(secret) || shown.contains("PROXY="), h + " " + unit + ": " + shown);
                 assertTrue(shown.contains("EnvironmentFiles=/etc/gpuctl/proxy.env"), h + " " + unit + ": " + shown);
                 // the running daemon has the environment systemd read from the file
-                String env = bed.ok(h, "tr '\\0' '\\n' < /proc/$(systemctl show -p MainPID --value " + unit + ")/environ");
+                // a daemon between two runs (Restart=always, RestartSec=10) has MainPID 0: wait for the running one
+                String env = bed.ok(h, "for i in $(seq 60); do p=$(systemctl show -p MainPID --value " + unit + "); [ \"$p\" != 0 ] && break; sleep 0.5; done;"
+                    + " tr '\\0' '\\n' < /proc/$p/environ");
                 assertTrue(env.contains("HTTPS_PROXY=" + url + "\n") && env.contains("NO_PROXY=registry.lab,localhost,"), h + " " + unit + ": " + env);
                 assertTrue(env.contains(bed.address(bed.master())) && env.contains("10.244.0.0/16") && env.contains(".svc"), env);
             }
@@ -173,7 +175,8 @@ class HostFilesE2E {
             assertEquals("", bed.ok(h, "ls /etc/apt/apt.conf.d/95gpuctl-proxy /etc/gpuctl/proxy.env /etc/systemd/system/*.service.d/20-gpuctl-proxy.conf 2>/dev/null; true"), h);
             String shown = bed.ok(h, "systemctl show -p Environment -p EnvironmentFiles kubelet");
             assertFalse(shown.contains("PROXY") || shown.contains("proxy.env"), h + ": " + shown);
-            assertFalse(bed.ok(h, "tr '\\0' '\\n' < /proc/$(systemctl show -p MainPID --value kubelet)/environ").contains("PROXY"), h);
+            assertFalse(bed.ok(h, "for i in $(seq 60); do p=$(systemctl show -p MainPID --value kubelet); [ \"$p\" != 0 ] && break; sleep 0.5; done;"
+                + " tr '\\0' '\\n' < /proc/$p/environ").contains("PROXY"), h);
         }
         Gpuctl.Run clean = Gpuctl.run("bootstrap", inventory.toString());
         assertEquals(0, clean.count("changed"), clean::toString);
