@@ -198,6 +198,13 @@ build
 pkg nvidia-driver-emu "$DRIVER_VERSION-1" amd64 "gpuctl-emu-common" "NVIDIA driver stand-in for GPU hosts of the test bed (nvidia-smi)"
 inst "$B/nvidia-smi" /usr/bin/nvidia-smi
 inst "$HERE/lib/proc-driver-nvidia-version" /usr/lib/gpuctl-emu/nvidia-driver/version 0644
+# the kernel modules for the bed's emulated modprobe (nvidia_drm needs nvidia_modeset needs nvidia), their hook
+mkdir -p "$P/usr/lib/gpuctl-testbed/modules.available.d"
+printf '# nvidia-driver-emu: the NVIDIA kernel modules (NAME DEPENDENCIES...)\nnvidia\nnvidia_modeset nvidia\nnvidia_drm nvidia_modeset nvidia\nnvidia_uvm nvidia\n' \
+  > "$P/usr/lib/gpuctl-testbed/modules.available.d/nvidia.list"
+inst "$HERE/lib/nvidia-module" /usr/lib/gpuctl-testbed/modules.hooks.d/nvidia
+inst "$B/nvidia-persistenced" /usr/bin/nvidia-persistenced
+inst "$U/nvidia-persistenced.service" /lib/systemd/system/nvidia-persistenced.service 0644
 script postinst 'mkdir -p /etc/gpuctl-testbed
 [ -e /etc/gpuctl-testbed/driver-version ] || cp /usr/lib/gpuctl-emu/nvidia-driver/version /etc/gpuctl-testbed/driver-version'
 build

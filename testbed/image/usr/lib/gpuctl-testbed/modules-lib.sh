@@ -1,6 +1,11 @@
 # Emulated kernel modules: the "loaded" set lives in /run/gpuctl-testbed/modules (one per line,
-# gone at the next boot); what can be loaded is listed in modules.available.d/*.list.
+# gone at the next boot); what can be loaded is listed in modules.available.d/*.list. A module may
+# have a hook, modules.hooks.d/NAME (from an emulator package): run with "load" after it is loaded and
+# with "unload" before it is unloaded; a hook that fails refuses the unload ("in use"), as the kernel
+# refuses to remove a module whose use count is not zero.
 MODULES=/run/gpuctl-testbed/modules
+HOOKS=/usr/lib/gpuctl-testbed/modules.hooks.d
+MOD_USERS=""
 
 mod_norm() { printf '%s' "${1//-/_}"; }
 
@@ -26,12 +31,29 @@ mod_load() {
   for d in $deps; do mod_load "$d" || return 1; done
   mkdir -p /run/gpuctl-testbed
   echo "$m" >> "$MODULES"
+  if [ -x "$HOOKS/$m" ]; then "$HOOKS/$m" load || true; fi
 }
 
+# mod_users NAME: the loaded modules that depend on NAME (its "Used by" column)
+mod_users() {
+  local u out=""
+  [ -f "$MODULES" ] || return 0
+  while read -r u; do
+    [ -n "$u" ] && [ "$u" != "$1" ] || continue
+    if mod_deps "$u" 2>/dev/null | grep -qx "$1"; then out="$out${out:+,}$u"; fi
+  done < "$MODULES"
+  printf '%s' "$out"
+}
+
+# mod_unload NAME: 1 when not loaded; 2 when in use (MOD_USERS: the modules using it, empty when a process
+# holds it: the hook refused)
 mod_unload() {
   local m tmp
   m=$(mod_norm "$1")
   mod_loaded "$m" || return 1
+  MOD_USERS=$(mod_users "$m")
+  [ -z "$MOD_USERS" ] || return 2
+  if [ -x "$HOOKS/$m" ] && ! "$HOOKS/$m" unload; then return 2; fi
   tmp=$(mktemp /run/gpuctl-testbed/modules.XXXXXX)
   grep -vx "$m" "$MODULES" > "$tmp" || true
   cat "$tmp" > "$MODULES"; rm -f "$tmp"

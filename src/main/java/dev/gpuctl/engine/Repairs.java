@@ -13,6 +13,8 @@ import dev.gpuctl.remote.Remote;
 import dev.gpuctl.steps.NodePhases;
 import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.Repair;
+import dev.gpuctl.steps.RepairProof;
+import dev.gpuctl.steps.RepairRemedies;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintWriter;
@@ -93,6 +95,8 @@ public final class Repairs {
         ExecResult xids = answers.apply(Repair.xidsKey(n)).orElse(new ExecResult(0, "", ""));
         String module = answers.apply(Repair.moduleKey(n)).map(ExecResult::stdout).orElse("");
         ExecResult driver = answers.apply(Repair.driverKey(n)).orElse(new ExecResult(0, "", ""));
+        RepairPlan.Persistenced persistenced = answers.apply(Repair.persistencedKey(n)).map(r -> RepairPlan.Persistenced.parse(r.stdout()))
+            .orElse(RepairPlan.Persistenced.ABSENT);
         Optional<String> driverProblem = GpuHealth.driverMismatch(driver.stdout(), driver.exit(), GpuHealth.KernelModule.parse(module))
             .filter(p -> p.contains("mismatch"));
         Optional<String> pluginPod = view.pods().stream().filter(p -> n.equals(p.node()) && p.name().contains("nvidia-device-plugin"))
@@ -101,7 +105,7 @@ public final class Repairs {
         RepairPlan.Facts facts = new RepairPlan.Facts(n, GpuHealth.parseRecord(record), present, smiProblem, driverProblem,
             holders.ok() ? RepairPlan.parseHolders(holders.stdout()) : Map.of(), xids.ok() ? Xids.parse(xids.stdout()) : List.of(),
             answers.apply(Repair.memoryKey(n)).map(r -> GpuHealth.memoryProblems(r.stdout())).orElse(List.of()),
-            new RepairPlan.PluginView(allocatable, pluginPod, state.map(ClusterView.NodeState::unschedulable).orElse(false)), replicas);
+            new RepairPlan.PluginView(allocatable, pluginPod, state.map(ClusterView.NodeState::unschedulable).orElse(false)), replicas, persistenced);
         String bootId = answers.apply(Repair.bootIdKey(n)).map(r -> r.stdout().strip()).orElse("");
         long clock = answers.apply(Repair.clockKey(n)).map(r -> r.stdout().strip()).filter(s -> s.matches("\\d{1,12}")).map(Long::parseLong)
             .orElse(Instant.now().getEpochSecond());
@@ -120,9 +124,11 @@ public final class Repairs {
         phases.add(NodePhases.drain(List.of(n), drainTimeout, force));
         for (RepairPlan.Remedy r : d.plan().remedies()) {
             switch (r) {
-                case RESTART_PLUGIN -> phases.add(Repair.restartPlugin(n, d.facts().plugin().pod(), d.facts().wantAllocatable()));
-                case RESET_GPU -> phases.add(Repair.resetGpus(n, d.plan().resetGpus()));
-                case REBOOT -> phases.addAll(Repair.reboot(n, d.bootId()));
+                case RESTART_PLUGIN -> phases.add(RepairRemedies.restartPlugin(n, d.facts().plugin().pod(), gpusWanted(d) * d.facts().replicas()));
+                case RESTART_PERSISTENCED -> phases.add(RepairRemedies.restartPersistenced(n));
+                case RESET_GPU -> phases.add(RepairRemedies.resetGpus(n, d.plan().resetGpus()));
+                case RELOAD_MODULES -> phases.add(RepairRemedies.reloadModules(n));
+                case REBOOT -> phases.addAll(RepairRemedies.reboot(n, d.bootId()));
             }
         }
         return phases;
@@ -131,7 +137,7 @@ public final class Repairs {
     /** The proof's phase. */
     public static List<Phase> proofPhases(Diagnosis d) {
         int want = gpusWanted(d);
-        return Repair.prove(d.facts().node(), d.record(), d.clock(), want * d.facts().replicas());
+        return RepairProof.prove(d.facts().node(), d.record(), d.clock(), want * d.facts().replicas());
     }
 
     /** Holds the node's jobs safe and applies the plan's remedies ({@link #remedyPhases}). */
@@ -146,7 +152,7 @@ public final class Repairs {
 
     /** The record of the repair on the node; the uncordon when it was proved. */
     public static Runner.Result record(Runner runner, Outcome o) {
-        return runner.run(Repair.record(o.node(), o.annotation(), o.proved(), o.answeredSince()));
+        return runner.run(RepairProof.record(o.node(), o.annotation(), o.proved(), o.answeredSince()));
     }
 
     /** The node annotation a repair leaves: {@link Repair#LAST_REPAIR}. */

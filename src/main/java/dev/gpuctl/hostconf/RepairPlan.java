@@ -20,8 +20,16 @@ public final class RepairPlan {
     public enum Remedy {
         /** Delete the node's device plugin pod (its DaemonSet makes a new one): clears a sticky unhealthy mark. */
         RESTART_PLUGIN("restart the device plugin pod on the node (clears the plugin's sticky unhealthy mark)"),
+        /** {@code systemctl restart nvidia-persistenced}: the unit is enabled but not running. */
+        RESTART_PERSISTENCED("restart nvidia-persistenced (enabled but not running: the GPUs lose persistence mode)"),
         /** {@code nvidia-smi -r -i N} on each GPU with a hardware Xid, only while no process holds it. */
         RESET_GPU("reset the GPU(s) with a hardware Xid (nvidia-smi -r -i N), only while no process holds them"),
+        /**
+         * Unload the NVIDIA kernel modules and load them again (the driver package's new module after an upgrade without a
+         * reboot), only while no process holds a GPU; nvidia-persistenced is stopped for it and started again.
+         */
+        RELOAD_MODULES("reload the NVIDIA kernel modules (modprobe -r nvidia_uvm nvidia_drm nvidia_modeset nvidia; modprobe nvidia),"
+            + " only while no process holds a GPU; nvidia-persistenced stopped for it"),
         /** Reboot over ssh and wait for the host, its container runtime and kubelet. */
         REBOOT("reboot the host over ssh and wait for it, its container runtime and its kubelet");
 
@@ -30,6 +38,31 @@ public final class RepairPlan {
         Remedy(String what) { this.what = what; }
 
         public String what() { return what; }
+    }
+
+    /**
+     * nvidia-persistenced as systemd sees it ({@code systemctl show -p LoadState -p UnitFileState -p ActiveState}).
+     *
+     * @param installed the unit exists; {@code enabled}: it starts at boot; {@code active}: it runs now
+     */
+    public record Persistenced(boolean installed, boolean enabled, boolean active) {
+        /** No such unit (a host without it, or not asked). */
+        public static final Persistenced ABSENT = new Persistenced(false, false, false);
+
+        /** Enabled but not running: the GPUs lose persistence mode, and a restart is the remedy. */
+        public boolean down() { return installed && enabled && !active; }
+
+        /** From {@code systemctl show -p LoadState -p UnitFileState -p ActiveState nvidia-persistenced}'s KEY=VALUE lines. */
+        public static Persistenced parse(String show) {
+            Map<String, String> kv = new LinkedHashMap<>();
+            for (String line : show.split("\\R")) {
+                int eq = line.indexOf('=');
+                if (eq > 0) kv.put(line.substring(0, eq).strip(), line.substring(eq + 1).strip());
+            }
+            boolean installed = "loaded".equals(kv.get("LoadState"));
+            return new Persistenced(installed, installed && "enabled".equals(kv.get("UnitFileState")),
+                installed && List.of("active", "activating", "reloading").contains(kv.getOrDefault("ActiveState", "")));
+        }
     }
 
     /** The plugin's view of a node: its allocatable nvidia.com/gpu and its device plugin pod (namespace/name), if any. */
@@ -46,10 +79,11 @@ public final class RepairPlan {
      * @param xids        the Xid lines in the kernel log since boot (since the last proved repair)
      * @param memory      uncorrectable ECC errors, pending or failed row remapping ({@link GpuHealth#memoryProblems})
      * @param replicas    the device plugin's replicas per GPU (1 unless shared)
+     * @param persistenced nvidia-persistenced's unit
      */
     public record Facts(String node, List<GpuHealth.Recorded> recorded, List<Xids.Gpu> present, String smiProblem,
                         Optional<String> driverProblem, Map<String, List<String>> holders, List<Xids.Xid> xids,
-                        List<String> memory, PluginView plugin, int replicas) {
+                        List<String> memory, PluginView plugin, int replicas, Persistenced persistenced) {
         public Facts {
             recorded = List.copyOf(recorded);
             present = List.copyOf(present);
@@ -57,6 +91,16 @@ public final class RepairPlan {
             xids = List.copyOf(xids);
             memory = List.copyOf(memory);
         }
+
+        /** Facts of a host without nvidia-persistenced. */
+        public Facts(String node, List<GpuHealth.Recorded> recorded, List<Xids.Gpu> present, String smiProblem,
+                     Optional<String> driverProblem, Map<String, List<String>> holders, List<Xids.Xid> xids,
+                     List<String> memory, PluginView plugin, int replicas) {
+            this(node, recorded, present, smiProblem, driverProblem, holders, xids, memory, plugin, replicas, Persistenced.ABSENT);
+        }
+
+        /** A driver/library mismatch: nvidia-smi answers nothing else, so what it would list is unknown, not missing. */
+        public boolean mismatch() { return driverProblem.filter(p -> p.contains("mismatch")).isPresent(); }
 
         /** The recorded GPUs nvidia-smi no longer lists, by UUID. */
         public List<GpuHealth.Recorded> missing() {
@@ -94,14 +138,25 @@ public final class RepairPlan {
         + " replaced (RMA); check the BIOS sees them (lspci)";
 
     /**
-     * The remedies for a node's facts, least disruptive first. A missing GPU, an Xid 79, a driver/library mismatch or
-     * {@code reboot} need a reboot, which also resets every GPU and restarts the plugin: it is then the only remedy.
-     * So do uncorrectable ECC errors and pending row remaps. Otherwise: a GPU with a hardware Xid is reset (the plugin's unhealthy mark stays until it restarts, so the plugin
-     * is restarted after); allocatable nvidia.com/gpu short of the GPUs present restarts the plugin.
+     * The remedies for a node's facts, least disruptive first, each escalating only as far as the facts need:
+     * <ul>
+     * <li>a missing GPU, an Xid 79, uncorrectable ECC errors or pending row remaps, or {@code reboot}: a reboot, which
+     * also resets every GPU, reloads the driver and restarts the plugin: it is then the only remedy;</li>
+     * <li>a driver/library mismatch (the package upgraded without a reboot): the modules reloaded (nvidia-smi answers
+     * nothing else then: the GPUs' listing, memory and Xids wait for the proof), then the plugin restarted (it
+     * crash-looped on the mismatch);</li>
+     * <li>nvidia-persistenced enabled but not running: restarted;</li>
+     * <li>a GPU with a hardware Xid: reset (the plugin's unhealthy mark stays until it restarts, so the plugin is
+     * restarted after); allocatable nvidia.com/gpu short of the GPUs present: the plugin restarted.</li>
+     * </ul>
+     * The plugin's restart is the cheapest remedy and runs first, unless a remedy that changes the GPUs runs: then last.
      */
     public static Plan plan(Facts f, boolean reboot) {
         List<String> findings = new ArrayList<>();
-        List<GpuHealth.Recorded> missing = f.missing();
+        boolean mismatch = f.mismatch();
+        // under a mismatch nvidia-smi lists nothing and reads no memory: those are unknown until the modules are reloaded
+        List<GpuHealth.Recorded> missing = mismatch ? List.of() : f.missing();
+        List<String> memory = mismatch ? List.of() : f.memory();
         if (f.recorded().isEmpty()) findings.add("no GPUs recorded at bootstrap (annotation " + ClusterView.GPU_RECORD_ANNOTATION + "): GPUs compared by count only");
         if (!missing.isEmpty()) {
             findings.add(missing.size() + " GPU(s) recorded at bootstrap missing from nvidia-smi: "
@@ -109,42 +164,51 @@ public final class RepairPlan {
                 + (f.smiProblem().isBlank() ? "" : " (nvidia-smi: " + GpuHealth.oneLine(f.smiProblem()) + ")"));
         }
         f.driverProblem().ifPresent(p -> findings.add("driver: " + GpuHealth.oneLine(p)));
-        f.memory().forEach(m -> findings.add("memory: " + GpuHealth.oneLine(m)));
+        memory.forEach(m -> findings.add("memory: " + GpuHealth.oneLine(m)));
         Map<Integer, List<Xids.Xid>> hardwareByCode = new LinkedHashMap<>();
         for (Xids.Xid x : f.hardwareXids()) hardwareByCode.computeIfAbsent(x.code(), k -> new ArrayList<>()).add(x);
         hardwareByCode.forEach((code, xs) -> findings.add("hardware Xid " + code + " (" + Xids.kind(code).name() + ") x" + xs.size()
             + " since boot on " + String.join(", ", xs.stream().map(x -> Xids.gpuName(x.pci(), f.present())).distinct().toList())));
         long app = f.xids().size() - f.hardwareXids().size();
         if (app > 0) findings.add(app + " application Xid(s) since boot (the jobs' own faults: no repair needed for them)");
-        boolean pluginShort = f.plugin().allocatable() < f.wantAllocatable();
+        int want = mismatch ? f.recorded().size() * f.replicas() : f.wantAllocatable();
+        boolean pluginShort = f.plugin().allocatable() < want;
         if (pluginShort) {
-            findings.add("the device plugin advertises " + f.plugin().allocatable() + " nvidia.com/gpu, " + f.wantAllocatable()
-                + " expected for the " + f.present().size() + " GPU(s) present" + f.plugin().pod().map(p -> " (pod " + p + ")").orElse(" (no plugin pod on the node)"));
+            findings.add("the device plugin advertises " + f.plugin().allocatable() + " nvidia.com/gpu, " + want
+                + " expected for the " + (mismatch ? f.recorded().size() + " GPU(s) recorded" : f.present().size() + " GPU(s) present")
+                + f.plugin().pod().map(p -> " (pod " + p + ")").orElse(" (no plugin pod on the node)"));
         }
+        boolean persistencedDown = f.persistenced().down();
+        if (persistencedDown) findings.add("nvidia-persistenced is enabled but not running");
         f.holders().forEach((uuid, ps) -> {
             if (!ps.isEmpty()) findings.add("GPU " + uuid + " is held by " + String.join(", ", ps));
         });
         // an application Xid alone, or holders alone, need nothing: only hardware, missing GPUs, driver and plugin count
         // a pending row remap or an uncorrectable ECC error: a reboot resets every GPU and applies the remap
-        boolean needsReboot = reboot || !missing.isEmpty() || f.driverProblem().isPresent() || !f.memory().isEmpty()
+        boolean needsReboot = reboot || !missing.isEmpty() || !memory.isEmpty()
+            || (f.driverProblem().isPresent() && !mismatch)
             || f.hardwareXids().stream().anyMatch(x -> x.code() == FALLEN_OFF_THE_BUS)
-            || (f.present().isEmpty() && !f.recorded().isEmpty());
+            || (f.present().isEmpty() && !f.recorded().isEmpty() && !mismatch);
         List<Remedy> remedies = new ArrayList<>();
         List<Integer> reset = new ArrayList<>();
         if (needsReboot) {
             remedies.add(Remedy.REBOOT);
+        } else if (mismatch) {
+            // the reload starts persistenced again and leaves every GPU freshly initialised: no reset after it
+            remedies.add(Remedy.RELOAD_MODULES);
+            remedies.add(Remedy.RESTART_PLUGIN);
         } else {
             for (Xids.Xid x : f.hardwareXids()) {
                 Xids.gpuOf(x.pci(), f.present()).ifPresent(g -> {
                     if (!reset.contains(g.index())) reset.add(g.index());
                 });
             }
+            if (persistencedDown) remedies.add(Remedy.RESTART_PERSISTENCED);
             if (!reset.isEmpty()) remedies.add(Remedy.RESET_GPU);
-            if (pluginShort || !reset.isEmpty()) remedies.add(Remedy.RESTART_PLUGIN);
-            // the plugin's restart is the cheaper remedy: it runs first when the GPUs need no reset
-            if (reset.isEmpty()) remedies.sort(Enum::compareTo);
+            // the plugin's restart is the cheapest remedy: first, unless the GPUs change (then it must see them changed)
+            if (pluginShort || !reset.isEmpty()) remedies.add(reset.isEmpty() ? 0 : remedies.size(), Remedy.RESTART_PLUGIN);
         }
-        boolean sick = needsReboot || !f.hardwareXids().isEmpty() || pluginShort;
+        boolean sick = needsReboot || mismatch || persistencedDown || !f.hardwareXids().isEmpty() || pluginShort;
         if (!sick) return new Plan(f.node(), List.of(), List.of(), List.of(), HUMAN_STEP);
         return new Plan(f.node(), findings, remedies, reset, HUMAN_STEP);
     }

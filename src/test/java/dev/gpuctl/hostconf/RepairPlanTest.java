@@ -58,11 +58,48 @@ class RepairPlanTest {
         assertEquals(List.of(0), p.resetGpus());
     }
 
-    @Test void aDriverMismatchOrTheRebootFlagReboots() {
-        var mismatch = RepairPlan.plan(facts(List.of(G0, G1), "", 2, Optional.of("Driver/library version mismatch: ..."), Map.of()), false);
-        assertEquals(List.of(Remedy.REBOOT), mismatch.remedies());
+    static final String MISMATCH = "Driver/library version mismatch: the kernel module version is unknown, the NVML library is 580.173";
+
+    @Test void aDriverMismatchReloadsTheModulesThenRestartsThePluginWithoutAReboot() {
+        // under the mismatch nvidia-smi lists nothing and reads no memory: unknown, not missing
+        var f = facts(List.of(), "", 0, Optional.of(MISMATCH), Map.of());
+        var mismatch = RepairPlan.plan(new RepairPlan.Facts(f.node(), f.recorded(), f.present(), "Failed to initialize NVML: Driver/library version mismatch",
+            f.driverProblem(), f.holders(), f.xids(), List.of("nvidia-smi -q gave no GPU: Failed to initialize NVML"), f.plugin(), 1), false);
+        assertEquals(List.of(Remedy.RELOAD_MODULES, Remedy.RESTART_PLUGIN), mismatch.remedies());
+        assertTrue(mismatch.findings().stream().noneMatch(s -> s.contains("missing") || s.startsWith("memory")), mismatch.toString());
+        assertTrue(mismatch.findings().contains("the device plugin advertises 0 nvidia.com/gpu, 2 expected for the 2 GPU(s) recorded"
+            + " (pod kube-system/nvidia-device-plugin-daemonset-abcde)"), mismatch.toString());
+        String text = RepairPlan.text(mismatch);
+        assertTrue(text.indexOf("reload the NVIDIA kernel modules") < text.indexOf("restart the device plugin pod"), text);
+    }
+
+    @Test void theRebootFlagOrAGpuOffTheBusBeatsTheReload() {
         var asked = RepairPlan.plan(facts(List.of(G0, G1), "", 2, Optional.empty(), Map.of()), true);
         assertEquals(List.of(Remedy.REBOOT), asked.remedies());
+        var both = RepairPlan.plan(facts(List.of(), XID79, 0, Optional.of(MISMATCH), Map.of()), false);
+        assertEquals(List.of(Remedy.REBOOT), both.remedies());
+    }
+
+    @Test void persistencedEnabledButNotRunningIsRestartedAndNothingElse() {
+        var f = facts(List.of(G0, G1), "", 2, Optional.empty(), Map.of());
+        var down = new RepairPlan.Facts(f.node(), f.recorded(), f.present(), f.smiProblem(), f.driverProblem(), f.holders(), f.xids(), f.memory(),
+            f.plugin(), 1, RepairPlan.Persistenced.parse("LoadState=loaded\nUnitFileState=enabled\nActiveState=failed\n"));
+        var p = RepairPlan.plan(down, false);
+        assertEquals(List.of(Remedy.RESTART_PERSISTENCED), p.remedies());
+        assertTrue(p.findings().contains("nvidia-persistenced is enabled but not running"), p.toString());
+        // with a GPU to reset as well: persistenced first, the plugin last (it must see the reset GPU)
+        var xid = facts(List.of(G0, G1), XID48, 1, Optional.empty(), Map.of());
+        var both = RepairPlan.plan(new RepairPlan.Facts(xid.node(), xid.recorded(), xid.present(), "", Optional.empty(), Map.of(), xid.xids(),
+            List.of(), xid.plugin(), 1, down.persistenced()), false);
+        assertEquals(List.of(Remedy.RESTART_PERSISTENCED, Remedy.RESET_GPU, Remedy.RESTART_PLUGIN), both.remedies());
+    }
+
+    @Test void persistencedsUnitIsReadFromSystemctlShow() {
+        assertEquals(new RepairPlan.Persistenced(true, true, true),
+            RepairPlan.Persistenced.parse("LoadState=loaded\nUnitFileState=enabled\nActiveState=active\n"));
+        assertEquals(RepairPlan.Persistenced.ABSENT, RepairPlan.Persistenced.parse("LoadState=not-found\nUnitFileState=\nActiveState=inactive\n"));
+        var disabled = RepairPlan.Persistenced.parse("LoadState=loaded\nUnitFileState=disabled\nActiveState=inactive\n");
+        assertTrue(disabled.installed() && !disabled.down(), "installed but not enabled: the host's choice, not a fault");
     }
 
     @Test void anUncorrectableMemoryErrorReboots() {

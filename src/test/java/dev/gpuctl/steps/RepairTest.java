@@ -16,47 +16,47 @@ class RepairTest {
     static final String U0 = "GPU-0a1b2c3d-0000-1111-2222-333344445555";
 
     @Test void theSmokePodMustSucceedListingEveryGpu() {
-        assertEquals(Optional.empty(), Repair.smokeProblem("Succeeded\nGPU 0: NVIDIA H200 (UUID: " + U0 + ")\n", "w1", 1));
-        assertEquals(Optional.of("smoke pod's nvidia-smi -L listed 0 GPU(s), 1 asked for"), Repair.smokeProblem("Succeeded\n", "w1", 1));
-        assertTrue(Repair.smokeProblem("Failed\nFailed to initialize NVML: Unknown Error\n", "w1", 1).orElseThrow()
+        assertEquals(Optional.empty(), RepairProof.smokeProblem("Succeeded\nGPU 0: NVIDIA H200 (UUID: " + U0 + ")\n", "w1", 1));
+        assertEquals(Optional.of("smoke pod's nvidia-smi -L listed 0 GPU(s), 1 asked for"), RepairProof.smokeProblem("Succeeded\n", "w1", 1));
+        assertTrue(RepairProof.smokeProblem("Failed\nFailed to initialize NVML: Unknown Error\n", "w1", 1).orElseThrow()
             .equals("smoke pod default/gpuctl-smoke-w1 is Failed: Failed to initialize NVML: Unknown Error"));
-        assertTrue(Repair.smokeProblem("Pending\n", "w1", 1).orElseThrow().contains("is Pending"));
+        assertTrue(RepairProof.smokeProblem("Pending\n", "w1", 1).orElseThrow().contains("is Pending"));
     }
 
     @Test void theNodeIsBackOnANewBootAndReady() {
-        assertEquals(Optional.empty(), Repair.NodeBackStep.problem("b2 True", "w1", "b1"));
-        assertTrue(Repair.NodeBackStep.problem("b1 True", "w1", "b1").orElseThrow().contains("has not come back"));
-        assertTrue(Repair.NodeBackStep.problem("b2 Unknown", "w1", "b1").orElseThrow().contains("is not Ready (Unknown)"));
+        assertEquals(Optional.empty(), RepairRemedies.NodeBackStep.problem("b2 True", "w1", "b1"));
+        assertTrue(RepairRemedies.NodeBackStep.problem("b1 True", "w1", "b1").orElseThrow().contains("has not come back"));
+        assertTrue(RepairRemedies.NodeBackStep.problem("b2 Unknown", "w1", "b1").orElseThrow().contains("is not Ready (Unknown)"));
     }
 
     @Test void onlyANewHardwareXidFailsTheProof() {
-        assertEquals(Optional.empty(), Repair.newXids("Dec 04 10:00:01 w1 kernel: NVRM: Xid (PCI:0000:3b:00): 13, pid=1, name=p, Graphics SM Warp Exception\n"));
+        assertEquals(Optional.empty(), RepairProof.newXids("Dec 04 10:00:01 w1 kernel: NVRM: Xid (PCI:0000:3b:00): 13, pid=1, name=p, Graphics SM Warp Exception\n"));
         assertEquals(Optional.of("1 hardware Xid(s) since the repair began: Xid 79 (GPU has fallen off the bus) on 0000:3b:00"),
-            Repair.newXids("Dec 04 10:00:01 w1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=p, GPU has fallen off the bus.\n"));
+            RepairProof.newXids("Dec 04 10:00:01 w1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=p, GPU has fallen off the bus.\n"));
     }
 
     @Test void nvidiaSmiCsvBecomesTheRecordsForm() {
-        assertEquals("0:" + U0, Repair.recordForm("0, " + U0 + ", 00000000:3B:00.0\n"));
-        assertEquals("", Repair.recordForm("No devices were found\n"));
+        assertEquals("0:" + U0, RepairProof.recordForm("0, " + U0 + ", 00000000:3B:00.0\n"));
+        assertEquals("", RepairProof.recordForm("No devices were found\n"));
     }
 
     @Test void theSmokePodIsPinnedAndAsksForEveryGpu() {
-        String m = Repair.smokeManifest("w1", 2);
+        String m = RepairProof.smokeManifest("w1", 2);
         assertTrue(m.contains("\"nodeName\":\"w1\"") && m.contains("\"nvidia.com/gpu\":2") && m.contains("[\"nvidia-smi\",\"-L\"]"), m);
     }
 
     @Test void theRecordIsOneShellWord() {
-        String cmd = ((Op.Run) new Repair.RecordStep("w1", "2026-12-04T22:55:42Z;proved;remedies=reboot").apply(null).get(0)).command();
+        String cmd = ((Op.Run) new RepairProof.RecordStep("w1", "2026-12-04T22:55:42Z;proved;remedies=reboot").apply(null).get(0)).command();
         assertTrue(cmd.contains(" annotate node w1 'gpuctl.dev/last-repair=2026-12-04T22:55:42Z;proved;remedies=reboot' --overwrite"), cmd);
     }
 
     @Test void onlyAProvedRepairMarksTheXidsBeforeItAnswered() {
-        var proved = Repair.record("w1", "t;proved;remedies=reboot", true, 1796424957L);
+        var proved = RepairProof.record("w1", "t;proved;remedies=reboot", true, 1796424957L);
         assertEquals(List.of("record", "xids-answered"), proved.get(0).steps().stream().map(Step::id).toList());
         assertEquals("uncordon", proved.get(1).id());
         String cmd = ((Op.Run) proved.get(0).steps().get(1).apply(null).get(0)).command();
         assertTrue(cmd.contains("printf '%s\\n' 1796424957 > " + GpuHealthStep.ANSWERED + ".tmp"), cmd);
-        var failed = Repair.record("w1", "t;not-proved;remedies=reboot", false, 1796424957L);
+        var failed = RepairProof.record("w1", "t;not-proved;remedies=reboot", false, 1796424957L);
         assertEquals(1, failed.size(), "no uncordon");
         assertEquals(List.of("record"), failed.get(0).steps().stream().map(Step::id).toList());
         // verify's Xid check and the next diagnosis read the kernel log from that time on
@@ -85,7 +85,7 @@ class RepairTest {
     @Test void aResetWaitsForTheLastProcessToLetGoThenResets(@TempDir Path dir) throws Exception {
         fakeSmi(dir, 2);
         StringBuilder out = new StringBuilder();
-        assertEquals(0, sh(dir, Repair.resetCommand(0, 5, 0), out), out::toString);
+        assertEquals(0, sh(dir, RepairRemedies.resetCommand(0, 5, 0), out), out::toString);
         assertTrue(out.toString().contains("was successfully reset."), out::toString);
         assertEquals("3", Files.readString(dir.resolve("calls")).strip());
     }
@@ -93,13 +93,13 @@ class RepairTest {
     @Test void aGpuStillHeldIsNotResetAndTheHolderIsNamed(@TempDir Path dir) throws Exception {
         fakeSmi(dir, 99);
         StringBuilder out = new StringBuilder();
-        assertEquals(1, sh(dir, Repair.resetCommand(0, 3, 0), out), out::toString);
+        assertEquals(1, sh(dir, RepairRemedies.resetCommand(0, 3, 0), out), out::toString);
         assertTrue(out.toString().contains("GPU 0 is still held (the driver: GPU 00000000:3B:00.0 is currently in use by another process.): not reset"),
             out::toString);
         assertEquals("3", Files.readString(dir.resolve("calls")).strip());
     }
 
     @Test void theAnnotationValueIsCheckedBeforeItReachesAShell() {
-        assertThrows(IllegalArgumentException.class, () -> new Repair.RecordStep("w1", "x'; rm -rf /"));
+        assertThrows(IllegalArgumentException.class, () -> new RepairProof.RecordStep("w1", "x'; rm -rf /"));
     }
 }
