@@ -13,11 +13,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import org.yaml.snakeyaml.DumperOptions;
-import org.yaml.snakeyaml.LoaderOptions;
-import org.yaml.snakeyaml.Yaml;
-import org.yaml.snakeyaml.constructor.SafeConstructor;
-import org.yaml.snakeyaml.representer.Representer;
+
+import static dev.gpuctl.hostconf.KubeconfigYaml.dump;
+import static dev.gpuctl.hostconf.KubeconfigYaml.list;
+import static dev.gpuctl.hostconf.KubeconfigYaml.named;
+import static dev.gpuctl.hostconf.KubeconfigYaml.only;
+import static dev.gpuctl.hostconf.KubeconfigYaml.printable;
+import static dev.gpuctl.hostconf.KubeconfigYaml.put;
+import static dev.gpuctl.hostconf.KubeconfigYaml.read;
 
 /**
  * A cluster's admin kubeconfig, rebuilt from the master's admin.conf and never copied: only the API server's https
@@ -233,17 +236,6 @@ public final class Kubeconfig {
         return u;
     }
 
-    private static boolean named(Map<String, Object> doc, String key, String name) {
-        return list(doc, key, "the kubeconfig file").stream().anyMatch(e -> e instanceof Map<?, ?> m && name.equals(String.valueOf(m.get("name"))));
-    }
-
-    private static String dump(Map<String, Object> doc) {
-        DumperOptions o = new DumperOptions();
-        o.setDefaultFlowStyle(DumperOptions.FlowStyle.BLOCK);
-        o.setSplitLines(false);
-        return new Yaml(new SafeConstructor(new LoaderOptions()), new Representer(o), o).dump(doc);
-    }
-
     private static void refuseOthers(Map<String, Object> body, List<String> allowed, String where) {
         for (Object k : body.keySet()) {
             String key = String.valueOf(k);
@@ -282,13 +274,6 @@ public final class Kubeconfig {
 
     private static String stripSlash(String s) { return s.endsWith("/") ? s.substring(0, s.length() - 1) : s; }
 
-    /** A value from the master, shown without control characters (a terminal escape acts on the admin's terminal). */
-    private static String printable(String s) {
-        String t = s.codePoints().map(c -> Character.isISOControl(c) ? '?' : c)
-            .collect(StringBuilder::new, StringBuilder::appendCodePoint, StringBuilder::append).toString();
-        return t.length() > 100 ? t.substring(0, 97) + "..." : t;
-    }
-
     /** The names of the contexts in a kubeconfig's text (empty when it has none). */
     public static List<String> contexts(String text) {
         if (text.isBlank()) return List.of();
@@ -321,53 +306,5 @@ public final class Kubeconfig {
         return Optional.empty();
     }
 
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> read(String text, String what) {
-        LoaderOptions lo = new LoaderOptions();
-        lo.setAllowDuplicateKeys(false);
-        lo.setMaxAliasesForCollections(50);
-        lo.setCodePointLimit(16 << 20);
-        Object o;
-        try {
-            o = new Yaml(new SafeConstructor(lo)).load(text);
-        } catch (RuntimeException e) {
-            throw new Invalid(what + " is not valid YAML: " + printable(Optional.ofNullable(e.getMessage()).orElse(e.toString()).lines().findFirst().orElse("")));
-        }
-        if (o == null) return new LinkedHashMap<>();
-        if (!(o instanceof Map<?, ?> m)) throw new Invalid(what + " is not a kubeconfig (its top level is not a mapping)");
-        Object kind = m.get("kind");
-        if (kind != null && !"Config".equals(kind)) throw new Invalid(what + " is not a kubeconfig (kind: " + printable(String.valueOf(kind)) + ", expected Config)");
-        return new LinkedHashMap<>((Map<String, Object>) m);
-    }
 
-    @SuppressWarnings("unchecked")
-    private static List<Object> list(Map<String, Object> doc, String key, String what) {
-        Object v = doc.get(key);
-        if (v == null) return new ArrayList<>();
-        if (!(v instanceof List<?> l)) throw new Invalid(what + ": '" + key + "' is not a list");
-        return new ArrayList<>((List<Object>) l);
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> only(Map<String, Object> doc, String key, String field, String what) {
-        List<Object> l = list(doc, key, what);
-        if (l.size() != 1 || !(l.get(0) instanceof Map<?, ?> e) || !(e.get(field) instanceof Map<?, ?> body)) {
-            throw new Invalid(what + " does not hold exactly one entry under '" + key + "' with a '" + field + "'");
-        }
-        return new LinkedHashMap<>((Map<String, Object>) body);
-    }
-
-    /** Replaces the entry named {@code name} in the list {@code key} (in place), or adds it at the end. */
-    private static void put(Map<String, Object> doc, String key, String name, String field, Map<String, Object> body) {
-        List<Object> l = list(doc, key, "the kubeconfig file");
-        Map<String, Object> entry = new LinkedHashMap<>();
-        entry.put("name", name);
-        entry.put(field, body);
-        int at = -1;
-        for (int i = 0; i < l.size(); i++) {
-            if (l.get(i) instanceof Map<?, ?> m && name.equals(String.valueOf(m.get("name")))) at = i;
-        }
-        if (at >= 0) l.set(at, entry); else l.add(entry);
-        doc.put(key, l);
-    }
 }
