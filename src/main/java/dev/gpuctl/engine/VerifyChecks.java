@@ -13,6 +13,7 @@ import dev.gpuctl.steps.HostContext;
 import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.PreflightStep;
 import dev.gpuctl.steps.Probe;
+import dev.gpuctl.steps.Repair;
 import dev.gpuctl.steps.SchedulingStep;
 import dev.gpuctl.steps.Step;
 import java.io.PrintWriter;
@@ -68,7 +69,8 @@ final class VerifyChecks {
         List<VerifyReport.HostReport> hosts = new ArrayList<>();
         for (Node n : selected) {
             hosts.add(new VerifyReport.HostReport(n.name(), n.address(), !unreachable.containsKey(n.name()),
-                unreachable.getOrDefault(n.name(), ""), checks.getOrDefault(n.name(), List.of()), certificateDates(facts, n.name())));
+                unreachable.getOrDefault(n.name(), ""), checks.getOrDefault(n.name(), List.of()), certificateDates(facts, n.name()),
+                Repair.lastRepair(facts, n.name()).map(r -> new VerifyReport.LastRepair(r.at(), r.proved(), r.remedies())).orElse(null)));
         }
         return new VerifyReport(hosts);
     }

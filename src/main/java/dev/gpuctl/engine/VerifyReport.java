@@ -39,10 +39,24 @@ public record VerifyReport(List<HostReport> hosts) {
      */
     public record CertificateDate(String name, String kind, String expires, long daysLeft, String standing) {}
 
+    /**
+     * A node's last {@code gpuctl repair} (JSON: {@code lastRepair}, null for a node never repaired), from its annotation.
+     *
+     * @param at       when it began, ISO-8601 UTC
+     * @param remedies what it tried (reboot, reset_gpu, reload_modules, restart_plugin, restart_persistenced)
+     */
+    public record LastRepair(String at, boolean proved, List<String> remedies) {
+        public LastRepair { remedies = List.copyOf(remedies); }
+    }
+
     public record HostReport(String name, String address, boolean reachable, String error, List<Check> checks,
-                             List<CertificateDate> certificates) {
+                             List<CertificateDate> certificates, LastRepair lastRepair) {
         public HostReport(String name, String address, boolean reachable, String error, List<Check> checks) {
-            this(name, address, reachable, error, checks, List.of());
+            this(name, address, reachable, error, checks, List.of(), null);
+        }
+
+        public HostReport(String name, String address, boolean reachable, String error, List<Check> checks, List<CertificateDate> certificates) {
+            this(name, address, reachable, error, checks, certificates, null);
         }
 
         public boolean ok() { return reachable && checks.stream().allMatch(Check::ok); }

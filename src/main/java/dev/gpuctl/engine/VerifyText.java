@@ -6,6 +6,12 @@ import dev.gpuctl.steps.CertificatesStep;
 public final class VerifyText {
     private VerifyText() {}
 
+    /** "2026-12-05T01:02:03Z proved (reset_gpu, restart_plugin)"; a repair not proved left the node cordoned. */
+    static String lastRepair(VerifyReport.LastRepair r) {
+        return r.at() + " " + (r.proved() ? "proved" : "NOT proved (the node was left cordoned)")
+            + (r.remedies().isEmpty() ? "" : " (" + String.join(", ", r.remedies()) + ")");
+    }
+
     public static String render(VerifyReport report) {
         int hostW = 4;
         int stepW = 4;
@@ -28,6 +34,12 @@ public final class VerifyText {
                 sb.append("      ").append(h.error().replace("\n", "\n      ")).append('\n');
                 continue;
             }
+            if (h.lastRepair() != null) {
+                var r = h.lastRepair();
+                sb.append(String.format(fmt, h.name(), "repair", "last gpuctl repair", r.proved() ? "ok" : "info"));
+                sb.append("      last:  ").append(r.at()).append(' ').append(r.proved() ? "proved" : "not proved (left cordoned)")
+                    .append(r.remedies().isEmpty() ? "" : " (" + String.join(", ", r.remedies()) + ")").append('\n');
+            }
             for (var c : h.checks()) {
                 total++;
                 String check = c.check().length() > 72 ? c.check().substring(0, 69) + "..." : c.check();
@@ -45,6 +57,7 @@ public final class VerifyText {
                     sb.append("      fix:   ").append(c.fix()).append('\n');
                 }
             }
+            if (h.lastRepair() != null) sb.append(h.name()).append("  last repair: ").append(lastRepair(h.lastRepair())).append('\n');
         }
         sb.append('\n').append(total - failed).append(" of ").append(total).append(total == 1 ? " check passed" : " checks passed");
         if (warned > 0) sb.append(", ").append(warned).append(warned == 1 ? " with a warning" : " with warnings");

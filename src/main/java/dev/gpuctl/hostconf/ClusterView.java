@@ -27,11 +27,13 @@ public record ClusterView(List<NodeState> nodes, List<PodState> pods) {
 
     /** The node annotation in which gpuctl keeps the GPUs a node had at bootstrap ("INDEX:UUID,..."). */
     public static final String GPU_RECORD_ANNOTATION = "gpuctl.dev/gpus-at-bootstrap";
+    /** The node annotation in which {@code gpuctl repair} keeps the node's last repair ({@link RepairPlan.LastRepair}). */
+    public static final String LAST_REPAIR_ANNOTATION = "gpuctl.dev/last-repair";
 
     /** A node's fields, in the order of its line (after the {@code N} tag); dots inside a key are escaped as jsonpath wants. */
     public static final List<String> NODE_FIELDS = List.of("metadata.name", "metadata.labels",
         "metadata.annotations." + GPU_RECORD_ANNOTATION.replace(".", "\\."), "spec.unschedulable", "spec.taints",
-        "status.allocatable", "status.conditions");
+        "status.allocatable", "status.conditions", "metadata.annotations." + LAST_REPAIR_ANNOTATION.replace(".", "\\."));
 
     /** A pod's fields, in the order of its line (after the {@code P} tag). */
     public static final List<String> POD_FIELDS = List.of("metadata.namespace", "metadata.name", "spec.nodeName", "status.phase",
@@ -54,13 +56,19 @@ public record ClusterView(List<NodeState> nodes, List<PodState> pods) {
      *
      * @param gpuRecord the value of {@link #GPU_RECORD_ANNOTATION}, empty when the node has none
      * @param ready     the Ready condition, empty when the node has none yet
+     * @param lastRepair the value of {@link #LAST_REPAIR_ANNOTATION}, empty when the node was never repaired
      */
     public record NodeState(String name, Map<String, String> labels, Optional<String> gpuRecord, boolean unschedulable,
-                            List<String> taintKeys, Map<String, String> allocatable, Optional<Condition> ready) {
+                            List<String> taintKeys, Map<String, String> allocatable, Optional<Condition> ready, Optional<String> lastRepair) {
         public NodeState {
             labels = Map.copyOf(labels);
             taintKeys = List.copyOf(taintKeys);
             allocatable = Map.copyOf(allocatable);
+        }
+
+        public NodeState(String name, Map<String, String> labels, Optional<String> gpuRecord, boolean unschedulable,
+                         List<String> taintKeys, Map<String, String> allocatable, Optional<Condition> ready) {
+            this(name, labels, gpuRecord, unschedulable, taintKeys, allocatable, ready, Optional.empty());
         }
 
         /** The allocatable amount of a resource as kubectl prints it, "0" when the node advertises none. */
@@ -128,7 +136,7 @@ public record ClusterView(List<NodeState> nodes, List<PodState> pods) {
             if (f[0].equals("N") && f.length == NODE_FIELDS.size() + 1) {
                 nodes.add(new NodeState(f[1], strings(json(f[2], "labels", n)), Optional.of(f[3]).filter(s -> !s.isBlank()),
                     f[4].equals("true"), taintKeys(json(f[5], "taints", n)), strings(json(f[6], "allocatable", n)),
-                    ready(json(f[7], "conditions", n))));
+                    ready(json(f[7], "conditions", n)), Optional.of(f[8]).filter(s -> !s.isBlank())));
             } else if (f[0].equals("P") && f.length == POD_FIELDS.size() + 1) {
                 List<Instant> times = new ArrayList<>();
                 for (int i = 6; i <= 8; i++) times.addAll(instants(f[i]));

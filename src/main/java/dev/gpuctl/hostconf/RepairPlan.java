@@ -65,6 +65,27 @@ public final class RepairPlan {
         }
     }
 
+    /**
+     * A node's last repair as its annotation {@link ClusterView#LAST_REPAIR_ANNOTATION} says ("TIME;proved|not-proved;remedies=A,B").
+     *
+     * @param at       when it began (ISO-8601 UTC, as written)
+     * @param remedies the remedies it tried, by name (reboot, reset_gpu, ...), empty when none was needed
+     */
+    public record LastRepair(String at, boolean proved, List<String> remedies) {
+        public LastRepair { remedies = List.copyOf(remedies); }
+
+        /** The annotation's value read; empty when it is not in the form repair writes. */
+        public static Optional<LastRepair> parse(String annotation) {
+            String[] f = annotation.strip().split(";", -1);
+            if (f.length != 3 || !f[0].matches("\\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z") || !f[1].matches("proved|not-proved")
+                || !f[2].startsWith("remedies=")) {
+                return Optional.empty();
+            }
+            String r = f[2].substring("remedies=".length());
+            return Optional.of(new LastRepair(f[0], f[1].equals("proved"), r.isEmpty() ? List.of() : List.of(r.split(","))));
+        }
+    }
+
     /** The plugin's view of a node: its allocatable nvidia.com/gpu and its device plugin pod (namespace/name), if any. */
     public record PluginView(int allocatable, Optional<String> pod, boolean cordoned) {}
 

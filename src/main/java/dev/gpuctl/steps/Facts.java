@@ -66,6 +66,12 @@ public final class Facts {
         return value;
     }
 
+    /** The last answer read as the key's record ({@link #answer}); empty when none was. */
+    public <T> Optional<T> lastAnswer(Key<T> key) {
+        Parsed last = answers.get(key.name());
+        return last == null ? Optional.empty() : Optional.of(key.type().cast(last.value()));
+    }
+
     /** Keeps a probe's answer under its key (the last one asked). */
     public void keep(String key, ExecResult answer) { kept.put(key, answer); }
 

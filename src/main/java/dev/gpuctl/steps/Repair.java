@@ -1,6 +1,7 @@
 package dev.gpuctl.steps;
 
 import dev.gpuctl.hostconf.ClusterView;
+import dev.gpuctl.hostconf.RepairPlan;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,7 +23,16 @@ public final class Repair {
     /** The smoke pod's image (NVIDIA's CUDA base image: nvidia-smi comes from the driver the runtime injects). */
     public static final String SMOKE_IMAGE = "nvcr.io/nvidia/cuda:12.8.1-base-ubuntu24.04";
     /** The node annotation holding the last repair's outcome. */
-    public static final String LAST_REPAIR = "gpuctl.dev/last-repair";
+    public static final String LAST_REPAIR = ClusterView.LAST_REPAIR_ANNOTATION;
+
+    /**
+     * The last repair of {@code node} as the run's cluster read saw it (verify's checks read the cluster once); empty
+     * when the cluster was not read, the node was never repaired, or its annotation is not in repair's form.
+     */
+    public static Optional<RepairPlan.LastRepair> lastRepair(Facts facts, String node) {
+        return facts.lastAnswer(ClusterProbes.CLUSTER).flatMap(v -> v.node(node)).flatMap(ClusterView.NodeState::lastRepair)
+            .flatMap(RepairPlan.LastRepair::parse);
+    }
 
     // ---- keys of the diagnosis's answers
 

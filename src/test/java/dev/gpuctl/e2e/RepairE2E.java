@@ -202,10 +202,61 @@ class RepairE2E {
         // the Xid it answered no longer fails verify, and a second repair finds nothing
         Gpuctl.Run v = Gpuctl.run("verify", "--json", "--wait-timeout", "1", inventory.toString());
         assertEquals(java.util.Set.of(), v.failedChecks(), v::toString);
+        // verify shows each node's last repair: w1's, none for w2
+        for (JsonNode h : JSON.readTree(v.out()).path("hosts")) {
+            JsonNode last = h.path("lastRepair");
+            if (h.path("name").asText().equals(w1)) {
+                assertTrue(last.path("proved").asBoolean() && last.path("remedies").toString().equals("[\"reset_gpu\",\"restart_plugin\"]"), v::toString);
+                assertEquals(lastRepair(w1).split(";")[0], last.path("at").asText());
+            } else {
+                assertTrue(last.isNull(), v::toString);
+            }
+        }
+        Gpuctl.Run text = Gpuctl.run("verify", "--wait-timeout", "1", inventory.toString());
+        assertTrue(text.out().lines().anyMatch(l -> l.equals(w1 + "  last repair: " + lastRepair(w1).split(";")[0] + " proved (reset_gpu, restart_plugin)")),
+            text::toString);
         Gpuctl.Run again = Gpuctl.run("repair", "-i", inventory.toString(), w1);
         assertEquals(0, again.code(), again::toString);
         assertTrue(again.out().contains(w1 + ": nothing to repair"), again::toString);
         assertJobUntouched();
+        aDriverMismatchIsAnsweredByAModuleReloadWithoutAReboot();
+    }
+
+    /** The same driver package at another version: every file of the installed one, its version file changed. */
+    static void upgradeDriverWithoutReboot(String w) {
+        bed.ok(w, "set -e; d=/root/newdriver; rm -rf $d; mkdir -p $d/pkg/DEBIAN;"
+            + " dpkg -L nvidia-driver-emu | while read -r f; do if [ -f \"$f\" ] && [ ! -L \"$f\" ]; then install -D -m \"$(stat -c %a \"$f\")\" \"$f\" \"$d/pkg$f\"; fi; done;"
+            + " sed -i 's/580\\.159\\.04/580.173.02/' $d/pkg/usr/lib/gpuctl-emu/nvidia-driver/version;"
+            + " printf 'Package: nvidia-driver-emu\\nVersion: 580.173.02-1\\nArchitecture: amd64\\nMaintainer: t <t@t.invalid>\\nDepends: gpuctl-emu-common\\nDescription: newer driver\\n' > $d/pkg/DEBIAN/control;"
+            + " dpkg-deb --root-owner-group -b $d/pkg $d/new.deb >/dev/null; dpkg --force-hold -i $d/new.deb >/dev/null");
+    }
+
+    /** Part of order 4 (one bed, one bootstrap): the driver package upgraded under a running nvidia-persistenced. */
+    static void aDriverMismatchIsAnsweredByAModuleReloadWithoutAReboot() throws Exception {
+        bed.ok(w1, "systemctl enable --now nvidia-persistenced 2>&1");
+        upgradeDriverWithoutReboot(w1);
+        assertTrue(bed.ssh(w1, "nvidia-smi -L").out().contains("Driver/library version mismatch"), "the mismatch");
+        // the bed's kernel refuses the unload while persistenced holds the GPUs, as the real one
+        var refused = bed.ssh(w1, "modprobe -r nvidia 2>&1");
+        assertTrue(refused.exit() != 0 && refused.out().contains("modprobe: FATAL: Module nvidia is in use."), refused::toString);
+        String boot = bootId(w1);
+        Gpuctl.Run r = Gpuctl.run("repair", "-i", inventory.toString(), w1);
+        System.out.println("$ gpuctl repair " + w1 + " (driver mismatch)\n" + r);
+        assertEquals(0, r.code(), r::toString);
+        assertTrue(r.out().contains("driver: Driver/library version mismatch") && r.out().contains("reload the NVIDIA kernel modules"), r::toString);
+        assertTrue(r.out().contains(w1 + ": repaired and proved (reload_modules, restart_plugin), back in service"), r::toString);
+        assertTrue(r.err().lines().anyMatch(l -> l.matches(w1 + "\\s+reload-modules\\s+changed.*")), r::toString);
+        assertEquals(boot, bootId(w1), "no reboot");
+        // the bed's "loaded module" is the new package's version now, and nvidia-smi answers
+        assertTrue(bed.ok(w1, "cat /run/gpuctl-testbed/nvidia-module-version").contains("580.173.02"), "the new module loaded");
+        assertTrue(bed.ssh(w1, "nvidia-smi -L").exit() == 0, "nvidia-smi answers");
+        assertEquals("active", bed.ssh(w1, "systemctl is-active nvidia-persistenced").out().strip(), "persistenced runs again");
+        assertTrue(lastRepair(w1).endsWith(";proved;remedies=reload_modules,restart_plugin"), lastRepair(w1));
+        assertFalse(cordoned(w1));
+        Gpuctl.Run again = Gpuctl.run("repair", "-i", inventory.toString(), w1);
+        assertTrue(again.code() == 0 && again.out().contains(w1 + ": nothing to repair"), again::toString);
+        assertJobUntouched();
+        bed.ok(w1, "systemctl disable --now nvidia-persistenced 2>&1");
     }
 
     @Test @Order(5) void aGpuJobOnTheSickNodeIsWaitedForAndOnlyForceEvictsIt() throws Exception {
@@ -256,8 +307,8 @@ class RepairE2E {
         assertTrue(cordoned(w1), "w1 stays out of service");
         assertTrue(lastRepair(w1).contains(";not-proved;remedies=reboot"), lastRepair(w1));
         List<Path> audits = audits();
-        assertEquals(4, audits.size(), audits::toString);
-        JsonNode audit = JSON.readTree(audits.get(3).toFile());
+        assertEquals(5, audits.size(), "one a repair of orders 2, 4 (two: the Xid 48, the driver), 5, 6: " + audits);
+        JsonNode audit = JSON.readTree(audits.get(4).toFile());
         assertFalse(audit.path("proof").path("proved").asBoolean(), audit::toString);
         assertTrue(audit.path("proof").path("humanStep").asText().contains("RMA"), audit::toString);
         assertJobUntouched();

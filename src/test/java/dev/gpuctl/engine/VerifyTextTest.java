@@ -32,6 +32,19 @@ class VerifyTextTest {
         assertTrue(!VerifyTextTest.report(2).warned());
     }
 
+    @Test void eachNodesLastRepairIsShownAfterItsChecksAndIsNoCheck() {
+        var c = new VerifyReport.Check("gpu-health", "no hardware or driver Xid error in the kernel log since boot", true, "", "");
+        String text = VerifyText.render(new VerifyReport(List.of(
+            new VerifyReport.HostReport("w1", "10.0.0.2", true, "", List.of(c), List.of(),
+                new VerifyReport.LastRepair("2026-12-04T10:00:00Z", true, List.of("reset_gpu", "restart_plugin"))),
+            new VerifyReport.HostReport("w2", "10.0.0.3", true, "", List.of(c), List.of(), new VerifyReport.LastRepair("2026-12-04T11:00:00Z", false, List.of("reboot"))),
+            new VerifyReport.HostReport("w3", "10.0.0.4", true, "", List.of(c)))));
+        assertTrue(text.contains("ok\nw1  last repair: 2026-12-04T10:00:00Z proved (reset_gpu, restart_plugin)\nw2 "), text);
+        assertTrue(text.contains("\nw2  last repair: 2026-12-04T11:00:00Z NOT proved (the node was left cordoned) (reboot)\n"), text);
+        assertTrue(!text.contains("w3  last repair"), text);
+        assertTrue(text.contains("\n3 of 3 checks passed"), text);
+    }
+
     @Test void aJobsXidIsAWarningOfWhatHappenedNotOfWhatComesSoon() {
         VerifyReport.Check xid = new VerifyReport.Check("gpu-health", "no hardware or driver Xid error in the kernel log since boot", true, "",
             "the fix named in the problem", "1 application Xid error(s) in the kernel log since boot (a job's fault, not the GPU's):\nXid 13 ...");

@@ -22,7 +22,7 @@ class ClusterViewTest {
         {"items": [
           {"kind": "Node", "metadata": {"name": "fresh"}, "spec": {}, "status": {}},
           {"kind": "Node", "metadata": {"name": "gpu-9", "labels": {"nvidia.com/gpu.present": "true"},
-            "annotations": {"gpuctl.dev/gpus-at-bootstrap": "0:GPU-a,1:GPU-b", "flannel.alpha.coreos.com/public-ip": "10.0.0.9"}},
+            "annotations": {"gpuctl.dev/gpus-at-bootstrap": "0:GPU-a,1:GPU-b", "gpuctl.dev/last-repair": "2026-12-04T10:00:00Z;proved;remedies=reboot", "flannel.alpha.coreos.com/public-ip": "10.0.0.9"}},
            "spec": {"unschedulable": true, "taints": [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]},
            "status": {"allocatable": {"nvidia.com/gpu": "2", "nvidia.com/mig-1g.18gb": "7"},
              "conditions": [{"type": "MemoryPressure", "status": "False"}, {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status"}]}},
@@ -60,6 +60,8 @@ class ClusterViewTest {
         ClusterView.NodeState gpu = v.node("gpu-9").orElseThrow();
         assertTrue(gpu.unschedulable());
         assertEquals(Optional.of("0:GPU-a,1:GPU-b"), gpu.gpuRecord(), "only gpuctl's annotation is asked for");
+        assertEquals(Optional.of("2026-12-04T10:00:00Z;proved;remedies=reboot"), gpu.lastRepair());
+        assertEquals(Optional.empty(), v.node("fresh").orElseThrow().lastRepair(), "never repaired");
         assertEquals(Optional.of(new ClusterView.Condition(true, "KubeletReady", "kubelet is posting ready status")), gpu.ready());
         assertEquals("7", gpu.allocatable("nvidia.com/mig-1g.18gb"));
         assertEquals(Optional.of(new ClusterView.Condition(false, "NodeStatusUnknown", "Kubelet stopped posting node status.")),
@@ -80,8 +82,8 @@ class ClusterViewTest {
 
     @Test void aLineThatIsNeitherANodeNorAPodIsRefusedWithItsNumber() {
         var e = assertThrows(IllegalArgumentException.class, () -> ClusterView.parse("N\tm\t{}\n" + "garbage\n"));
-        assertTrue(e.getMessage().startsWith("kubectl's line 1 is not a node (N + 7 fields) or a pod (P + 8 fields)"), e.getMessage());
-        var json = assertThrows(IllegalArgumentException.class, () -> ClusterView.parse("N\tm\t{not json\t\t\t\t\t\n"));
+        assertTrue(e.getMessage().startsWith("kubectl's line 1 is not a node (N + 8 fields) or a pod (P + 8 fields)"), e.getMessage());
+        var json = assertThrows(IllegalArgumentException.class, () -> ClusterView.parse("N\tm\t{not json\t\t\t\t\t\t\n"));
         assertTrue(json.getMessage().startsWith("kubectl's line 1: the labels are not JSON"), json.getMessage());
         assertEquals(new ClusterView(List.of(), List.of()), ClusterView.parse(""));
     }

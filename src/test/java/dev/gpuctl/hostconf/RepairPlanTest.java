@@ -94,6 +94,14 @@ class RepairPlanTest {
         assertEquals(List.of(Remedy.RESTART_PERSISTENCED, Remedy.RESET_GPU, Remedy.RESTART_PLUGIN), both.remedies());
     }
 
+    @Test void theLastRepairIsReadFromTheAnnotationRepairWrites() {
+        assertEquals(Optional.of(new RepairPlan.LastRepair("2026-12-04T10:00:00Z", true, List.of("reset_gpu", "restart_plugin"))),
+            RepairPlan.LastRepair.parse("2026-12-04T10:00:00Z;proved;remedies=reset_gpu,restart_plugin"));
+        assertEquals(Optional.of(new RepairPlan.LastRepair("2026-12-04T10:00:00Z", false, List.of())),
+            RepairPlan.LastRepair.parse("2026-12-04T10:00:00Z;not-proved;remedies="));
+        assertEquals(Optional.empty(), RepairPlan.LastRepair.parse("someone else's note"));
+    }
+
     @Test void persistencedsUnitIsReadFromSystemctlShow() {
         assertEquals(new RepairPlan.Persistenced(true, true, true),
             RepairPlan.Persistenced.parse("LoadState=loaded\nUnitFileState=enabled\nActiveState=active\n"));
