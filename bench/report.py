@@ -60,6 +60,18 @@ def simulation(path):
     print("w/i(c): wall over the ideal with at most --concurrency hosts at once; CPU: gpuctl's process CPU during the run")
     print("less the simulation's own answering; RSS: the process's peak; thr: peak threads; sess: sessions open at once;")
     print("busy: hosts with a command running at once; exit: N! when N runs did not exit 0 with every host answered")
+    print()
+    print("Heavy tool runs, the most on one host (#32's limits: per GPU worker nvidia-smi <= 2, docker/crictl <= 1,")
+    print("systemctl show <= 1; the master's kubectl <= 2):")
+    print("%-13s %6s  %-44s %s" % ("run", "hosts", "master", "worker"))
+    tools = [("nvidia_smi", "nvidia-smi"), ("kubectl", "kubectl"), ("docker", "docker/crictl"), ("systemctl_show", "systemctl show")]
+    for (mode, w, c), rs in sorted(groups.items(), key=lambda g: (g[0][0] != "rerun", g[0][1], g[0][2])):
+        r = rs[0]
+        if "master_kubectl" not in r:
+            continue
+        print("%-13s %6s  %-44s %s" % ("no-op re-run" if mode == "rerun" else "verify", "1+%d" % w,
+            ", ".join("%s %d" % (label, r["master_" + k]) for k, label in tools),
+            ", ".join("%s %d" % (label, r["worker_max_" + k]) for k, label in tools)))
 
 
 def main(samples_path, out_path):

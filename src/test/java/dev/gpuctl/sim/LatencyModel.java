@@ -23,8 +23,25 @@ record LatencyModel(Duration perCommand, Duration perNvidiaSmi, Duration perKube
 
     /** Where a shell starts a command: the start, after ; & | ( $( newline, then, do, else, !, or timeout N. */
     private static final String AT_COMMAND = "(?:^|[;&|(\\n]|\\$\\(|\\bthen\\b|\\bdo\\b|\\belse\\b|!)\\s*(?:timeout \\d+\\s+)?";
-    private static final Pattern NVIDIA_SMI = Pattern.compile(AT_COMMAND + "nvidia-smi(?![\\w.-])");
-    private static final Pattern KUBECTL = Pattern.compile(AT_COMMAND + "kubectl(?![\\w.-])");
+    private static final Pattern SMI_PATTERN = Pattern.compile(AT_COMMAND + "nvidia-smi(?![\\w.-])");
+    private static final Pattern KUBECTL_PATTERN = Pattern.compile(AT_COMMAND + "kubectl(?![\\w.-])");
+
+    /** The heavy tools #32 counts per host: nvidia-smi, kubectl, docker or crictl, systemctl show. */
+    enum Tool {
+        NVIDIA_SMI("nvidia-smi", SMI_PATTERN), KUBECTL("kubectl", KUBECTL_PATTERN),
+        DOCKER("docker/crictl", Pattern.compile(AT_COMMAND + "(?:docker|crictl)(?![\\w.-])")),
+        SYSTEMCTL_SHOW("systemctl show", Pattern.compile(AT_COMMAND + "systemctl\\s+(?:--\\S+\\s+)*show(?![\\w.-])"));
+
+        final String label;
+        final Pattern pattern;
+
+        Tool(String label, Pattern pattern) {
+            this.label = label;
+            this.pattern = pattern;
+        }
+
+        int runs(String command) { return LatencyModel.runs(pattern, command); }
+    }
 
     /** How many times {@code command} starts {@code tool} as a command (not an argument: dpkg-query kubectl, command -v). */
     static int runs(Pattern tool, String command) {
@@ -34,9 +51,9 @@ record LatencyModel(Duration perCommand, Duration perNvidiaSmi, Duration perKube
         return n;
     }
 
-    static int nvidiaSmiRuns(String command) { return runs(NVIDIA_SMI, command); }
+    static int nvidiaSmiRuns(String command) { return runs(SMI_PATTERN, command); }
 
-    static int kubectlRuns(String command) { return runs(KUBECTL, command); }
+    static int kubectlRuns(String command) { return runs(KUBECTL_PATTERN, command); }
 
     /** The time the host takes for these commands (one exec, or a batch's probes), in nanoseconds. */
     long nanos(List<String> commands) {

@@ -11,13 +11,14 @@ record SimHost(int index, String name, String ip, String machineId, String produ
     /** The simulated hosts' network and its gateway (the inventory's time server). */
     static final String SUBNET = "10.213.0.0/16";
     static final String GATEWAY = "10.213.0.1";
+    static final String MASTER_NAME = "m0";
 
     boolean isMaster() { return index == 0; }
 
     String role() { return isMaster() ? "master" : "worker"; }
 
     static SimHost theMaster() {
-        return new SimHost(0, "m0", "10.213.0.10", hex(0, 32), uuid(0), List.of());
+        return new SimHost(0, MASTER_NAME, "10.213.0.10", hex(0, 32), uuid(0), List.of());
     }
 
     static SimHost worker(int i) {

@@ -24,6 +24,8 @@ final class SimStats {
     final LongAdder nvidiaSmi = new LongAdder();
     final LongAdder kubectl = new LongAdder();
     final LongAdder uploads = new LongAdder();
+    /** Per host, how many times its commands started each heavy tool. */
+    final Map<String, Map<LatencyModel.Tool, LongAdder>> heavy = new ConcurrentHashMap<>();
     final LongAdder simCpuNanos = new LongAdder();
     final Map<Integer, Map<String, LongAdder>> latency = new ConcurrentHashMap<>();
     final AtomicInteger sessions = new AtomicInteger();
@@ -56,6 +58,27 @@ final class SimStats {
     void sessionClosed(String host) {
         sessions.decrementAndGet();
         if (hostSessions.get(host).decrementAndGet() == 0) busyHosts.decrementAndGet();
+    }
+
+    void countHeavy(String host, String command) {
+        for (LatencyModel.Tool t : LatencyModel.Tool.values()) {
+            int n = t.runs(command);
+            if (n > 0) heavy.computeIfAbsent(host, h -> new ConcurrentHashMap<>()).computeIfAbsent(t, k -> new LongAdder()).add(n);
+        }
+    }
+
+    /** Host → tool → runs, every tool present (0 when not run). */
+    Map<String, Map<LatencyModel.Tool, Long>> heavyPerHost(java.util.Collection<String> hosts) {
+        Map<String, Map<LatencyModel.Tool, Long>> out = new java.util.TreeMap<>();
+        for (String h : hosts) {
+            Map<LatencyModel.Tool, Long> m = new java.util.EnumMap<>(LatencyModel.Tool.class);
+            for (LatencyModel.Tool t : LatencyModel.Tool.values()) {
+                LongAdder a = heavy.getOrDefault(h, Map.of()).get(t);
+                m.put(t, a == null ? 0L : a.sum());
+            }
+            out.put(h, m);
+        }
+        return out;
     }
 
     void connected() { peakConnections.accumulateAndGet(connections.incrementAndGet(), Math::max); }

@@ -67,6 +67,7 @@ public final class SimulateMain {
             f.cpuNanos() / 1e9, f.cpuNanos() / 1e6 / hosts, f.simCpuNanos() / 1e9, rssKb / 1024, f.peakHeapBytes() >> 20, f.peakThreads(),
             f.peakSessions(), f.peakBusyHosts(), f.peakConnections(), f.execs(), f.commands(), f.nvidiaSmi(), f.kubectl(),
             f.exit(), f.changed(), f.unanswered().size());
+        System.out.println("  heavy tool runs, most on one host: master " + f.heavyText(true) + "; worker " + f.heavyText(false));
         for (String p : first(f.problems())) System.out.println("  problem: " + p);
         for (String u : first(f.unanswered())) System.out.println("  unanswered: " + u);
         Map<String, Object> json = new LinkedHashMap<>();
@@ -91,6 +92,10 @@ public final class SimulateMain {
         json.put("commands", f.commands());
         json.put("nvidia_smi", f.nvidiaSmi());
         json.put("kubectl", f.kubectl());
+        for (LatencyModel.Tool t : LatencyModel.Tool.values()) {
+            json.put("master_" + t.name().toLowerCase(Locale.ROOT), f.mostRuns(t, true));
+            json.put("worker_max_" + t.name().toLowerCase(Locale.ROOT), f.mostRuns(t, false));
+        }
         json.put("exit", f.exit());
         json.put("changed", f.changed());
         json.put("unanswered", f.unanswered().size());

@@ -108,6 +108,7 @@ final class SimulatedRemote implements Remote {
         stats.commands.increment();
         stats.nvidiaSmi.add(LatencyModel.nvidiaSmiRuns(command));
         stats.kubectl.add(LatencyModel.kubectlRuns(command));
+        stats.countHeavy(self.name(), command);
         Recorded r = answers.computeIfAbsent(key, k -> recording.answer(self.role(), k)
             .map(a -> new Recorded(a.exit(), fill(a.stdout()), fill(a.stderr()), stats.roundOfStep.applyAsInt(a.step()), a.stdout().contains("@NOW@")))
             .orElse(null));

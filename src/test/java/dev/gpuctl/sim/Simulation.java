@@ -43,8 +43,20 @@ final class Simulation {
     record Figures(Mode mode, int workers, int concurrency, long wallNanos, long idealNanos, long idealAtConcurrencyNanos,
                    int rounds, long cpuNanos, long simCpuNanos, int peakThreads, long peakHeapBytes, int peakSessions, int peakBusyHosts,
                    int peakConnections, long execs, long commands, long nvidiaSmi, long kubectl, Map<String, Long> answeredPerHost,
-                   List<String> unanswered, int exit, int changed, List<String> problems) {
+                   List<String> unanswered, int exit, int changed, List<String> problems,
+                   Map<String, Map<LatencyModel.Tool, Long>> heavyPerHost) {
         double wallOverIdeal() { return idealNanos == 0 ? 0 : (double) wallNanos / idealNanos; }
+
+        /** The most runs of {@code tool} on one host of the role ({@code master}: the master, else any worker). */
+        long mostRuns(LatencyModel.Tool tool, boolean master) {
+            return heavyPerHost.entrySet().stream().filter(e -> e.getKey().equals(SimHost.MASTER_NAME) == master)
+                .mapToLong(e -> e.getValue().get(tool)).max().orElse(0);
+        }
+
+        /** "nvidia-smi 2, kubectl 0, docker/crictl 1, systemctl show 1": the most runs on one host of the role. */
+        String heavyText(boolean master) {
+            return String.join(", ", java.util.Arrays.stream(LatencyModel.Tool.values()).map(t -> t.label + " " + mostRuns(t, master)).toList());
+        }
     }
 
     private final Path dir;
@@ -202,6 +214,6 @@ final class Simulation {
         return new Figures(mode, workers, concurrency, wall, stats.idealNanos(), stats.idealNanos(concurrency), stats.rounds(),
             cpu - stats.simCpuNanos.sum(), stats.simCpuNanos.sum(), threads.getPeakThreadCount(), peakHeap, stats.peakSessions.get(), stats.peakBusyHosts.get(),
             stats.peakConnections.get(), stats.execs.sum(), stats.commands.sum(), stats.nvidiaSmi.sum(), stats.kubectl.sum(),
-            answered, stats.unansweredList(), exit, changed, problems);
+            answered, stats.unansweredList(), exit, changed, problems, stats.heavyPerHost(answered.keySet()));
     }
 }
