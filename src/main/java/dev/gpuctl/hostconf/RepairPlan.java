@@ -166,7 +166,7 @@ public final class RepairPlan {
      * <li>a driver/library mismatch (the package upgraded without a reboot): the modules reloaded (nvidia-smi answers
      * nothing else then: the GPUs' listing, memory and Xids wait for the proof), then the plugin restarted (it
      * crash-looped on the mismatch);</li>
-     * <li>nvidia-persistenced enabled but not running: restarted;</li>
+     * <li>nvidia-persistenced enabled but not running: restarted (after the reload, when there is one);</li>
      * <li>a GPU with a hardware Xid: reset (the plugin's unhealthy mark stays until it restarts, so the plugin is
      * restarted after); allocatable nvidia.com/gpu short of the GPUs present: the plugin restarted.</li>
      * </ul>
@@ -215,8 +215,10 @@ public final class RepairPlan {
         if (needsReboot) {
             remedies.add(Remedy.REBOOT);
         } else if (mismatch) {
-            // the reload starts persistenced again and leaves every GPU freshly initialised: no reset after it
+            // the reload starts a running persistenced again and leaves every GPU freshly initialised: no reset after it;
+            // a persistenced that is down (it cannot start under the mismatch) is started once the new module is in
             remedies.add(Remedy.RELOAD_MODULES);
+            if (persistencedDown) remedies.add(Remedy.RESTART_PERSISTENCED);
             remedies.add(Remedy.RESTART_PLUGIN);
         } else {
             for (Xids.Xid x : f.hardwareXids()) {

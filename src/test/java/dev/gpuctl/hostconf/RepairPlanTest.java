@@ -92,6 +92,11 @@ class RepairPlanTest {
         var both = RepairPlan.plan(new RepairPlan.Facts(xid.node(), xid.recorded(), xid.present(), "", Optional.empty(), Map.of(), xid.xids(),
             List.of(), xid.plugin(), 1, down.persistenced()), false);
         assertEquals(List.of(Remedy.RESTART_PERSISTENCED, Remedy.RESET_GPU, Remedy.RESTART_PLUGIN), both.remedies());
+        // under a mismatch persistenced cannot start: it is started after the reload, before the plugin
+        var m = facts(List.of(), "", 0, Optional.of(MISMATCH), Map.of());
+        var mismatchDown = RepairPlan.plan(new RepairPlan.Facts(m.node(), m.recorded(), m.present(), "", m.driverProblem(), Map.of(), List.of(),
+            List.of(), m.plugin(), 1, down.persistenced()), false);
+        assertEquals(List.of(Remedy.RELOAD_MODULES, Remedy.RESTART_PERSISTENCED, Remedy.RESTART_PLUGIN), mismatchDown.remedies());
     }
 
     @Test void theLastRepairIsReadFromTheAnnotationRepairWrites() {

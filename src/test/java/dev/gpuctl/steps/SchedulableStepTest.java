@@ -40,10 +40,10 @@ class SchedulableStepTest {
         assertEquals(Optional.empty(), SchedulableStep.problem(List.of(), node));
         Probe p = new SchedulableStep().check(new HostContext(inventory(true, false), inventory(true, false).master())).get(0);
         assertEquals(ClusterView.COMMAND, p.command());
-        String tainted = "N\tm1\t{}\t\t\t[{\"key\":\"node-role.kubernetes.io/control-plane\",\"effect\":\"NoSchedule\"}]\t{}\t[]\n";
+        String tainted = "N\tm1\t{}\t\t\t[{\"key\":\"node-role.kubernetes.io/control-plane\",\"effect\":\"NoSchedule\"}]\t{}\t[]\t\n";
         assertEquals(Optional.of("node m1 still has the node-role.kubernetes.io/control-plane taint: pods do not run there"),
             p.judge().apply(new ExecResult(0, tainted, ""), new Facts()));
-        assertEquals(Optional.empty(), p.judge().apply(new ExecResult(0, "N\tm1\t{}\t\t\t\t{}\t[]\n", ""), new Facts()));
+        assertEquals(Optional.empty(), p.judge().apply(new ExecResult(0, "N\tm1\t{}\t\t\t\t{}\t[]\t\n", ""), new Facts()));
         assertTrue(p.judge().apply(new ExecResult(1, "", "The connection to the server was refused\n"), new Facts())
             .orElseThrow().startsWith("kubectl failed (exit 1): The connection to the server was refused"));
     }
@@ -74,7 +74,7 @@ class SchedulableStepTest {
         echo "$*" >> "$TAINTS.calls"
         case "$*" in
           *"get nodes,pods -A -o jsonpath="*)
-            printf 'N\tm1\t{}\t\t\t['; sed 's/.*/{"key":"&","effect":"NoSchedule"}/' "$TAINTS" | paste -sd, - | tr -d '\\n'; printf ']\t{}\t[]\n' ;;
+            printf 'N\tm1\t{}\t\t\t['; sed 's/.*/{"key":"&","effect":"NoSchedule"}/' "$TAINTS" | paste -sd, - | tr -d '\\n'; printf ']\t{}\t[]\t\n' ;;
           *"taint nodes m1 node-role.kubernetes.io/control-plane-")
             grep -qx node-role.kubernetes.io/control-plane "$TAINTS" || { echo 'error: taint "node-role.kubernetes.io/control-plane" not found' >&2; exit 1; }
             grep -vx node-role.kubernetes.io/control-plane "$TAINTS" > "$TAINTS.new"; mv "$TAINTS.new" "$TAINTS"; echo "node/m1 untainted" ;;

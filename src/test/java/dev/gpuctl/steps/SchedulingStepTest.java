@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 /** verify reports cordoned nodes of the inventory; bootstrap's steps do not include the check. */
 class SchedulingStepTest {
     /** A node's line in kubectl's answer to the cluster question, with its spec.unschedulable as kubectl prints it. */
-    static String node(String name, String unschedulable) { return "N\t" + name + "\t{}\t\t" + unschedulable + "\t\t{}\t[]\n"; }
+    static String node(String name, String unschedulable) { return "N\t" + name + "\t{}\t\t" + unschedulable + "\t\t{}\t[]\t\n"; }
 
     @Test void verifyNamesTheInventorysCordonedNodesOnly() {
         Inventory inv = SchedulableStepTest.inventory(false, false);
