@@ -166,18 +166,19 @@ public final class RepairRemedies {
      * A refusal starts persistenced again and fails naming the holders. Never kills anything.
      */
     static String reloadCommand() {
-        return reloadCommand(RESET_TRIES, 2);
+        return reloadCommand(RESET_TRIES, 2, "/dev/nvidia*");
     }
 
-    static String reloadCommand(int tries, int pauseSeconds) {
+    /** @param devices the glob of the GPUs' device files whose holders are waited for */
+    static String reloadCommand(int tries, int pauseSeconds, String devices) {
         String unload = String.join(" ", UNLOAD_ORDER);
         String load = String.join(" ", LOAD_ORDER);
         String next = "end the processes holding the GPUs, or run the repair again with --reboot";
         return "loaded=$(lsmod | awk 'NR>1 {print $1}'); has() { printf '%s\\n' \"$loaded\" | grep -qx \"$1\"; };"
             + " pd=0; if systemctl is-active --quiet nvidia-persistenced 2>/dev/null; then pd=1; systemctl stop nvidia-persistenced || exit 1; fi;"
             + " back() { if [ $pd = 1 ]; then systemctl start nvidia-persistenced; fi; };"
-            + " n=0; while :; do held=$(for p in /proc/[0-9]*; do for f in \"$p\"/fd/*; do case $(readlink \"$f\" 2>/dev/null) in /dev/nvidia*)"
-            + " echo \"${p#/proc/} $(cat \"$p/comm\" 2>/dev/null)\"; break;; esac; done; done 2>/dev/null | sort -u | paste -sd, -);"
+            + " n=0; while :; do held=$(find /proc/[0-9]*/fd -maxdepth 1 -lname '" + devices + "' 2>/dev/null | cut -d/ -f3 | sort -un"
+            + " | while read -r p; do echo \"$p $(cat /proc/$p/comm 2>/dev/null)\"; done | paste -sd, -);"
             + " [ -z \"$held\" ] && break; n=$((n+1)); if [ $n -ge " + tries + " ]; then back; echo \"the GPUs are still held by: $held:"
             + " the NVIDIA modules not reloaded; " + next + "\" >&2; exit 1; fi; sleep " + pauseSeconds + "; done;"
             + " rm=''; for m in " + unload + "; do if has $m; then rm=\"$rm $m\"; fi; done;"

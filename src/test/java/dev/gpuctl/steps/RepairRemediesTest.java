@@ -36,7 +36,7 @@ class RepairRemediesTest {
     @Test void theModulesAreReloadedUsersFirstWithPersistencedStoppedAndStartedAgain(@TempDir Path dir) throws Exception {
         fakeHost(dir, List.of("nvidia_uvm", "nvidia_drm", "nvidia_modeset", "nvidia", "overlay"), true, "exit 0");
         StringBuilder out = new StringBuilder();
-        assertEquals(0, RepairTest.sh(dir, RepairRemedies.reloadCommand(3, 0), out), out::toString);
+        assertEquals(0, RepairTest.sh(dir, RepairRemedies.reloadCommand(3, 0, "/dev/nvidia*"), out), out::toString);
         assertEquals("systemctl stop nvidia-persistenced\nmodprobe -r nvidia_uvm nvidia_drm nvidia_modeset nvidia\nmodprobe nvidia\n"
             + "modprobe nvidia_modeset\nmodprobe nvidia_drm\nmodprobe nvidia_uvm\nsystemctl start nvidia-persistenced\n", log(dir));
     }
@@ -44,24 +44,44 @@ class RepairRemediesTest {
     @Test void onlyTheLoadedModulesAreRemovedAndNvidiaIsAlwaysLoaded(@TempDir Path dir) throws Exception {
         fakeHost(dir, List.of("nvidia_uvm", "nvidia"), false, "exit 0");
         StringBuilder out = new StringBuilder();
-        assertEquals(0, RepairTest.sh(dir, RepairRemedies.reloadCommand(3, 0), out), out::toString);
+        assertEquals(0, RepairTest.sh(dir, RepairRemedies.reloadCommand(3, 0, "/dev/nvidia*"), out), out::toString);
         assertEquals("modprobe -r nvidia_uvm nvidia\nmodprobe nvidia\nmodprobe nvidia_uvm\n", log(dir));
 
         Files.delete(dir.resolve("log"));
         fakeHost(dir, List.of(), false, "exit 0");
-        assertEquals(0, RepairTest.sh(dir, RepairRemedies.reloadCommand(3, 0), new StringBuilder()));
+        assertEquals(0, RepairTest.sh(dir, RepairRemedies.reloadCommand(3, 0, "/dev/nvidia*"), new StringBuilder()));
         assertEquals("modprobe nvidia\n", log(dir), "a module not loaded is loaded, never removed");
     }
 
     @Test void aModuleInUseIsNotReloadedPersistencedRunsAgainAndTheNextStepIsNamed(@TempDir Path dir) throws Exception {
         fakeHost(dir, List.of("nvidia_uvm", "nvidia"), true, "echo 'modprobe: FATAL: Module nvidia is in use.' >&2; exit 1");
         StringBuilder out = new StringBuilder();
-        assertEquals(1, RepairTest.sh(dir, RepairRemedies.reloadCommand(3, 0), out), out::toString);
+        assertEquals(1, RepairTest.sh(dir, RepairRemedies.reloadCommand(3, 0, "/dev/nvidia*"), out), out::toString);
         assertTrue(out.toString().contains("modprobe -r nvidia_uvm nvidia refused: modprobe: FATAL: Module nvidia is in use.;"
             + " the NVIDIA modules not reloaded"), out::toString);
         assertTrue(out.toString().contains("run the repair again with --reboot"), out::toString);
         assertEquals("systemctl stop nvidia-persistenced\nmodprobe -r nvidia_uvm nvidia\nsystemctl start nvidia-persistenced\n", log(dir),
             "nothing loaded after the refusal; persistenced back");
+    }
+
+    @Test void aProcessHoldingAGpuDeviceIsWaitedForThenNamedAndNothingIsUnloaded(@TempDir Path dir) throws Exception {
+        fakeHost(dir, List.of("nvidia_uvm", "nvidia"), true, "exit 0");
+        Path dev = Files.createDirectory(dir.resolve("dev"));
+        Files.writeString(dev.resolve("nvidia0"), "");
+        // a process with the "device" open for the whole test, as a CUDA process holds /dev/nvidia0
+        Process holder = new ProcessBuilder("/bin/sh", "-c", "exec 3<" + dev.resolve("nvidia0") + "; exec sleep 60").start();
+        try {
+            Path fd = Path.of("/proc/" + holder.pid() + "/fd/3");
+            Path comm = Path.of("/proc/" + holder.pid() + "/comm");
+            for (int i = 0; i < 200 && !(Files.isSymbolicLink(fd) && Files.readString(comm).strip().equals("sleep")); i++) Thread.sleep(50);
+            StringBuilder out = new StringBuilder();
+            assertEquals(1, RepairTest.sh(dir, RepairRemedies.reloadCommand(2, 0, dev + "/nvidia*"), out), out::toString);
+            assertTrue(out.toString().contains("the GPUs are still held by: " + holder.pid() + " sleep: the NVIDIA modules not reloaded;"
+                + " end the processes holding the GPUs, or run the repair again with --reboot"), out::toString);
+            assertEquals("systemctl stop nvidia-persistenced\nsystemctl start nvidia-persistenced\n", log(dir), "no modprobe at all; persistenced back");
+        } finally {
+            holder.destroy();
+        }
     }
 
     @Test void theReloadIsDueOnlyWhileNvidiaSmiReportsTheMismatch() {
