@@ -113,7 +113,7 @@ host_stop() {
     kill -TERM "$pid" 2>/dev/null || true
     if [ "$fast" = fast ] && pid_is_ours "$d/nspawn.pid" systemd-nspawn; then
       # nspawn: a second SIGTERM terminates the container immediately
-      sleep 0.2; kill -TERM "$(cat "$d/nspawn.pid")" 2>/dev/null || true
+      sleep 0.2; kill -TERM "$(cat "$d/nspawn.pid" 2>/dev/null)" 2>/dev/null || true
     fi
     for n in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     if kill -0 "$pid" 2>/dev/null; then

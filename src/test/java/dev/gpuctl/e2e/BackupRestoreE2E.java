@@ -38,17 +38,19 @@ class BackupRestoreE2E {
         + "spec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n"
         + "    spec: {containers: [{name: web, image: nginx}]}\nEOF\n" + KUBECTL + "apply -f /root/web.yaml";
 
+    static BootstrappedCluster.Lease cluster;
+
     @AfterAll static void down() {
-        if (bed != null) bed.down();
+        BootstrappedCluster.release(cluster);
     }
 
+    /** The shared 1+1 cluster as right after bootstrap (its own inventory and .gpuctl/). */
     @BeforeAll static void up() {
-        bed = TestBed.own("br", 1);
-        inventory = bed.inventory("docker", "flannel");
+        cluster = BootstrappedCluster.acquire(1);
+        bed = cluster.bed();
+        inventory = cluster.inventory();
         master = bed.master();
         worker = bed.workers().get(0);
-        Gpuctl.Run r = Gpuctl.run("bootstrap", inventory.toString());
-        assertEquals(0, r.code(), r::toString);
         bed.ok(master, WEB);
     }
 

@@ -52,16 +52,18 @@ class CertificatesE2E {
     static String master;
     static final String PKI = "/etc/kubernetes/pki";
 
+    static BootstrappedCluster.Lease cluster;
+
     @AfterAll static void down() {
-        if (bed != null) bed.down();
+        BootstrappedCluster.release(cluster);
     }
 
+    /** The shared 1+1 cluster as right after bootstrap (its own inventory and .gpuctl/). */
     @BeforeAll static void up() {
-        bed = TestBed.own("certs", 1);
-        inventory = bed.inventory();
+        cluster = BootstrappedCluster.acquire(1);
+        bed = cluster.bed();
+        inventory = cluster.inventory();
         master = bed.master();
-        Gpuctl.Run r = Gpuctl.run("bootstrap", inventory.toString());
-        assertEquals(0, r.code(), r::toString);
     }
 
     static JsonNode verifyJson(int expectedCode) throws Exception {

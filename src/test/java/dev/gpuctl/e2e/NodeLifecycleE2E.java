@@ -35,17 +35,19 @@ class NodeLifecycleE2E {
     static String h1;
     static String h2;
 
+    static BootstrappedCluster.Lease cluster;
+
     @AfterAll static void down() {
-        if (bed != null) bed.down();
+        BootstrappedCluster.release(cluster);
     }
 
+    /** The shared 1+2 cluster as right after bootstrap (its own inventory and .gpuctl/). */
     @BeforeAll static void up() {
-        bed = TestBed.own("nl", 2);
+        cluster = BootstrappedCluster.acquire(2);
+        bed = cluster.bed();
         h1 = bed.workers().get(0);
         h2 = bed.workers().get(1);
-        inventory = bed.inventory("docker", "flannel");
-        Gpuctl.Run r = Gpuctl.run("bootstrap", inventory.toString());
-        assertEquals(0, r.code(), r::toString);
+        inventory = cluster.inventory();
     }
 
     static String kubectl(String args) {

@@ -40,13 +40,15 @@ class RepairE2E {
     static String w2;
     static String jobPod;
 
+    static BootstrappedCluster.Lease cluster;
+
+    /** The shared 1+2 cluster as right after bootstrap (its own inventory and .gpuctl/). */
     @BeforeAll static void up() throws Exception {
-        bed = TestBed.own("rep", 2);
+        cluster = BootstrappedCluster.acquire(2);
+        bed = cluster.bed();
         w1 = bed.workers().get(0);
         w2 = bed.workers().get(1);
-        inventory = bed.inventory();
-        Gpuctl.Run r = Gpuctl.run("bootstrap", inventory.toString());
-        assertEquals(0, r.code(), r::toString);
+        inventory = cluster.inventory();
         // a training job on w2, running for the whole class
         bed.ok(bed.master(), "cat > /root/train.yaml <<'EOF'\n"
             + "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train-w2, namespace: default}\n"
@@ -57,7 +59,7 @@ class RepairE2E {
     }
 
     @AfterAll static void down() {
-        if (bed != null) bed.down();
+        BootstrappedCluster.release(cluster);
     }
 
     static JsonNode kubectl(String args) throws IOException {

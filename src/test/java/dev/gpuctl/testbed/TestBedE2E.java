@@ -221,6 +221,58 @@ class TestBedE2E {
         assertFalse(sh(h, "lsmod").contains("br_netfilter"));
     }
 
+    /** Every host's disk as at {@code bed snapshot}: later writes, deletions and whiteouts undone; identity and addresses kept. */
+    @Test
+    void restoreBringsEveryDiskBackToTheSnapshotWithTheSameIdentity() {
+        List<String> hosts = bed.hosts();
+        String identity = "hostname; cat /etc/machine-id /etc/ssh/ssh_host_ed25519_key.pub; ip -4 -o addr show eth0 | awk '{print $4}'";
+        String marker = "/root/gpuctl-bed-snapshot-test";
+        boolean restored = true;
+        try {
+            for (String h : hosts) {
+                // in the snapshot: a file of the host's own and a whiteout (a file of the image moved away)
+                sh(h, "echo before > " + marker + ".before && mv /etc/issue.net /etc/issue.net.gpuctl-bed-test");
+            }
+            java.util.Map<String, String> ids = bed.fingerprints(identity);
+            java.util.Map<String, String> boots = bed.fingerprints("cat /proc/sys/kernel/random/boot_id");
+            String knownHosts = read(bed.knownHosts());
+            BedResult snap = bed.bed("snapshot", "gpuctl-bed-test");
+            assertEquals(0, snap.exit(), snap::toString);
+            restored = false;
+            for (String h : hosts) {
+                sh(h, "echo after > " + marker + ".after && rm " + marker + ".before /etc/issue && echo changed > /etc/issue.net"
+                    + " && apt-mark hold openssl >/dev/null");
+            }
+            BedResult restore = bed.bed("restore", "gpuctl-bed-test");
+            assertEquals(0, restore.exit(), restore::toString);
+            restored = true;
+            assertEquals(ids, bed.fingerprints(identity), "the same name, machine-id, ssh host key and address");
+            assertEquals(knownHosts, read(bed.knownHosts()), "known_hosts unchanged");
+            java.util.Map<String, String> after = bed.fingerprints("cat /proc/sys/kernel/random/boot_id");
+            for (String h : hosts) {
+                assertNotEquals(boots.get(h), after.get(h), h + " was booted from its restored disk");
+                // ssh with strict host key checking against the bed's known_hosts: the host key it serves is the same
+                assertEquals("before", sh(h, "cat " + marker + ".before").strip(), h);
+                assertEquals(1, bed.ssh(h, "test -e " + marker + ".after").exit(), h + ": a file written after the snapshot is gone");
+                assertEquals(0, bed.ssh(h, "test -s /etc/issue").exit(), h + ": a file deleted after the snapshot is back");
+                assertEquals(1, bed.ssh(h, "test -e /etc/issue.net").exit(), h + ": a file deleted before the snapshot stays deleted");
+                assertEquals("", sh(h, "apt-mark showhold").strip(), h + ": a package held after the snapshot is not held");
+                String state = bed.ssh(h, "systemctl is-system-running").line();
+                assertTrue(state.equals("running") || state.equals("degraded"), h + ": system state " + state);
+            }
+            sh("h1", "exec 3<>/dev/tcp/" + bed.address("h0") + "/22 && head -c 7 <&3");
+            BedResult missing = bed.bed("restore", "no-such-snapshot");
+            assertEquals(1, missing.exit(), missing::toString);
+            assertTrue(missing.err().contains("has no snapshot 'no-such-snapshot'"), missing::toString);
+        } finally {
+            if (!restored) bed.bed("restore", "gpuctl-bed-test"); // /etc/issue and the hold back as they were
+            for (String h : hosts) {
+                bed.ssh(h, "rm -f " + marker + ".*; test -e /etc/issue.net.gpuctl-bed-test && mv /etc/issue.net.gpuctl-bed-test /etc/issue.net;"
+                    + " apt-mark unhold openssl >/dev/null");
+            }
+        }
+    }
+
     @Test
     void hostsReachEachOtherButNotTheInternet() {
         for (String h : bed.hosts()) {
