@@ -64,7 +64,19 @@ final class Inventories {
         }
     }
 
+    /** The inventory, for a command that connects: more than one master is refused until HA bootstrap is built. */
     static Inventory load(Path file, Map<String, String> env) {
+        Inventory inv = loadForPlan(file, env);
+        if (inv.highlyAvailable()) {
+            throw new GpuctlException(ExitCode.USAGE, file + ": " + inv.masters().size() + " masters: this gpuctl plans a"
+                + " control plane of several masters (gpuctl plan) but does not bootstrap or manage one yet; nothing was"
+                + " changed (keep one master for now; cluster.controlPlaneEndpoint lets it grow later)");
+        }
+        return inv;
+    }
+
+    /** The inventory as written, any number of masters: what plan shows offline. */
+    static Inventory loadForPlan(Path file, Map<String, String> env) {
         try {
             return InventoryLoader.load(file, env);
         } catch (InventoryException e) {
