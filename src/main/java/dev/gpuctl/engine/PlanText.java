@@ -34,7 +34,12 @@ public final class PlanText {
         String who = masters.size() == 1 ? "1 master (" + masters.get(0) + ")"
             : masters.size() + " masters (" + masters.get(0) + " initialises the cluster, " + String.join(", ", masters.subList(1, masters.size()))
                 + " join it as control-plane nodes; etcd survives " + (masters.size() - 1) / 2 + " lost)";
-        return "Control plane: " + who + ", endpoint " + e.hostPort() + " (" + served + ")\n";
+        String line = "Control plane: " + who + ", endpoint " + e.hostPort() + " (" + served + ")\n";
+        if (masters.size() > 1) {
+            line += "  not built yet: the control-plane joins of " + String.join(", ", masters.subList(1, masters.size()))
+                + " (kubeadm join --control-plane); bootstrap and the other commands that connect refuse several masters\n";
+        }
+        return line;
     }
 
     /** The plan with its details, without what only the inventory says; see {@link #render(Plan, Inventory, List, boolean)}. */

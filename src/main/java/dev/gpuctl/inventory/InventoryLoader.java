@@ -244,6 +244,20 @@ public final class InventoryLoader {
             .map(n -> display + ":" + (n.getStartMark().getLine() + 1) + ":" + (n.getStartMark().getColumn() + 1));
     }
 
+    /** Where {@code file} gives cluster.controlPlaneEndpoint.vip, as "FILE:LINE:COLUMN"; empty when it does not or cannot be read. */
+    public static Optional<String> vipPlace(Path file) {
+        String display = file.toString();
+        Optional<Node> root;
+        try {
+            root = YamlSource.compose(read(file, display), new Problems(display));
+        } catch (RuntimeException e) {
+            return Optional.empty();
+        }
+        return root.flatMap(r -> child(r, "cluster")).flatMap(c -> child(c, "controlPlaneEndpoint")).flatMap(e -> child(e, "vip"))
+            .filter(n -> n.getStartMark() != null)
+            .map(n -> display + ":" + (n.getStartMark().getLine() + 1) + ":" + (n.getStartMark().getColumn() + 1));
+    }
+
     /**
      * The YAML node a source names: "cluster.podCidr", "cluster.siteNetworks[2]", "node NAME address", "ssh.identityFile",
      * "node NAME ssh.identityFile".
