@@ -51,6 +51,16 @@ class HaPlanCliTest {
         assertTrue(details.out().contains("controlPlaneEndpoint: \"10.0.0.100:8443\""), details::toString);
     }
 
+    @Test void onlyTheVipStepTakesSeveralMasters(@TempDir Path dir) throws IOException {
+        Path inv = Files.writeString(dir.resolve("inventory.yaml"), HA);
+        assertEquals(3, Inventories.loadForSteps(inv, java.util.Map.of(), List.of("vip")).masters().size());
+        for (List<String> only : List.of(List.<String>of(), List.of("vip", "init"), List.of("time"))) {
+            GpuctlException e = org.junit.jupiter.api.Assertions.assertThrows(GpuctlException.class,
+                () -> Inventories.loadForSteps(inv, java.util.Map.of(), only));
+            assertTrue(e.getMessage().endsWith("only bootstrap --only vip runs on several masters)"), e.getMessage());
+        }
+    }
+
     @Test void theCommandsThatConnectRefuseSeveralMastersForNow(@TempDir Path dir) throws IOException {
         Path inv = Files.writeString(dir.resolve("inventory.yaml"), HA);
         CliTest.Run r = CliTest.run("bootstrap", inv.toString());
