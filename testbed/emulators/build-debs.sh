@@ -65,6 +65,7 @@ inst "$HERE/lib/emu.py" /usr/lib/gpuctl-emu/emu.py 0644
 inst "$HERE/lib/etcdsnap.py" /usr/lib/gpuctl-emu/etcdsnap.py 0644
 inst "$HERE/lib/nodedrain.py" /usr/lib/gpuctl-emu/nodedrain.py 0644
 inst "$HERE/lib/kubeadm_certs.py" /usr/lib/gpuctl-emu/kubeadm_certs.py 0644
+inst "$HERE/lib/kubeadm_uploadcerts.py" /usr/lib/gpuctl-emu/kubeadm_uploadcerts.py 0644
 inst "$HERE/lib/static_pods.py" /usr/lib/gpuctl-emu/static_pods.py 0644
 inst "$HERE/lib/kubeupgrade.py" /usr/lib/gpuctl-emu/kubeupgrade.py 0644
 inst "$HERE/lib/mig.py" /usr/lib/gpuctl-emu/mig.py 0644
@@ -86,7 +87,7 @@ for K8S_VERSION in $K8S_VERSIONS; do
   svc_postinst kubelet.service restart
   build
 
-  pkg kubeadm "$V" amd64 "cri-tools (>= 1.30.0), gpuctl-emu-common" "Command-line utility for administering a Kubernetes cluster"
+  pkg kubeadm "$V" amd64 "cri-tools (>= 1.30.0), gpuctl-emu-common, python3-cryptography" "Command-line utility for administering a Kubernetes cluster"
   inst "$B/kubeadm" /usr/bin/kubeadm
   inst "$U/10-kubeadm.conf" /usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf 0644
   script postinst 'systemctl daemon-reload >/dev/null 2>&1 || true'

@@ -10,7 +10,7 @@
 # A read-only bind mount rather than an HTTP server: no extra process to record and kill, nothing
 # listening on the bridge, and apt treats file: sources exactly like remote ones.
 
-REAL_PACKAGES="chrony ntpsec ntp nfs-common nfs-kernel-server curl ca-certificates gnupg jq openssl"
+REAL_PACKAGES="chrony ntpsec ntp nfs-common nfs-kernel-server curl ca-certificates gnupg jq openssl keepalived haproxy"
 
 repo_ensure() {
   emulator_debs_ensure

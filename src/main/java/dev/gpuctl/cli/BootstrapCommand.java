@@ -60,7 +60,7 @@ final class BootstrapCommand implements Callable<Integer> {
     }
 
     @Override public Integer call() {
-        Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
+        Inventory inv = Inventories.loadForSteps(inventory.resolve(parent.env), parent.env, only);
         allowLocal.check(inv, inventory.resolve(parent.env), "bootstrap");
         Selection.checkSteps(only);
         Selection.checkHosts(inv, hosts);

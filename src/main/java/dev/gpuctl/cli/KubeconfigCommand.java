@@ -79,7 +79,7 @@ final class KubeconfigCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         LaptopKubeconfigs.ForUser made;
         try {
-            made = LaptopKubeconfigs.forUser(inv.localKubeconfig(), inv.master(), inv.cluster().name(), admin, Optional.ofNullable(target), name);
+            made = LaptopKubeconfigs.forUser(inv.localKubeconfig(), inv.master(), inv.controlPlaneEndpoint(), inv.cluster().name(), admin, Optional.ofNullable(target), name);
         } catch (Kubeconfig.Refused | Kubeconfig.Invalid e) {
             throw new GpuctlException(ExitCode.STEP_FAILED, inv.master().name() + ": " + Kube.ADMIN_CONF + ": " + e.getMessage()
                 + "\nNothing was written on this machine. Look at the master before you trust it (a master rebuilt on purpose:"

@@ -48,7 +48,7 @@ final class PlanCommand implements Callable<Integer> {
     @ParentCommand GpuctlCommand parent;
 
     @Override public Integer call() throws Exception {
-        Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
+        Inventory inv = Inventories.loadForPlan(inventory.resolve(parent.env), parent.env);
         // offline, a key that is not on this machine yet is a warning: the connecting commands refuse it (exit 2)
         List<String> warnings = InventoryLoader.missingIdentityFiles(inv, inventory.resolve(parent.env), parent.env).stream()
             .map(e -> e.format() + "; the commands that connect refuse to start without it").toList();

@@ -2,6 +2,7 @@ package dev.gpuctl.engine;
 
 import dev.gpuctl.hostconf.Kubeconfig;
 import dev.gpuctl.hostconf.KubeadmConfig;
+import dev.gpuctl.inventory.ControlPlaneEndpoint;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.steps.HostContext;
 import java.io.IOException;
@@ -56,6 +57,12 @@ public final class LaptopKubeconfigs {
      * The cluster's endpoint its admin.conf must name: {@code https://IP:6443} when the inventory gives the master's IP,
      * else the server of the admin.conf bootstrap left here; empty when neither is known (any https URL).
      */
+    public static Optional<String> expectedServer(Path adminFile, Node master, ControlPlaneEndpoint endpoint) throws IOException {
+        if (endpoint.kind() != ControlPlaneEndpoint.Kind.MASTER) return Optional.of(endpoint.url());
+        return expectedServer(adminFile, master);
+    }
+
+    /** {@link #expectedServer(Path, Node, ControlPlaneEndpoint)} of a cluster whose endpoint is its master's address. */
     public static Optional<String> expectedServer(Path adminFile, Node master) throws IOException {
         Optional<String> masterIp = HostContext.literalNodeIp(master);
         if (masterIp.isPresent()) return Optional.of(server(masterIp.get()));
@@ -164,9 +171,16 @@ public final class LaptopKubeconfigs {
      */
     public static ForUser forUser(Path adminFile, Node master, String clusterName, String masterAdmin, Optional<Path> target,
                                   String context) throws IOException {
+        return forUser(adminFile, master, new ControlPlaneEndpoint(ControlPlaneEndpoint.Kind.MASTER, master.address(),
+            ControlPlaneEndpoint.API_SERVER_PORT), clusterName, masterAdmin, target, context);
+    }
+
+    /** {@link #forUser} of a cluster with its controlPlaneEndpoint: admin.conf must name it. */
+    public static ForUser forUser(Path adminFile, Node master, ControlPlaneEndpoint endpoint, String clusterName, String masterAdmin,
+                                  Optional<Path> target, String context) throws IOException {
         String existing = target.isPresent() && Files.exists(target.get()) ? Files.readString(target.get(), StandardCharsets.UTF_8) : "";
         Kubeconfig.contexts(existing); // the target is a kubeconfig, or nothing is done
-        Installed got = install(adminFile, clusterName, masterAdmin, expectedServer(adminFile, master), false);
+        Installed got = install(adminFile, clusterName, masterAdmin, expectedServer(adminFile, master, endpoint), false);
         String text = Kubeconfig.render(got.admin(), clusterName);
         if (target.isEmpty()) return new ForUser(text, Optional.empty(), got.notes());
         Kubeconfig.Merged merged = Kubeconfig.merge(existing, got.admin(), clusterName, context);

@@ -1,5 +1,6 @@
 package dev.gpuctl.engine;
 
+import dev.gpuctl.inventory.ControlPlaneEndpoint;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Nfs;
 import dev.gpuctl.inventory.NfsExport;
@@ -16,6 +17,30 @@ import java.util.Map;
  */
 public final class PlanText {
     private PlanText() {}
+
+    /**
+     * The masters and the controlPlaneEndpoint that kubeadm init is given (every cluster gets one, so that it can grow),
+     * with what serves it.
+     */
+    static String controlPlane(Inventory inv) {
+        List<String> masters = inv.masters().stream().map(Node::name).toList();
+        ControlPlaneEndpoint e = inv.controlPlaneEndpoint();
+        String served = switch (e.kind()) {
+            case MASTER -> "the master's own API server; masters can be added later";
+            case ADDRESS -> "your load balancer, in front of each master's API server on " + ControlPlaneEndpoint.API_SERVER_PORT;
+            case VIP -> "a virtual IP kept by keepalived (VRRP) on the masters, haproxy there on " + e.port()
+                + " forwarding to each master's API server on " + ControlPlaneEndpoint.API_SERVER_PORT;
+        };
+        String who = masters.size() == 1 ? "1 master (" + masters.get(0) + ")"
+            : masters.size() + " masters (" + masters.get(0) + " initialises the cluster, " + String.join(", ", masters.subList(1, masters.size()))
+                + " join it as control-plane nodes; etcd survives " + (masters.size() - 1) / 2 + " lost)";
+        String line = "Control plane: " + who + ", endpoint " + e.hostPort() + " (" + served + ")\n";
+        if (masters.size() > 1) {
+            line += "  not built yet: the control-plane joins of " + String.join(", ", masters.subList(1, masters.size()))
+                + " (kubeadm join --control-plane); bootstrap and the other commands that connect refuse several masters\n";
+        }
+        return line;
+    }
 
     /** The plan with its details, without what only the inventory says; see {@link #render(Plan, Inventory, List, boolean)}. */
     public static String render(Plan plan) { return render(plan, null, List.of(), true); }
@@ -45,6 +70,7 @@ public final class PlanText {
             sb.append("CIDR check FAILED:\n");
             plan.cidrConflicts().forEach(c -> sb.append("  ").append(c).append('\n'));
         }
+        if (inv != null) sb.append(controlPlane(inv));
         if (inv != null) inv.nfs().ifPresent(nfs -> sb.append(nfsAccess(nfs)));
         if (inv != null && inv.sharesGpus()) sb.append(gpuSharing(inv));
         sb.append('\n').append(PlanSummary.render(plan, name -> inv != null && inv.node(name).map(n -> n.gpu()).orElse(false)));

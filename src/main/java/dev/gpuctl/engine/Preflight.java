@@ -3,7 +3,11 @@ package dev.gpuctl.engine;
 import dev.gpuctl.hostconf.ClusterIdentity;
 import dev.gpuctl.hostconf.DockerInfo;
 import dev.gpuctl.hostconf.NetworkRange;
+import dev.gpuctl.hostconf.HostConfException;
+import dev.gpuctl.hostconf.LoadBalancer;
+import dev.gpuctl.inventory.ControlPlaneEndpoint;
 import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.InventoryLoader;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.net.Cidr;
 import dev.gpuctl.net.CidrCheck;
@@ -36,7 +40,8 @@ public final class Preflight {
         UNIQUE("hostname, machine-id and product_uuid unique among the hosts"),
         CLOCK("clock within " + (int) MAX_SKEW_SECONDS + " s of this machine's"),
         CIDR("routes, addresses and docker networks clear of podCidr and serviceCidr"),
-        IDENTITY("one cluster: the master's CA is the one the workers joined and the one this machine recorded");
+        IDENTITY("one cluster: the master's CA is the one the workers joined and the one this machine recorded"),
+        VIP("the control-plane endpoint's VIP in a subnet of every master");
 
         public final String what;
 
@@ -88,6 +93,7 @@ public final class Preflight {
             problems.add(new Problem(Kind.CIDR, c.hosts(), c.message()));
         }
         identity(inv, nodes, facts).ifPresent(problems::add);
+        problems.addAll(vip(inv, nodes, facts));
         return problems;
     }
 
@@ -99,6 +105,41 @@ public final class Preflight {
         if (facts.get("host." + n.name() + ".ip").isPresent()) kinds.add(Kind.CIDR);
         if (n.isMaster() && facts.get(ClusterIdentityStep.caFact(n.name())).isPresent()) kinds.add(Kind.IDENTITY);
         return kinds;
+    }
+
+    /** {@link #checkedOn(Node, Facts)}, and the VIP check on each master whose network preflight learned. */
+    public static List<Kind> checkedOn(Inventory inv, Node n, Facts facts) {
+        List<Kind> kinds = new ArrayList<>(checkedOn(n, facts));
+        if (n.isMaster() && vipOn(inv) && facts.get(PreflightStep.network(n)).isPresent()) kinds.add(Kind.VIP);
+        return kinds;
+    }
+
+    private static boolean vipOn(Inventory inv) {
+        return inv.cluster().controlPlaneEndpoint().filter(ControlPlaneEndpoint::isVip).isPresent();
+    }
+
+    /**
+     * cluster.controlPlaneEndpoint.vip in a subnet of each asked master (keepalived holds it on the interface of that
+     * subnet; VRRP needs the masters on one), each master whose interfaces hold no such subnet named at the VIP's
+     * FILE:LINE:COLUMN with its subnets.
+     */
+    static List<Problem> vip(Inventory inv, List<Node> nodes, Facts facts) {
+        if (!vipOn(inv)) return List.of();
+        String vip = inv.controlPlaneEndpoint().host();
+        String place = InventoryLoader.vipPlace(inv.file()).orElse(inv.file().toString());
+        List<Problem> problems = new ArrayList<>();
+        for (Node n : nodes) {
+            if (!n.isMaster()) continue;
+            facts.get(PreflightStep.network(n)).ifPresent(net -> {
+                try {
+                    LoadBalancer.subnetFor(vip, net.addresses());
+                } catch (HostConfException e) {
+                    problems.add(new Problem(Kind.VIP, List.of(n.name()), place + ": cluster.controlPlaneEndpoint.vip: " + n.name()
+                        + ": " + e.getMessage()));
+                }
+            });
+        }
+        return problems;
     }
 
     /**

@@ -253,7 +253,7 @@ final class VerifyChecks {
         List<Preflight.Problem> problems = Preflight.problems(inv, reached, facts);
         String fallback = reached.stream().filter(Node::isMaster).findFirst().or(() -> reached.stream().findFirst()).map(Node::name).orElse("");
         for (Node n : reached) {
-            for (Preflight.Kind kind : Preflight.checkedOn(n, facts)) {
+            for (Preflight.Kind kind : Preflight.checkedOn(inv, n, facts)) {
                 List<String> mine = problems.stream().filter(p -> p.kind() == kind)
                     .filter(p -> p.hosts().contains(n.name()) || (p.hosts().isEmpty() && n.name().equals(fallback)))
                     .map(p -> facts.mask(p.message())).toList();

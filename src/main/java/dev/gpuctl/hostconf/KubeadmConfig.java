@@ -10,9 +10,22 @@ import dev.gpuctl.net.Cidr;
 public final class KubeadmConfig {
     private KubeadmConfig() {}
 
-    /** Inputs of kubeadm init on the master. */
+    /**
+     * Inputs of kubeadm init on the (first) master.
+     *
+     * @param controlPlaneEndpoint HOST:PORT every kubeconfig names and the API server's certificate carries: a VIP, a
+     *                             site load balancer, or the master's own advertise address and 6443 (every cluster gets
+     *                             one, so that masters can be added later)
+     */
     public record Init(String clusterName, String kubernetesVersion, String nodeName, String advertiseAddress,
-                       String podSubnet, String serviceSubnet, String criSocket) {}
+                       String podSubnet, String serviceSubnet, String criSocket, String controlPlaneEndpoint) {
+        /** With the master's own address as the endpoint. */
+        public Init(String clusterName, String kubernetesVersion, String nodeName, String advertiseAddress,
+                    String podSubnet, String serviceSubnet, String criSocket) {
+            this(clusterName, kubernetesVersion, nodeName, advertiseAddress, podSubnet, serviceSubnet, criSocket,
+                hostForUrl(advertiseAddress) + ":6443");
+        }
+    }
 
     /** Inputs of kubeadm join on a worker. */
     public record Join(String apiServerEndpoint, String token, String caCertHash, String nodeName,
@@ -43,7 +56,7 @@ public final class KubeadmConfig {
             kind: ClusterConfiguration
             clusterName: "%1$s"
             kubernetesVersion: "%2$s"
-            controlPlaneEndpoint: "%8$s:6443"
+            controlPlaneEndpoint: "%8$s"
             networking:
               podSubnet: "%5$s"
               serviceSubnet: "%6$s"
@@ -52,7 +65,7 @@ public final class KubeadmConfig {
             kind: KubeletConfiguration
             cgroupDriver: systemd
             """.formatted(c.clusterName(), c.kubernetesVersion(), c.nodeName(), c.advertiseAddress(),
-                c.podSubnet(), c.serviceSubnet(), c.criSocket(), hostForUrl(c.advertiseAddress()));
+                c.podSubnet(), c.serviceSubnet(), c.criSocket(), c.controlPlaneEndpoint());
     }
 
     /** JoinConfiguration with a bootstrap token: the token lives in this 0600 file, never in argv. */

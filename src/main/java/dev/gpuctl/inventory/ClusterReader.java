@@ -21,7 +21,8 @@ import org.yaml.snakeyaml.nodes.Tag;
 final class ClusterReader {
     static final List<String> KEYS = List.of("name", "kubernetesVersion", "runtime", "cni", "podCidr",
         "serviceCidr", "siteNetworks", "timeServers", "packages", "cniManifest", "cniOperatorManifest", "devicePlugin",
-        "controlPlaneSchedulable", "gpuDriver", "proxy", "gpuSharing");
+        "controlPlaneSchedulable", "gpuDriver", "proxy", "gpuSharing", "controlPlaneEndpoint");
+    static final List<String> ENDPOINT_KEYS = List.of("vip", "address", "port");
     static final List<String> GPU_DRIVER_KEYS = List.of("hold", "holdKernel", "persistenceMode");
     static final List<String> PROXY_KEYS = List.of("http", "https", "noProxy");
     /** A proxy URL: scheme, optional user:password@, host (name, IPv4 or [IPv6]), optional port, optional "/". */
@@ -49,6 +50,15 @@ final class ClusterReader {
     }
 
     Optional<ScalarNode> podCidrNode() { return podCidrNode; }
+
+    /** Where controlPlaneEndpoint's vip (or address) is written, for the checks against the nodes. */
+    private Optional<ScalarNode> endpointNode = Optional.empty();
+    private Optional<Node> endpointKey = Optional.empty();
+
+    Optional<ScalarNode> endpointNode() { return endpointNode; }
+
+    /** The `controlPlaneEndpoint` key, or empty when the inventory has none. */
+    Optional<Node> endpointKey() { return endpointKey; }
 
     /**
      * The sha256 of the upstream manifests gpuctl was tested with, by URL: a default manifest is checked against
@@ -117,8 +127,11 @@ final class ClusterReader {
         Optional<Proxy> proxy = c.section("proxy", PROXY_KEYS, Map.of("no_proxy", "write it as noProxy:", "noproxy", "write it as noProxy:"))
             .flatMap(this::proxy);
         GpuSharing sharing = GpuSharingReader.read(c, "gpuSharing").orElse(GpuSharing.NONE);
+        endpointKey = c.keyNode("controlPlaneEndpoint");
+        Optional<ControlPlaneEndpoint> endpoint = c.section("controlPlaneEndpoint", ENDPOINT_KEYS, Map.of())
+            .flatMap(this::endpoint);
         return new Cluster(name, version, runtime, cni, podCidr, serviceCidr, siteNetworks, timeServers,
-            packages, cniManifest, operator, devicePlugin, schedulable, gpuDriver, proxy, sharing);
+            packages, cniManifest, operator, devicePlugin, schedulable, gpuDriver, proxy, sharing, endpoint);
     }
 
     private Optional<Proxy> proxy(Section p) {
@@ -138,6 +151,57 @@ final class ClusterReader {
             return Optional.empty();
         }
         return Optional.of(new Proxy(http, https, noProxy));
+    }
+
+    /**
+     * {@code { vip: IP, port: 8443 }} (keepalived + haproxy on the masters; the port is haproxy's, never the API
+     * servers' 6443) or {@code { address: NAME_OR_IP, port: 6443 }} (a site load balancer). Exactly one of vip and address.
+     */
+    private Optional<ControlPlaneEndpoint> endpoint(Section e) {
+        Optional<ScalarNode> vip = e.scalar("vip");
+        Optional<ScalarNode> address = e.scalar("address");
+        Optional<Integer> port = e.port("port");
+        if (vip.isPresent() && address.isPresent()) {
+            problems.at(address.get(), e.child("address") + ": both vip and address are given (expected one: vip for a"
+                + " virtual IP that gpuctl keeps on the masters, address for a load balancer you run)");
+            return Optional.empty();
+        }
+        if (vip.isEmpty() && address.isEmpty()) {
+            if (e.value("vip").isEmpty() && e.value("address").isEmpty()) {
+                problems.at(e.node(), e.path() + ": neither vip nor address is given (expected { vip: IP } for a virtual IP"
+                    + " on the masters, or { address: NAME_OR_IP, port: 6443 } for a load balancer you run)");
+            }
+            return Optional.empty();
+        }
+        if (vip.isPresent()) {
+            endpointNode = vip;
+            Optional<byte[]> ip = Cidr.parseAddress(vip.get().getValue());
+            if (ip.isEmpty()) {
+                problems.at(vip.get(), e.child("vip") + ": '" + vip.get().getValue() + "' is not an IP address (expected a"
+                    + " free IPv4 or IPv6 address in the masters' subnet; for a DNS name of a load balancer you run, write"
+                    + " address: instead)");
+                return Optional.empty();
+            }
+            if (port.orElse(0) == ControlPlaneEndpoint.API_SERVER_PORT) {
+                problems.at(e.value("port").orElseThrow(), e.child("port") + ": 6443 is the API servers' own port on the"
+                    + " masters, where haproxy cannot listen too (expected another port, or leave it out for "
+                    + ControlPlaneEndpoint.VIP_PORT + ")");
+                return Optional.empty();
+            }
+            if (e.value("port").isPresent() && port.isEmpty()) return Optional.empty();
+            return Optional.of(new ControlPlaneEndpoint(ControlPlaneEndpoint.Kind.VIP, Cidr.formatAddress(ip.get()),
+                port.orElse(ControlPlaneEndpoint.VIP_PORT)));
+        }
+        endpointNode = address;
+        Optional<String> canonical = Names.canonicalAddress(address.get().getValue());
+        if (canonical.isEmpty()) {
+            problems.at(address.get(), e.child("address") + ": '" + address.get().getValue() + "' is not a valid address"
+                + " (expected the load balancer's IP address or DNS name)");
+            return Optional.empty();
+        }
+        if (e.value("port").isPresent() && port.isEmpty()) return Optional.empty();
+        return Optional.of(new ControlPlaneEndpoint(ControlPlaneEndpoint.Kind.ADDRESS, canonical.get(),
+            port.orElse(ControlPlaneEndpoint.API_SERVER_PORT)));
     }
 
     private Optional<String> proxyUrl(ScalarNode n, String path) {

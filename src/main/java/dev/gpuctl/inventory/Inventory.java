@@ -37,8 +37,29 @@ public record Inventory(Path file, Cluster cluster, List<Node> nodes, Optional<N
         this(file, cluster, nodes, nfs, List.of());
     }
 
+    /** The first master: kubeadm init runs here; the other masters join it. */
     public Node master() {
         return nodes.stream().filter(Node::isMaster).findFirst().orElseThrow();
+    }
+
+    /** Every master, in inventory order (1, 3 or 5). */
+    public List<Node> masters() {
+        return nodes.stream().filter(Node::isMaster).toList();
+    }
+
+    /** Whether the control plane has more than one master. */
+    public boolean highlyAvailable() { return masters().size() > 1; }
+
+    /**
+     * The cluster's controlPlaneEndpoint: the inventory's, else the first master's address (its nodeIp when given) and
+     * 6443. Every new cluster is initialised with one, so that masters can be added later.
+     */
+    public ControlPlaneEndpoint controlPlaneEndpoint() {
+        return cluster.controlPlaneEndpoint().orElseGet(() -> {
+            Node m = master();
+            return new ControlPlaneEndpoint(ControlPlaneEndpoint.Kind.MASTER,
+                m.nodeIp().isEmpty() ? m.address() : m.nodeIp(), ControlPlaneEndpoint.API_SERVER_PORT);
+        });
     }
 
     public List<Node> workers() {

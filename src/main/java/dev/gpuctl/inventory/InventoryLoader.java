@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.nodes.ScalarNode;
 
 /**
  * Loads and validates an inventory file (see docs/inventory.md). Every problem is reported at
@@ -63,7 +64,7 @@ import org.yaml.snakeyaml.nodes.Node;
  * <h2>nodes</h2>
  * A non-empty list. {@code name} (required): a DNS-1123 subdomain, as Kubernetes needs for node
  * names; unique. {@code address} (required): an IPv4 or IPv6 literal or an RFC 1123 host name;
- * unique. {@code role} (required): master | worker; exactly one master. {@code gpu}: default true
+ * unique. {@code role} (required): master | worker; 1, 3 or 5 masters (more than one needs cluster.controlPlaneEndpoint). {@code gpu}: default true
  * for workers, false for the master (a master with gpu: true has GPUs). {@code labels}: Kubernetes
  * label keys and values. {@code connection}: ssh (default) | local; at most one node is local.
  *
@@ -144,11 +145,48 @@ public final class InventoryLoader {
         Optional<Nfs> nfs = t.section("storage", StorageReader.KEYS, Map.of())
             .flatMap(s -> new StorageReader(ctx.problems).read(s, nodes));
         cluster.ifPresent(c -> checkPodCidrSize(c, nodes.size(), clusterReader, ctx.problems));
+        cluster.ifPresent(c -> checkEndpoint(c, nodes, clusterReader, t, ctx.problems));
         if (cluster.isEmpty() || ctx.problems.any()) return Optional.empty();
         Inventory inv = new Inventory(file, cluster.get(), nodes, nfs, List.copyOf(ctx.warnings), ctx.sshNotes);
         checkStaticCidrs(inv, root, ctx.problems);
         if (ctx.problems.any()) return Optional.empty();
         return Optional.of(inv);
+    }
+
+    /**
+     * controlPlaneEndpoint against the nodes: more than one master needs one (the first master's own address would
+     * leave the others unreachable when it is down); a VIP must be no node's address and lie in neither the pod nor the
+     * service network (whether it is in a master's subnet is checked on the masters, where the subnets are known).
+     */
+    private static void checkEndpoint(Cluster c, List<dev.gpuctl.inventory.Node> nodes, ClusterReader reader, Section top,
+                                      Problems problems) {
+        long masters = nodes.stream().filter(dev.gpuctl.inventory.Node::isMaster).count();
+        if (masters > 1 && masters % 2 == 1 && masters <= NodesReader.MAX_MASTERS && c.controlPlaneEndpoint().isEmpty() && reader.endpointKey().isEmpty()) {
+            problems.at(top.keyNode("cluster").orElse(top.node()), "cluster: " + masters + " masters need a"
+                + " controlPlaneEndpoint (expected controlPlaneEndpoint: { vip: IP } for a virtual IP that gpuctl keeps on"
+                + " the masters, or { address: NAME_OR_IP, port: 6443 } for a load balancer you run)");
+        }
+        Optional<ControlPlaneEndpoint> endpoint = c.controlPlaneEndpoint().filter(ControlPlaneEndpoint::isVip);
+        Optional<ScalarNode> at = reader.endpointNode();
+        if (endpoint.isEmpty() || at.isEmpty()) return;
+        String vip = endpoint.get().host();
+        byte[] bytes = dev.gpuctl.net.Cidr.parseAddress(vip).orElseThrow();
+        dev.gpuctl.net.Cidr single = new dev.gpuctl.net.Cidr(bytes, bytes.length * 8);
+        for (var range : List.of(Map.entry("cluster.podCidr", c.podCidr()), Map.entry("cluster.serviceCidr", c.serviceCidr()))) {
+            if (range.getValue().contains(single)) {
+                problems.at(at.get(), "cluster.controlPlaneEndpoint.vip: " + vip + " is inside " + range.getKey() + " "
+                    + range.getValue() + " (expected a free address in the masters' subnet, outside the pod and service networks)");
+            }
+        }
+        for (dev.gpuctl.inventory.Node n : nodes) {
+            for (String a : List.of(n.address(), n.nodeIp())) {
+                if (dev.gpuctl.net.Cidr.parseAddress(a).map(dev.gpuctl.net.Cidr::formatAddress).filter(vip::equals).isPresent()) {
+                    problems.at(at.get(), "cluster.controlPlaneEndpoint.vip: " + vip + " is node '" + n.name() + "''s address"
+                        + " (expected a free address: keepalived moves the VIP between the masters, so no host may own it)");
+                    break;
+                }
+            }
+        }
     }
 
     /**
@@ -202,6 +240,20 @@ public final class InventoryLoader {
             return Optional.empty();
         }
         return root.flatMap(r -> where(r, "node " + nodeName + " ssh.identityFile").or(() -> where(r, "ssh.identityFile")))
+            .filter(n -> n.getStartMark() != null)
+            .map(n -> display + ":" + (n.getStartMark().getLine() + 1) + ":" + (n.getStartMark().getColumn() + 1));
+    }
+
+    /** Where {@code file} gives cluster.controlPlaneEndpoint.vip, as "FILE:LINE:COLUMN"; empty when it does not or cannot be read. */
+    public static Optional<String> vipPlace(Path file) {
+        String display = file.toString();
+        Optional<Node> root;
+        try {
+            root = YamlSource.compose(read(file, display), new Problems(display));
+        } catch (RuntimeException e) {
+            return Optional.empty();
+        }
+        return root.flatMap(r -> child(r, "cluster")).flatMap(c -> child(c, "controlPlaneEndpoint")).flatMap(e -> child(e, "vip"))
             .filter(n -> n.getStartMark() != null)
             .map(n -> display + ":" + (n.getStartMark().getLine() + 1) + ":" + (n.getStartMark().getColumn() + 1));
     }

@@ -47,7 +47,7 @@ final class NodesReader {
 
     List<dev.gpuctl.inventory.Node> read(Section top, SequenceNode list, SshReader.Partial defaults) {
         if (list.getValue().isEmpty()) {
-            problems.at(list, "nodes: the list is empty (expected at least one node: exactly one master and any number of workers)");
+            problems.at(list, "nodes: the list is empty (expected at least one node: 1, 3 or 5 masters and any number of workers)");
         }
         List<dev.gpuctl.inventory.Node> nodes = new ArrayList<>();
         List<Read> reads = new ArrayList<>();
@@ -156,21 +156,33 @@ final class NodesReader {
         return labels;
     }
 
-    /** Exactly one master: none is reported at `nodes`, each extra one at its role. */
+    /**
+     * One, three or five masters (each master is an etcd member and etcd needs a majority of them: an even number
+     * survives no more losses than one master fewer). None is reported at `nodes`; an even count at the last master's
+     * role; more than five at the sixth master's role.
+     */
     private void checkMasters(Section top, List<Read> reads) {
         List<Read> masters = reads.stream()
             .filter(r -> r.roleNode() != null && r.roleNode().getValue().equals(Role.MASTER.key())).toList();
         boolean complete = reads.stream().allMatch(r -> r.roleNode() != null);
         if (masters.isEmpty() && complete && !reads.isEmpty()) {
             problems.at(top.keyNode("nodes").orElse(top.node()),
-                "nodes: no node has role master (expected exactly one master)");
+                "nodes: no node has role master (expected 1, 3 or 5 masters)");
         }
-        for (Read extra : masters.subList(Math.min(1, masters.size()), masters.size())) {
-            Read first = masters.get(0);
-            problems.at(extra.roleNode(), "a second master " + nameOf(extra) + " (expected exactly one master; "
-                + nameOf(first) + " at line " + Problems.line(first.roleNode()) + " is the master)");
+        if (masters.size() > MAX_MASTERS) {
+            Read extra = masters.get(MAX_MASTERS);
+            problems.at(extra.roleNode(), "nodes: " + masters.size() + " masters, " + nameOf(extra) + " is the "
+                + (MAX_MASTERS + 1) + "th (expected at most " + MAX_MASTERS + ": each master is an etcd member and every"
+                + " write waits for a majority of them)");
+        } else if (masters.size() % 2 == 0 && !masters.isEmpty()) {
+            Read last = masters.get(masters.size() - 1);
+            problems.at(last.roleNode(), "nodes: " + masters.size() + " masters, an even number (" + nameOf(masters.get(0))
+                + " at line " + Problems.line(masters.get(0).roleNode()) + " is the first; expected 1, 3 or 5: etcd needs a"
+                + " majority of the masters, so " + masters.size() + " survive no more losses than " + (masters.size() - 1) + ")");
         }
     }
+
+    static final int MAX_MASTERS = 5;
 
     /** Node names, addresses and local connections are unique; the second of a pair is reported. */
     private void checkUnique(List<Read> reads) {

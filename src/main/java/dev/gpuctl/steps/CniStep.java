@@ -21,7 +21,7 @@ public final class CniStep implements Step {
 
     @Override public boolean readsCluster() { return true; }
     @Override public String title() { return "pod network (CNI)"; }
-    @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }
+    @Override public boolean runsOn(HostContext ctx) { return ctx.firstMaster(); }
 
     static String path(HostContext ctx) {
         return Manifest.remotePath(ctx.cluster().cni().key(), ctx.cluster().cniManifest());

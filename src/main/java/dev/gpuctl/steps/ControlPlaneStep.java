@@ -7,6 +7,7 @@ import dev.gpuctl.hostconf.HostJournal;
 import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.hostconf.KubeadmConfig;
 import dev.gpuctl.hostconf.Kubeconfig;
+import dev.gpuctl.inventory.ControlPlaneEndpoint;
 import dev.gpuctl.inventory.Node;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -30,7 +31,7 @@ public final class ControlPlaneStep implements Step {
 
     @Override public boolean readsCluster() { return true; }
     @Override public String title() { return "control plane (kubeadm init)"; }
-    @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }
+    @Override public boolean runsOn(HostContext ctx) { return ctx.firstMaster(); }
 
     /** The laptop's copy of admin.conf: .gpuctl/CLUSTER/admin.conf beside the inventory. */
     public static Path localKubeconfig(HostContext ctx) {
@@ -41,7 +42,18 @@ public final class ControlPlaneStep implements Step {
         Node n = ctx.node();
         return KubeadmConfig.init(new KubeadmConfig.Init(ctx.cluster().name(), Facts.ref("kubeadm.version"),
             n.name(), ctx.nodeIp(), ctx.cluster().podCidr().toString(), ctx.cluster().serviceCidr().toString(),
-            ctx.cluster().runtime().criSocket()));
+            ctx.cluster().runtime().criSocket(), endpoint(ctx)));
+    }
+
+    /**
+     * The cluster's controlPlaneEndpoint as HOST:PORT: the inventory's (a VIP or a site load balancer), else the first
+     * master's IP (as preflight found it when the inventory names the master) and 6443.
+     */
+    static String endpoint(HostContext ctx) {
+        ControlPlaneEndpoint e = ctx.inventory().controlPlaneEndpoint();
+        if (e.kind() != ControlPlaneEndpoint.Kind.MASTER) return e.hostPort();
+        HostContext first = new HostContext(ctx.inventory(), ctx.inventory().master());
+        return KubeadmConfig.hostForUrl(first.nodeIp()) + ":" + ControlPlaneEndpoint.API_SERVER_PORT;
     }
 
     static String userKubeconfig(HostContext ctx) {
@@ -125,7 +137,7 @@ public final class ControlPlaneStep implements Step {
      */
     static Op fetchKubeconfigOp(HostContext ctx, String newClusterFact) {
         return new Op.FetchKubeconfig("admin.conf rebuilt on this machine", Kube.ADMIN_CONF, localKubeconfig(ctx), ctx.cluster().name(),
-            "https://" + KubeadmConfig.hostForUrl(ctx.nodeIp()) + ":6443", newClusterFact);
+            "https://" + endpoint(ctx), newClusterFact);
     }
 
     /** admin.conf rebuilt on this machine after kubeadm renewed it: another CA is refused. */

@@ -24,7 +24,7 @@ public final class GpuRecordStep implements Step {
     @Override public String id() { return ID; }
     @Override public String title() { return "GPUs recorded at bootstrap (node annotation " + ANNOTATION + ")"; }
     @Override public boolean readsCluster() { return true; }
-    @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster() && !GpuStep.gpuNodes(ctx).isEmpty(); }
+    @Override public boolean runsOn(HostContext ctx) { return ctx.firstMaster() && !GpuStep.gpuNodes(ctx).isEmpty(); }
 
     /** The GPUs preflight's nvidia-smi listed on the node, as a record. */
     public static String gpusFact(Node n) { return "gpu." + n.name() + ".gpus"; }

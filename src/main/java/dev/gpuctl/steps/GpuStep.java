@@ -31,7 +31,7 @@ public final class GpuStep implements Step {
 
     @Override public boolean readsCluster() { return true; }
     @Override public String title() { return "GPU labels and NVIDIA device plugin"; }
-    @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster() && !gpuNodes(ctx).isEmpty(); }
+    @Override public boolean runsOn(HostContext ctx) { return ctx.firstMaster() && !gpuNodes(ctx).isEmpty(); }
 
     static List<Node> gpuNodes(HostContext ctx) { return gpuNodes(ctx.inventory()); }
 

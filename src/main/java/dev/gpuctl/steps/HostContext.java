@@ -11,6 +11,9 @@ public record HostContext(Inventory inventory, Node node) {
     public boolean gpu() { return node.gpu(); }
     public Cluster cluster() { return inventory.cluster(); }
 
+    /** Whether this host is the first master: kubeadm init and the cluster-wide kubectl work run there. */
+    public boolean firstMaster() { return node.isMaster() && node.name().equals(inventory.master().name()); }
+
     /**
      * The IP the cluster uses for this node (kubeadm's advertise address on the master, the kubelet's node-ip, the
      * join endpoint): {@link #literalNodeIp} when the inventory gives it, else a reference to what preflight found

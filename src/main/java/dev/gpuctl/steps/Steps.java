@@ -14,7 +14,7 @@ public final class Steps {
             new Phase("preflight", "preflight: every host, read-only", List.of(new PreflightStep(), new ClusterIdentityStep()), true),
             new Phase("hosts", "host preparation", List.of(new ProxyStep(), new TimeSyncStep(), new SwapStep(), new KernelStep(),
                 new RuntimeStep(), new KubePackagesStep(), new DriverHoldStep(), new MigStep()), false),
-            new Phase("control-plane", "control plane and pod network", List.of(new ControlPlaneStep(), new CniStep(), new SchedulableStep()), false),
+            new Phase("control-plane", "control plane and pod network", List.of(new LoadBalancerStep(), new ControlPlaneStep(), new CniStep(), new SchedulableStep()), false),
             new Phase("join", "workers join", List.of(new JoinStep()), false),
             new Phase("gpu", "GPUs", List.of(new GpuStep(), new GpuRecordStep(), new GpuHealthStep()), false),
             new Phase("nfs-server", "NFS server", List.of(new NfsServerStep()), false),

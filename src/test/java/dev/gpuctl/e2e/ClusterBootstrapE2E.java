@@ -99,6 +99,9 @@ class ClusterBootstrapE2E {
         assertTrue(Files.readString(kubeconfig).contains("server: https://" + bed.address(bed.master()) + ":6443"));
         assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(firstTwo.resolveSibling(".gpuctl"))));
         bed.ok(bed.master(), "cmp /etc/kubernetes/admin.conf /root/.kube/config");
+        // every cluster gets a controlPlaneEndpoint (the master's address here), so that masters can be added later
+        assertTrue(kubectl("get configmap -n kube-system kubeadm-config -o json").path("data").path("ClusterConfiguration").asText()
+            .contains("controlPlaneEndpoint: " + bed.address(bed.master()) + ":6443"));
 
         // the join token is in no log and no file was left behind on the workers
         String allLogs = logs(firstTwo);

@@ -43,6 +43,16 @@ class KubeadmConfigTest {
         assertEquals("systemd", d.get(2).get("cgroupDriver"));
     }
 
+    @Test void theEndpointIsTheInventorysWhenGiven() {
+        var d = docs(KubeadmConfig.init(new KubeadmConfig.Init("ha", "v1.35.0", "m1", "10.0.0.11",
+            "10.244.0.0/16", "10.96.0.0/12", "unix:///run/containerd/containerd.sock", "10.0.0.100:8443")));
+        assertEquals("10.0.0.100:8443", d.get(1).get("controlPlaneEndpoint"));
+        assertEquals("10.0.0.11", at(d.get(0), "localAPIEndpoint", "advertiseAddress"));
+        var v6 = docs(KubeadmConfig.init(new KubeadmConfig.Init("c", "v1.35.0", "m", "fd00::11",
+            "10.244.0.0/16", "10.96.0.0/12", "unix:///run/containerd/containerd.sock")));
+        assertEquals("[fd00::11]:6443", v6.get(1).get("controlPlaneEndpoint"));
+    }
+
     @Test void joinConfigurationCarriesTheTokenInTheFile() {
         var d = docs(KubeadmConfig.join(new KubeadmConfig.Join("10.0.0.1:6443", "abcdef.0123456789abcdef",
             "sha256:" + "a".repeat(64), "worker-1", "10.0.0.2", "unix:///run/containerd/containerd.sock")));

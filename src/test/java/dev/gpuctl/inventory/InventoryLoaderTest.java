@@ -361,7 +361,7 @@ class InventoryLoaderTest {
             nodes:
               - { name: w1, address: 10.0.0.1, role: worker }
             """,
-            "inv.yaml:2:1: nodes: no node has role master (expected exactly one master)");
+            "inv.yaml:2:1: nodes: no node has role master (expected 1, 3 or 5 masters)");
     }
 
     @Test void twoMasters() {
@@ -370,10 +370,9 @@ class InventoryLoaderTest {
             nodes:
               - { name: m1, address: 10.0.0.1, role: master }
               - { name: m2, address: 10.0.0.2, role: master }
-              - { name: m3, address: 10.0.0.3, role: master }
             """,
-            "inv.yaml:4:42: a second master node 'm2' (expected exactly one master; node 'm1' at line 3 is the master)",
-            "inv.yaml:5:42: a second master node 'm3' (expected exactly one master; node 'm1' at line 3 is the master)");
+            "inv.yaml:4:42: nodes: 2 masters, an even number (node 'm1' at line 3 is the first; expected 1, 3 or 5: etcd needs"
+                + " a majority of the masters, so 2 survive no more losses than 1)");
     }
 
     @Test void duplicateNamesAndAddresses() {
@@ -570,7 +569,7 @@ class InventoryLoaderTest {
             cluster: { name: gpu-lab, kubernetesVersion: "1.35" }
             nodes: []
             """,
-            "inv.yaml:2:8: nodes: the list is empty (expected at least one node: exactly one master and any number of workers)");
+            "inv.yaml:2:8: nodes: the list is empty (expected at least one node: 1, 3 or 5 masters and any number of workers)");
     }
 
     @Test void exportPathsAreAbsoluteAndUnique() {
