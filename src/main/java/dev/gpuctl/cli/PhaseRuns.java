@@ -6,6 +6,7 @@ import dev.gpuctl.engine.StepFailure;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.Remotes;
 import dev.gpuctl.remote.SshOptions;
+import dev.gpuctl.workflow.Workflows;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -65,6 +66,15 @@ final class PhaseRuns {
         return new Interrupts.Stoppable() {
             @Override public void requestStop() { runner.requestStop(); }
             @Override public void abort() { runner.abort(); }
+        };
+    }
+
+    /** Ctrl-C asking a workflow's runner to stop, as {@link #interruptible} does. */
+    static Workflows.Guard guard(PrintWriter err) {
+        return new Workflows.Guard() {
+            @Override public <R> R around(Runner runner, Supplier<R> body) {
+                return interruptible(stoppable(runner), err, body);
+            }
         };
     }
 

@@ -8,9 +8,9 @@ import dev.gpuctl.hostconf.Secrets;
 import dev.gpuctl.hostconf.UpgradePolicy;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
-import dev.gpuctl.remote.Remotes;
+import dev.gpuctl.workflow.UpgradeWorkflow;
+import dev.gpuctl.workflow.Workflows;
 import dev.gpuctl.remote.SshOptions;
-import dev.gpuctl.engine.Upgrades;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
@@ -75,7 +75,7 @@ final class UpgradeCommand implements Callable<Integer> {
         for (int i = 0; i < batches.size(); i++) sb.append(i == 0 ? " " : ", then ").append(batches.get(i));
         sb.append(".\nNodes already at ").append(o.target()).append(" are skipped. Drains wait up to ").append(o.drainTimeout().toSeconds())
             .append(" s").append(o.force() ? " and evict what still runs (--force)" : "").append(".\n\n");
-        return sb.append(Secrets.redact(PlanText.render(Upgrades.plan(inv, o), inv, warnings, details))).toString();
+        return sb.append(Secrets.redact(PlanText.render(UpgradeWorkflow.plan(inv, o), inv, warnings, details))).toString();
     }
 
     @Override public Integer call() {
@@ -91,18 +91,14 @@ final class UpgradeCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         SshOptions ssh = connect.options(acceptNew);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes(), ssh);
-        Duration timeout = Upgrades.commandTimeout(o, commandTimeout);
+        Duration timeout = UpgradeWorkflow.commandTimeout(o, commandTimeout);
         err.println("upgrade to " + o.target() + ", workers " + o.batchSize() + " at a time");
-        String holder = PhaseRuns.lockHolder(); // one holder for the upgrade's runs, each of which takes the lock
-        Upgrades.Run run = new Upgrades.Run(() -> new Runner(inv, node -> Remotes.open(node, ssh), err,
-                new Runner.Options(false, 16, new LinkedHashSet<>(), timeout)).lockingMaster(holder),
-            inv, o, Backups.newArchive(inv, Instant.now()), err);
-        Upgrades.Outcome done;
+        UpgradeWorkflow.Outcome done;
         try {
-            done = PhaseRuns.interruptible(new Interrupts.Stoppable() {
-                @Override public void requestStop() { run.requestStop(); }
-                @Override public void abort() { run.abort(); }
-            }, err, run::run);
+            // one session: the lock is held from the first change to the last batch
+            done = Workflows.run(new UpgradeWorkflow(inv, o, Backups.newArchive(inv, Instant.now()), err),
+                new Workflows.Target(inv, ssh, err, new Runner.Options(false, 16, new LinkedHashSet<>(), timeout), PhaseRuns.lockHolder()),
+                PhaseRuns.guard(err));
         } catch (Backups.Bad e) {
             throw new GpuctlException(ExitCode.STEP_FAILED, "the control-plane backup does not check out, so nothing was upgraded: "
                 + e.getMessage());
