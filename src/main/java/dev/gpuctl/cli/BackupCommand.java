@@ -1,5 +1,6 @@
 package dev.gpuctl.cli;
 
+import dev.gpuctl.workflow.BackupWorkflow;
 import dev.gpuctl.engine.Backups;
 import dev.gpuctl.engine.NewPrivateFile;
 import dev.gpuctl.engine.StateDir;
@@ -67,8 +68,8 @@ final class BackupCommand implements Callable<Integer> {
         SshOptions ssh = new SshOptions(java.util.Optional.ofNullable(connect.value), Duration.ofSeconds(15), acceptNew, null,
             new dev.gpuctl.remote.SshKeys(), SshOptions.agentFromEnvironment());
         Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
-        Runner runner = PhaseRuns.lockedRunner(inv, ssh, err, new Runner.Options(dryRun, 1, Set.of(inv.master().name()), COMMAND_TIMEOUT));
-        PhaseRuns.judged(PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> runner.run(Backups.phases(archive))),
+        PhaseRuns.judged(PhaseRuns.session(BackupWorkflow.backup(archive), inv, ssh, err,
+                new Runner.Options(dryRun, 1, Set.of(inv.master().name()), COMMAND_TIMEOUT)),
             new PhaseRuns.Outcomes(r -> "interrupted: " + String.join("; ", r.interrupted())
                     + "\nNo archive was kept; the master's work directory is removed by the next backup. Logs: " + r.logDir(),
                 "backup refused; nothing was changed:", "backup failed; no archive was kept:",

@@ -1,5 +1,6 @@
 package dev.gpuctl.cli;
 
+import dev.gpuctl.workflow.BootstrapWorkflow;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.net.CidrCheck;
@@ -45,7 +46,7 @@ final class BootstrapCommand implements Callable<Integer> {
     @ParentCommand GpuctlCommand parent;
 
     static final class StepIds implements Iterable<String> {
-        @Override public Iterator<String> iterator() { return Runner.stepIds().iterator(); }
+        @Override public Iterator<String> iterator() { return BootstrapWorkflow.stepIds().iterator(); }
     }
 
     /** How long the commands running at Ctrl-C may take to finish before they are cut off. */
@@ -72,11 +73,9 @@ final class BootstrapCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         SshOptions ssh = connect.options(acceptNew);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes(), ssh);
-        Runner runner = new Runner(inv, node -> Remotes.open(node, ssh), err,
-            new Runner.Options(dryRun, concurrency, new LinkedHashSet<>(hosts), commandTimeout, waitTimeout))
-            .lockingMaster(PhaseRuns.lockHolder());
         Set<String> ids = new LinkedHashSet<>(only);
-        PhaseRuns.judged(PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> runner.run(ids)),
+        PhaseRuns.judged(PhaseRuns.session(new BootstrapWorkflow(inv, ids, dryRun, err), inv, ssh, err,
+                new Runner.Options(dryRun, concurrency, new LinkedHashSet<>(hosts), commandTimeout, waitTimeout)),
             new PhaseRuns.Outcomes(r -> PhaseRuns.whereEachHostStopped(r,
                     "Every step that finished is in place. Run the same command again to resume.\nLogs: " + r.logDir()),
                 "preflight refused; nothing was changed on any host:", "bootstrap stopped after a failure:",

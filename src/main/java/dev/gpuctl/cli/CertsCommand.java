@@ -1,5 +1,6 @@
 package dev.gpuctl.cli;
 
+import dev.gpuctl.workflow.VerifyWorkflow;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.VerifyText;
 import dev.gpuctl.inventory.Inventory;
@@ -29,7 +30,7 @@ final class CertsCommand implements Runnable {
 
     /** verify's certificate checks alone, on every host; exit as verify's. */
     static int check(Inventory inv, SshOptions ssh, CommandSpec spec) {
-        Runner.Result result = VerifyCommand.run(inv, ssh, Set.of(), Duration.ZERO, spec, Runner::verifyCertificates);
+        Runner.Result result = VerifyCommand.run(inv, ssh, Set.of(), Duration.ZERO, spec, VerifyWorkflow.certificates());
         PrintWriter out = spec.commandLine().getOut();
         out.print(VerifyText.render(result.report()));
         out.flush();
@@ -79,8 +80,8 @@ final class CertsCommand implements Runnable {
             PrintWriter err = spec.commandLine().getErr();
             SshOptions ssh = connect.options(acceptNew);
             Inventories.checkIdentityFiles(inventory.resolve(certs.parent.env), inv.nodes(), ssh);
-            Runner runner = PhaseRuns.lockedRunner(inv, ssh, err, new Runner.Options(dryRun, 1, Set.of(inv.master().name()), commandTimeout));
-            PhaseRuns.judged(PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, runner::renewCertificates),
+            PhaseRuns.judged(PhaseRuns.session(VerifyWorkflow.renewCertificates(), inv, ssh, err,
+                    new Runner.Options(dryRun, 1, Set.of(inv.master().name()), commandTimeout)),
                 new PhaseRuns.Outcomes(r -> "interrupted at " + String.join(", ", r.interrupted())
                         + ". A static pod's manifest moved aside is put back by the next run: run gpuctl certs renew again.\nLogs: " + r.logDir(),
                     "preflight refused; nothing was changed:", "certs renew stopped after a failure:",

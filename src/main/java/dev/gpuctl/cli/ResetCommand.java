@@ -1,6 +1,6 @@
 package dev.gpuctl.cli;
 
-import dev.gpuctl.engine.Maintenance;
+import dev.gpuctl.workflow.NodeWorkflows;
 import dev.gpuctl.inventory.Inventory;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -40,7 +40,7 @@ final class ResetCommand implements Callable<Integer> {
         Inventory inv = Inventories.load(file, parent.env);
         allowLocal.check(inv, file, "reset");
         var err = spec.commandLine().getErr();
-        err.print(Maintenance.resetPlan(inv, restoreHost));
+        err.print(NodeWorkflows.resetPlan(inv, restoreHost));
         err.flush();
         if (!yes && !dryRun) {
             err.print("Type the cluster's name (" + inv.cluster().name() + ") to reset it: ");
@@ -51,14 +51,14 @@ final class ResetCommand implements Callable<Integer> {
                     + "; nothing was changed");
             }
         }
-        PhaseRuns.run(inv, file, r -> Maintenance.reset(r, inv, restoreHost), dryRun, connect.options(acceptNew), Duration.ofMinutes(10), err, "reset",
+        PhaseRuns.run(inv, file, NodeWorkflows.reset(inv, restoreHost), dryRun, connect.options(acceptNew), Duration.ofMinutes(10), err, "reset",
             "Fix the cause and run reset again: hosts already clean are left as they are.");
         var out = spec.commandLine().getOut();
         if (dryRun) {
             out.println("dry run complete: nothing was changed");
             return ExitCode.OK.code();
         }
-        Optional<Path> archived = Maintenance.archiveClusterState(inv);
+        Optional<Path> archived = NodeWorkflows.archiveClusterState(inv);
         out.println("reset complete" + archived.map(p -> "; local state archived in " + p).orElse("; no local state to archive"));
         return ExitCode.OK.code();
     }

@@ -1,5 +1,6 @@
 package dev.gpuctl.cli;
 
+import dev.gpuctl.workflow.BackupWorkflow;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.SshOptions;
@@ -67,9 +68,8 @@ final class RestoreCommand implements Callable<Integer> {
             PrintWriter err = spec.commandLine().getErr();
             SshOptions ssh = connect.options(acceptNew);
             Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
-            Runner runner = PhaseRuns.lockedRunner(inv, ssh, err, new Runner.Options(false, 1, Set.of(inv.master().name()), BackupCommand.COMMAND_TIMEOUT));
-            var phases = Backups.restorePhases(content, force);
-            PhaseRuns.judged(PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> runner.run(phases)),
+            PhaseRuns.judged(PhaseRuns.session(BackupWorkflow.restore(content, force), inv, ssh, err,
+                    new Runner.Options(false, 1, Set.of(inv.master().name()), BackupCommand.COMMAND_TIMEOUT)),
                 new PhaseRuns.Outcomes(r -> "interrupted: " + String.join("; ", r.interrupted())
                         + "\nRun the same restore again to finish it. Logs: " + r.logDir(),
                     "restore refused; nothing was changed:", "restore failed:",

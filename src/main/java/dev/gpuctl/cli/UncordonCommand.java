@@ -1,7 +1,7 @@
 package dev.gpuctl.cli;
 
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.engine.Maintenance;
+import dev.gpuctl.workflow.NodeWorkflows;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -31,7 +31,7 @@ final class UncordonCommand implements Callable<Integer> {
         Inventory inv = Inventories.load(file, parent.env);
         allowLocal.check(inv, file, "uncordon");
         PhaseRuns.checkNodes(inv, hosts, "uncordon");
-        PhaseRuns.run(inv, file, r -> Maintenance.uncordon(r, hosts), dryRun, connect.options(acceptNew), Duration.ofMinutes(2),
+        PhaseRuns.run(inv, file, NodeWorkflows.uncordon(hosts), dryRun, connect.options(acceptNew), Duration.ofMinutes(2),
             spec.commandLine().getErr(), "uncordon", "Fix the cause and run uncordon again.");
         spec.commandLine().getOut().println(dryRun ? "dry run complete: nothing was changed" : "uncordoned: " + String.join(", ", hosts));
         return ExitCode.OK.code();

@@ -97,7 +97,7 @@ final class UpgradeCommand implements Callable<Integer> {
         try {
             // one session: the lock is held from the first change to the last batch
             done = Workflows.run(new UpgradeWorkflow(inv, o, Backups.newArchive(inv, Instant.now()), err),
-                new Workflows.Target(inv, ssh, err, new Runner.Options(false, 16, new LinkedHashSet<>(), timeout), PhaseRuns.lockHolder()),
+                Workflows.over(inv, ssh, err, new Runner.Options(false, 16, new LinkedHashSet<>(), timeout), PhaseRuns.lockHolder()),
                 PhaseRuns.guard(err));
         } catch (Backups.Bad e) {
             throw new GpuctlException(ExitCode.STEP_FAILED, "the control-plane backup does not check out, so nothing was upgraded: "

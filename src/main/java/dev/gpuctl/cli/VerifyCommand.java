@@ -1,5 +1,8 @@
 package dev.gpuctl.cli;
 
+import dev.gpuctl.workflow.VerifyWorkflow;
+import dev.gpuctl.workflow.Workflows;
+import dev.gpuctl.workflow.Workflow;
 import dev.gpuctl.hostconf.Terminal;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.StepFailure;
@@ -17,7 +20,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.function.Function;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -49,7 +51,7 @@ final class VerifyCommand implements Callable<Integer> {
         List<Node> nodes = inv.nodes().stream().filter(n -> hosts.isEmpty() || hosts.contains(n.name())).toList();
         SshOptions ssh = connect.options(acceptNew);
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), nodes, ssh);
-        Runner.Result result = run(inv, ssh, new LinkedHashSet<>(hosts), waitTimeout, spec, Runner::verify);
+        Runner.Result result = run(inv, ssh, new LinkedHashSet<>(hosts), waitTimeout, spec, VerifyWorkflow.verify());
         VerifyReport report = result.report();
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
@@ -90,10 +92,10 @@ final class VerifyCommand implements Callable<Integer> {
      * re-run asks again); its report.
      */
     static Runner.Result run(Inventory inv, SshOptions ssh, Set<String> hosts, Duration wait, CommandSpec spec,
-                            Function<Runner, Runner.Result> phases) {
+                            Workflow<Runner.Result> workflow) {
         PrintWriter err = spec.commandLine().getErr();
-        Runner runner = new Runner(inv, n -> Remotes.open(n, ssh), err, Runner.Options.verify(16, hosts, PROBE_TIMEOUT, wait));
-        Runner.Result result = PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> phases.apply(runner));
+        Runner.Result result = Workflows.run(workflow, Workflows.over(inv, ssh, err, Runner.Options.verify(16, hosts, PROBE_TIMEOUT, wait), null),
+            PhaseRuns.guard(err));
         if (result.wasInterrupted()) {
             throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted; nothing was changed (verify only reads): run it again."
                 + "\nLogs: " + result.logDir());

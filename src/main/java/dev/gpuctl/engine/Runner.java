@@ -5,14 +5,10 @@ import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
-import dev.gpuctl.steps.CertsRenewStep;
-import dev.gpuctl.steps.ClusterIdentityStep;
 import dev.gpuctl.steps.Facts;
 import dev.gpuctl.steps.HostContext;
 import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.Step;
-import dev.gpuctl.steps.Steps;
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -158,6 +154,11 @@ public final class Runner {
         return facts.get(key);
     }
 
+    /** Everything the run learned: its probes' and captures' facts, for the workflow that reads them after the run. */
+    public Facts learned() {
+        return facts;
+    }
+
     /** The whole answer of a probe that keeps it ({@link Probe#keeping}), by its key, once it has run. */
     public Optional<ExecResult> answer(String key) {
         return facts.kept(key);
@@ -165,55 +166,6 @@ public final class Runner {
 
     List<Node> selected() {
         return inv.nodes().stream().filter(n -> options.hosts().isEmpty() || options.hosts().contains(n.name())).toList();
-    }
-
-    /** The step ids that {@link #run(Set)} accepts, in order. */
-    public static List<String> stepIds() {
-        return Steps.ids();
-    }
-
-    /** The bootstrap's phases, reduced to the steps named (none: every step; preflight always runs). */
-    public Result run(Set<String> only) {
-        Result r = run(Steps.only(only));
-        if (!r.preflightRefused() && options.mode() == Mode.APPLY) recordCluster();
-        return r;
-    }
-
-    /**
-     * After a bootstrap that passed preflight: records the master's CA hash on this machine the first time it is
-     * known (from preflight, or from the control plane's init), for the next preflights ({@link ClusterRecord}).
-     */
-    private void recordCluster() {
-        Optional<String> ca = ClusterIdentityStep.masterCa(facts, inv.master().name());
-        if (ca.isEmpty()) return;
-        try {
-            if (ClusterRecord.recordIfAbsent(inv, ca.get())) {
-                progress.println("recorded the cluster's CA (" + ca.get() + ") in " + ClusterRecord.file(inv));
-                progress.flush();
-            }
-        } catch (IOException e) {
-            progress.println("warning: could not record the cluster's CA in " + ClusterRecord.file(inv) + ": " + e.getMessage());
-            progress.flush();
-        }
-    }
-
-    /** {@code gpuctl verify}: every step's proof (run with {@link Options#verify}). */
-    public Result verify() {
-        return run(Steps.verifyPhases());
-    }
-
-    /** Only the certificate checks ({@code gpuctl certs check}, and after {@code gpuctl certs renew}). */
-    public Result verifyCertificates() {
-        return run(List.of(Steps.certificates()));
-    }
-
-    /**
-     * {@code gpuctl certs renew}: preflight, then the renewal on the master ({@link CertsRenewStep});
-     * the run's hosts should be the master alone.
-     */
-    public Result renewCertificates() {
-        return run(List.of(Steps.phases().get(0), new Phase("certs-renew", "control-plane certificates renewed",
-            List.of(new CertsRenewStep()), false)));
     }
 
     /**

@@ -6,6 +6,7 @@ import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.StepFailure;
 import dev.gpuctl.hostconf.UpgradePolicy;
 import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.steps.Facts;
 import dev.gpuctl.steps.FailureKind;
 import dev.gpuctl.steps.NodePhases;
 import dev.gpuctl.steps.Phase;
@@ -117,7 +118,7 @@ public final class UpgradeWorkflow implements Workflow<UpgradeWorkflow.Outcome> 
         return Optional.of(UpgradeSteps.batchPhases(inv, o, batches.get(i), UpgradeSteps.label(i, batches)));
     }
 
-    @Override public Outcome outcome(Runner.Result last) {
+    @Override public Outcome outcome(Runner.Result last, Facts learned) {
         // stopped in the first round (Ctrl-C while the backup was taken): the archive is checked all the same
         if (stage == Stage.PREPARE && done.isEmpty() && Files.exists(backup)) done = Optional.of(Backups.finish(inv, backup, Backups.DEFAULT_KEEP));
         boolean changed = last.outcomes().values().stream().anyMatch(m -> m.containsValue(Runner.Outcome.CHANGED));

@@ -8,13 +8,11 @@ import dev.gpuctl.engine.StepFailure;
 import dev.gpuctl.hostconf.KubeVersion;
 import dev.gpuctl.hostconf.UpgradePolicy;
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.inventory.InventoryLoader;
 import dev.gpuctl.steps.FailureKind;
 import dev.gpuctl.steps.Phase;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -32,11 +30,7 @@ class UpgradeWorkflowTest {
     UpgradeWorkflow upgrade;
 
     @BeforeEach void cluster() throws IOException {
-        Path f = dir.resolve("inventory.yaml");
-        Files.writeString(f, "cluster: { name: t, kubernetesVersion: \"1.35\" }\nnodes:\n"
-            + "  - { name: m, address: 10.0.0.1, role: master }\n  - { name: w1, address: 10.0.0.2, role: worker }\n"
-            + "  - { name: w2, address: 10.0.0.3, role: worker }\n");
-        inv = InventoryLoader.load(f);
+        inv = TestInventory.of(dir, "w1", "w2");
         upgrade = new UpgradeWorkflow(inv, new UpgradePolicy.Options(KubeVersion.parse("1.35.1").orElseThrow(), 1, Duration.ofSeconds(15), false),
             dir.resolve("backup.tar.gz"), new PrintWriter(progress, true));
     }
@@ -72,7 +66,7 @@ class UpgradeWorkflowTest {
         assertTrue(progress.toString().contains("leaving w1 for now: a GPU job still runs there; uncordoning it"), progress::toString);
         assertTrue(upgrade.next(ok()).orElseThrow().get(0).title().startsWith("batch 2/2 (w2)"));
         assertEquals(Optional.empty(), upgrade.next(ok()));
-        UpgradeWorkflow.Outcome o = upgrade.outcome(ok());
+        UpgradeWorkflow.Outcome o = upgrade.outcome(ok(), new dev.gpuctl.steps.Facts());
         assertEquals(List.of("w1: still runs default/train-42 on 1 GPU"), o.left());
     }
 
@@ -81,7 +75,7 @@ class UpgradeWorkflowTest {
         upgrade.next(ok());
         assertEquals(Optional.empty(), upgrade.next(failed("gpu-jobs", FailureKind.BROKEN, "kubectl failed (exit 1)")),
             "a failure is told apart by its kind, not by its step's name");
-        assertEquals(List.of(), upgrade.outcome(ok()).left());
+        assertEquals(List.of(), upgrade.outcome(ok(), new dev.gpuctl.steps.Facts()).left());
     }
 
     @Test void aFailedControlPlaneEndsTheUpgradeBeforeAnyBatch() {
