@@ -37,9 +37,8 @@ final class JoinTokenCommand implements Callable<Integer> {
     @Option(names = "--refresh", description = "Create a new token on the master and cache the join command.") boolean refresh;
     @Option(names = "--ttl", defaultValue = "24h", paramLabel = "DURATION", converter = Converters.DurationValue.class,
         description = "The new token's lifetime, e.g. 2h, 90m, 24h (a bare number is seconds; at most 365d; default ${DEFAULT-VALUE}).") Duration ttl;
-    @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
+    @Mixin HostOptions connection;
     @Mixin AllowLocalOption allowLocal;
-    @Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -47,7 +46,7 @@ final class JoinTokenCommand implements Callable<Integer> {
         Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
         if (refresh) allowLocal.check(inv, inventory.resolve(parent.env), "join-token --refresh");
         Path cache = JoinTokens.cacheFile(inv);
-        SshOptions ssh = connect.options(acceptNew);
+        SshOptions ssh = connection.ssh();
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), List.of(inv.master()), ssh);
         if (!refresh && !Files.exists(cache)) {
             throw new GpuctlException(ExitCode.USAGE, "no cached join command (" + cache + "); create one: gpuctl join-token --refresh "

@@ -41,12 +41,7 @@ final class PhaseRuns {
                              PrintWriter err, String command, String next) {
         Inventories.checkIdentityFiles(file, inv.nodes(), ssh);
         Runner.Result result = session(workflow, inv, ssh, err, new Runner.Options(dryRun, 16, Set.of(), commandTimeout));
-        if (dryRun) {
-            // a dry run changed nothing and advises nothing it did not try: what would happen, in the conditional
-            return judged(result, new Outcomes(r -> whereEachHostStopped(r, "Nothing was changed (dry run).\nLogs: " + r.logDir()),
-                command + " --dry-run refused; nothing was changed:", command + " --dry-run stopped; nothing was changed:",
-                DRY_RUN_NEXT));
-        }
+        if (dryRun) return judged(result, dryRunOutcomes(command));
         return judged(result, new Outcomes(r -> whereEachHostStopped(r, "Run the same command again to resume.\nLogs: " + r.logDir()),
             command + " refused; nothing was changed:", command + " stopped:", next));
     }
@@ -57,6 +52,12 @@ final class PhaseRuns {
      */
     static <T> T session(Workflow<T> workflow, Inventory inv, SshOptions ssh, PrintWriter err, Runner.Options options) {
         return Workflows.run(workflow, Workflows.over(inv, ssh, err, options, lockHolder()), guard(err));
+    }
+
+    /** What a dry run that did not complete says: it changed nothing and advises nothing it did not try. */
+    static Outcomes dryRunOutcomes(String command) {
+        return new Outcomes(r -> whereEachHostStopped(r, "Nothing was changed (dry run).\nLogs: " + r.logDir()),
+            command + " --dry-run refused; nothing was changed:", command + " --dry-run stopped; nothing was changed:", DRY_RUN_NEXT);
     }
 
     static String lockHolder() {

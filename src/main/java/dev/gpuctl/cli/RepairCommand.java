@@ -47,10 +47,9 @@ final class RepairCommand implements Callable<Integer> {
     @Option(names = "--drain-timeout", paramLabel = "DURATION", converter = Converters.DurationValue.class,
         description = "How long to wait for the GPU Jobs, and kubectl drain for evictions, e.g. 30m or 2h (a bare number is seconds; default 10m).")
     Duration drainTimeout = NodeWorkflows.DEFAULT_DRAIN_TIMEOUT;
-    @Option(names = "--dry-run", description = "Diagnose and print the plan; change nothing.") boolean dryRun;
-    @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+    @Mixin DryRunOption dryRunOption;
+    @Mixin HostOptions connection;
     @Mixin AllowLocalOption allowLocal;
-    @Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -67,7 +66,7 @@ final class RepairCommand implements Callable<Integer> {
             }
         }
         List<String> nodes = List.copyOf(new java.util.LinkedHashSet<>(hosts));
-        SshOptions ssh = connect.options(acceptNew);
+        SshOptions ssh = connection.ssh();
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         Inventories.checkIdentityFiles(file, inv.nodes(), ssh);
@@ -85,7 +84,7 @@ final class RepairCommand implements Callable<Integer> {
         }
         for (Repairs.Diagnosis d : diagnoses.nodes().values()) out.print(RepairPlan.text(d.plan()));
         out.flush();
-        if (dryRun) {
+        if (dryRunOption.dryRun) {
             out.println("dry run complete: nothing was changed");
             return ExitCode.OK.code();
         }

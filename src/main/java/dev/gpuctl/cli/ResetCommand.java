@@ -28,10 +28,9 @@ final class ResetCommand implements Callable<Integer> {
     @Option(names = "--yes", description = "Do not ask for confirmation.") boolean yes;
     @Option(names = "--restore-host", description = "After the reset, put every host's preparation back as it was before gpuctl.")
     boolean restoreHost;
-    @Option(names = "--dry-run", description = "Connect and check; say what would change (with --restore-host: what each host would get back); change nothing.") boolean dryRun;
-    @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+    @Mixin DryRunOption dryRunOption;
+    @Mixin HostOptions connection;
     @Mixin AllowLocalOption allowLocal;
-    @Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -42,7 +41,7 @@ final class ResetCommand implements Callable<Integer> {
         var err = spec.commandLine().getErr();
         err.print(NodeWorkflows.resetPlan(inv, restoreHost));
         err.flush();
-        if (!yes && !dryRun) {
+        if (!yes && !dryRunOption.dryRun) {
             err.print("Type the cluster's name (" + inv.cluster().name() + ") to reset it: ");
             err.flush();
             String answer = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
@@ -51,10 +50,10 @@ final class ResetCommand implements Callable<Integer> {
                     + "; nothing was changed");
             }
         }
-        PhaseRuns.run(inv, file, NodeWorkflows.reset(inv, restoreHost), dryRun, connect.options(acceptNew), Duration.ofMinutes(10), err, "reset",
+        PhaseRuns.run(inv, file, NodeWorkflows.reset(inv, restoreHost), dryRunOption.dryRun, connection.ssh(), Duration.ofMinutes(10), err, "reset",
             "Fix the cause and run reset again: hosts already clean are left as they are.");
         var out = spec.commandLine().getOut();
-        if (dryRun) {
+        if (dryRunOption.dryRun) {
             out.println("dry run complete: nothing was changed");
             return ExitCode.OK.code();
         }

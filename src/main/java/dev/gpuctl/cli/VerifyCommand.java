@@ -34,8 +34,7 @@ final class VerifyCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
     @Option(names = "--json", description = "Print the report as JSON (schema gpuctl.verify/v1, see docs/verify.md).") boolean json;
     @Option(names = "--hosts", split = ",", paramLabel = "NAME", description = "Only these hosts.") List<String> hosts = List.of();
-    @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
-    @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
+    @Mixin HostOptions connection;
     @Option(names = "--wait-timeout", paramLabel = "DURATION", converter = Converters.WaitValue.class,
         description = "How long what is still starting after a boot (units, the API server, nodes, pods) is waited for"
             + " before it is judged, e.g. 90s or 5m (a bare number is seconds; 0: no waiting; default 2m).")
@@ -49,7 +48,7 @@ final class VerifyCommand implements Callable<Integer> {
             if (inv.node(h).isEmpty()) throw new GpuctlException(ExitCode.USAGE, "unknown host '" + h + "' for --hosts");
         }
         List<Node> nodes = inv.nodes().stream().filter(n -> hosts.isEmpty() || hosts.contains(n.name())).toList();
-        SshOptions ssh = connect.options(acceptNew);
+        SshOptions ssh = connection.ssh();
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), nodes, ssh);
         Runner.Result result = run(inv, ssh, new LinkedHashSet<>(hosts), waitTimeout, spec, VerifyWorkflow.verify());
         VerifyReport report = result.report();
