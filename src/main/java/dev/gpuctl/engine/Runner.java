@@ -30,7 +30,8 @@ import java.util.function.Function;
 /**
  * The one engine: a run is hosts × phases × steps in a {@link Mode}. Phases run in order; within a phase every host
  * runs its steps in order, hosts in parallel (bounded by one pool); one log per host per run, one progress stream,
- * one stop request (Ctrl-C), one summary ({@link Result}).
+ * one stop request (Ctrl-C), one summary ({@link Result}). A command is one run, its phases in rounds when a round
+ * depends on the last one's result ({@link Rounds}: an upgrade's batches): one session, one lock, one log directory.
  * <ul>
  * <li>APPLY: a step is check; if not right, apply; then verify. When a host fails, the phase's other hosts finish,
  *     then the run stops. Preflight (per host, then across hosts) failing stops the run before any host is changed;
@@ -147,11 +148,6 @@ public final class Runner {
     /** Cuts the running commands off too (a second SIGINT, or the grace time ran out): closes every connection. */
     public void abort() {
         run.abort();
-    }
-
-    /** What the run learned under {@code key} (a probe's or a capture's fact), once it has run. */
-    public Optional<String> learned(String key) {
-        return facts.get(key);
     }
 
     /** Everything the run learned: its probes' and captures' facts, for the workflow that reads them after the run. */

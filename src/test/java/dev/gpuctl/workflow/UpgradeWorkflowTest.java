@@ -54,6 +54,9 @@ class UpgradeWorkflowTest {
         Optional<List<Phase>> b1 = upgrade.next(ok());
         assertEquals(List.of("drain", "workers", "back"), ids(b1));
         assertTrue(b1.orElseThrow().get(0).title().startsWith("batch 1/2 (w1)"), b1.orElseThrow().get(0).title());
+        // the batch's drain says what its wait for GPU jobs means, through every wrapper (skipped at the target)
+        assertEquals(List.of(FailureKind.BROKEN, FailureKind.GPU_JOBS_RUNNING, FailureKind.BROKEN),
+            b1.orElseThrow().get(0).steps().stream().map(dev.gpuctl.steps.Step::failureKind).toList());
         assertTrue(upgrade.next(ok()).orElseThrow().get(0).title().startsWith("batch 2/2 (w2)"));
         assertEquals(Optional.empty(), upgrade.next(ok()), "the last batch ends the session");
     }
