@@ -32,7 +32,7 @@ final class RemoveNodeCommand implements Callable<Integer> {
     @Option(names = "--drain-timeout", paramLabel = "DURATION", converter = Converters.DurationValue.class,
         description = "How long to wait for the GPU Jobs, and kubectl drain for evictions, e.g. 30m or 2h (a bare number is seconds; default 10m).")
     Duration drainTimeout = NodeWorkflows.DEFAULT_DRAIN_TIMEOUT;
-    @Option(names = "--restore-host", description = "Afterwards put each host's preparation back as it was before gpuctl (see above).")
+    @Option(names = "--restore-host", description = "Afterwards put each host's preparation back as it was before gpuctl (see above); with --dry-run, say what each host would get back.")
     boolean restoreHost;
     @Mixin DryRunOption dryRunOption;
     @Mixin HostOptions connection;

@@ -26,7 +26,7 @@ import picocli.CommandLine.Spec;
 final class ResetCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
     @Option(names = "--yes", description = "Do not ask for confirmation.") boolean yes;
-    @Option(names = "--restore-host", description = "After the reset, put every host's preparation back as it was before gpuctl.")
+    @Option(names = "--restore-host", description = "After the reset, put every host's preparation back as it was before gpuctl; with --dry-run, say what each host would get back.")
     boolean restoreHost;
     @Mixin DryRunOption dryRunOption;
     @Mixin HostOptions connection;
