@@ -13,11 +13,12 @@ import org.junit.jupiter.api.Test;
 /**
  * The package arrows of docs/design.md and docs/layout.md, checked on the compiled main classes:
  * <pre>
- * cli ──▶ engine ──▶ steps ──▶ remote
+ * cli ──▶ workflow ──▶ engine ──▶ steps ──▶ remote
  *  └──▶ inventory, workload        (workload reads the cluster through a Remote)
  * everything may use hostconf (pure parsers) and net (CIDR math); inventory is pure records
  * </pre>
- * and the engine is one: its pool and its run directory are HostRun's alone.
+ * and the engine is one: its pool and its run directory are HostRun's alone, its runners made by the engine only
+ * (a command is a workflow the engine runs as one session), its lock taken by the runner only.
  * A rule here is the design, not a description of today's code: a failure is a dependency to move.
  */
 class LayeringTest {
@@ -34,6 +35,7 @@ class LayeringTest {
     @Test void layersPointOneWay() {
         layeredArchitecture().consideringOnlyDependenciesInLayers()
             .layer("cli").definedBy("dev.gpuctl.cli..")
+            .layer("workflow").definedBy("dev.gpuctl.workflow..")
             .layer("engine").definedBy("dev.gpuctl.engine..")
             .layer("workload").definedBy("dev.gpuctl.workload..")
             .layer("steps").definedBy("dev.gpuctl.steps..")
@@ -42,19 +44,21 @@ class LayeringTest {
             .layer("hostconf").definedBy("dev.gpuctl.hostconf..")
             .layer("net").definedBy("dev.gpuctl.net..")
             .whereLayer("cli").mayNotBeAccessedByAnyLayer()
-            .whereLayer("engine").mayOnlyBeAccessedByLayers("cli")
+            .whereLayer("workflow").mayOnlyBeAccessedByLayers("cli")
+            .whereLayer("engine").mayOnlyBeAccessedByLayers("cli", "workflow")
             .whereLayer("workload").mayOnlyBeAccessedByLayers("cli")
-            // the step classes and their lists are the engine's: a command names steps only through the engine
-            .whereLayer("steps").mayOnlyBeAccessedByLayers("engine")
-            .whereLayer("remote").mayOnlyBeAccessedByLayers("steps", "engine", "workload", "cli")
-            .whereLayer("inventory").mayOnlyBeAccessedByLayers("cli", "engine", "workload", "steps", "remote")
+            // a command's phases are its workflow's: cli names steps only through a workflow
+            .whereLayer("steps").mayOnlyBeAccessedByLayers("workflow", "engine")
+            .whereLayer("remote").mayOnlyBeAccessedByLayers("steps", "engine", "workflow", "workload", "cli")
+            .whereLayer("inventory").mayOnlyBeAccessedByLayers("cli", "workflow", "engine", "workload", "steps", "remote")
             .check(classes);
     }
 
     @Test void pureAndLowerPackagesDependOnNothingAboveThem() {
         noClasses().that().resideInAnyPackage("dev.gpuctl.inventory..", "dev.gpuctl.hostconf..", "dev.gpuctl.net..")
             .should().dependOnClassesThat().resideInAnyPackage(
-                "dev.gpuctl.cli..", "dev.gpuctl.engine..", "dev.gpuctl.steps..", "dev.gpuctl.remote..", "dev.gpuctl.workload..")
+                "dev.gpuctl.cli..", "dev.gpuctl.workflow..", "dev.gpuctl.engine..", "dev.gpuctl.steps..", "dev.gpuctl.remote..",
+                "dev.gpuctl.workload..")
             .because("inventory, hostconf and net are pure: no hosts, no engine")
             .check(classes);
         noClasses().that().resideInAnyPackage("dev.gpuctl.hostconf..", "dev.gpuctl.net..")
@@ -75,7 +79,7 @@ class LayeringTest {
     }
 
     @Test void oneEngineOwnsThePoolTheThreadsAndTheLogNaming() {
-        noClasses().that().resideInAnyPackage("dev.gpuctl.cli..", "dev.gpuctl.engine..", "dev.gpuctl.steps..")
+        noClasses().that().resideInAnyPackage("dev.gpuctl.cli..", "dev.gpuctl.workflow..", "dev.gpuctl.engine..", "dev.gpuctl.steps..")
             .and().doNotHaveFullyQualifiedName("dev.gpuctl.engine.HostRun")
             .should().dependOnClassesThat().belongToAnyOf(java.util.concurrent.Executors.class, java.util.concurrent.ExecutorService.class)
             .because("bootstrap, dry-run, verify and every day-2 command run on the one engine: its pool is HostRun's")
@@ -83,6 +87,25 @@ class LayeringTest {
         noClasses().that().doNotHaveFullyQualifiedName("dev.gpuctl.engine.HostRun")
             .should().callMethod(dev.gpuctl.engine.StateDir.class, "newRunDir", java.nio.file.Path.class, String.class)
             .because("a run's log directory and its per-host logs are named in one place, HostRun")
+            .check(classes);
+    }
+
+    @Test void onlyTheEngineMakesRunnersAndTakesTheLock() {
+        noClasses().that().resideOutsideOfPackage("dev.gpuctl.engine..")
+            .should().callConstructor(dev.gpuctl.engine.Runner.class, dev.gpuctl.inventory.Inventory.class,
+                java.util.function.Function.class, java.io.PrintWriter.class, dev.gpuctl.engine.Runner.Options.class)
+            .because("a command is a workflow that Workflows.run hands to the engine: one session, one lock, one log directory")
+            .check(classes);
+        noClasses().that().resideOutsideOfPackage("dev.gpuctl.engine..")
+            .should().callMethod(dev.gpuctl.engine.Runner.class, "lockingMaster", String.class)
+            .orShould().callMethod(dev.gpuctl.engine.MasterLock.class, "acquire", dev.gpuctl.remote.Remote.class, String.class,
+                java.time.Duration.class)
+            .because("the cluster's lock is the session's: taken by the runner before its first change, held to its end")
+            .check(classes);
+        noClasses().that().resideInAPackage("dev.gpuctl.cli..")
+            .should().callMethod(dev.gpuctl.engine.Runner.class, "run", java.util.List.class)
+            .orShould().callMethod(dev.gpuctl.engine.Runner.class, "run", dev.gpuctl.engine.Rounds.class)
+            .because("cli parses options and calls Workflows.run(workflow)")
             .check(classes);
     }
 

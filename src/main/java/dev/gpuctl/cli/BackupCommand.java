@@ -1,5 +1,6 @@
 package dev.gpuctl.cli;
 
+import dev.gpuctl.workflow.BackupWorkflow;
 import dev.gpuctl.engine.Backups;
 import dev.gpuctl.engine.NewPrivateFile;
 import dev.gpuctl.engine.StateDir;
@@ -35,10 +36,9 @@ final class BackupCommand implements Callable<Integer> {
             + " here is 0700); the file is new, 0600 from its creation.") Path out;
     @Option(names = "--keep", defaultValue = "5", paramLabel = "N", converter = Converters.PositiveInt.class,
         description = "Backups of this cluster kept in .gpuctl/backups/, newest first (default ${DEFAULT-VALUE}).") int keep;
-    @Option(names = "--dry-run", description = "Connect and say what would be done; take no snapshot.") boolean dryRun;
-    @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
+    @Mixin DryRunOption dryRunOption;
+    @Mixin HostOptions connection;
     @Mixin AllowLocalOption allowLocal;
-    @Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     /** Longest one command may run: the snapshot of a large etcd, the archive's transfer. */
     static final Duration COMMAND_TIMEOUT = Duration.ofMinutes(10);
@@ -53,7 +53,7 @@ final class BackupCommand implements Callable<Integer> {
             throw new GpuctlException(ExitCode.USAGE, "--out " + out + ": the file name must be letters, digits, '.', '_' and '-'"
                 + " (not ending in .sha256)");
         }
-        if (out == null && !dryRun) { // gpuctl's own .gpuctl/backups/: 0700
+        if (out == null && !dryRunOption.dryRun) { // gpuctl's own .gpuctl/backups/: 0700
             try {
                 StateDir.ensurePrivateDir(archive.getParent());
             } catch (IOException e) {
@@ -64,17 +64,17 @@ final class BackupCommand implements Callable<Integer> {
         NewPrivateFile.check(archive);
         NewPrivateFile.check(Backups.sumFile(archive));
         PrintWriter err = spec.commandLine().getErr();
-        SshOptions ssh = new SshOptions(java.util.Optional.ofNullable(connect.value), Duration.ofSeconds(15), acceptNew, null,
+        SshOptions ssh = new SshOptions(java.util.Optional.ofNullable(connection.connect.value), Duration.ofSeconds(15), connection.acceptNewHostKeys, null,
             new dev.gpuctl.remote.SshKeys(), SshOptions.agentFromEnvironment());
         Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
-        Runner runner = PhaseRuns.lockedRunner(inv, ssh, err, new Runner.Options(dryRun, 1, Set.of(inv.master().name()), COMMAND_TIMEOUT));
-        PhaseRuns.judged(PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> runner.run(Backups.phases(archive))),
+        PhaseRuns.judged(PhaseRuns.session(BackupWorkflow.backup(archive), inv, ssh, err,
+                new Runner.Options(dryRunOption.dryRun, 1, Set.of(inv.master().name()), COMMAND_TIMEOUT)),
             new PhaseRuns.Outcomes(r -> "interrupted: " + String.join("; ", r.interrupted())
                     + "\nNo archive was kept; the master's work directory is removed by the next backup. Logs: " + r.logDir(),
                 "backup refused; nothing was changed:", "backup failed; no archive was kept:",
                 "Check the control plane (gpuctl verify " + invFile + "), then run backup again."));
         PrintWriter o = spec.commandLine().getOut();
-        if (dryRun) {
+        if (dryRunOption.dryRun) {
             o.println("dry run: would write " + archive + " (and " + archive.getFileName() + ".sha256); nothing was changed");
             o.flush();
             return ExitCode.OK.code();

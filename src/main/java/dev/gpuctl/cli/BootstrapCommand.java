@@ -1,5 +1,6 @@
 package dev.gpuctl.cli;
 
+import dev.gpuctl.workflow.BootstrapWorkflow;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.net.CidrCheck;
@@ -26,14 +27,13 @@ import picocli.CommandLine.Spec;
         "Re-running changes nothing that is already right."})
 final class BootstrapCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
-    @Option(names = "--dry-run", description = "Connect and check; report what would change; change nothing.") boolean dryRun;
+    @Mixin DryRunOption dryRunOption;
     @Option(names = "--only", split = ",", paramLabel = "STEP", description = "Only these steps (preflight always runs): ${COMPLETION-CANDIDATES}",
         completionCandidates = StepIds.class) List<String> only = List.of();
     @Option(names = "--hosts", split = ",", paramLabel = "NAME", description = "Only these hosts.") List<String> hosts = List.of();
     @Option(names = "--concurrency", defaultValue = "16", paramLabel = "N", converter = Converters.PositiveInt.class,
         description = "Hosts worked on at once, at least 1 (default ${DEFAULT-VALUE}).") int concurrency;
-    @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time (like ssh's accept-new). A changed key is always refused.") boolean acceptNew;
-    @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
+    @Mixin HostOptions connection;
     @Option(names = "--command-timeout", defaultValue = "10m", paramLabel = "DURATION", converter = Converters.DurationValue.class,
         description = "Longest one command may run, e.g. 90s, 10m (a bare number is seconds; default ${DEFAULT-VALUE}).") Duration commandTimeout;
     @Option(names = "--wait-timeout", paramLabel = "DURATION", converter = Converters.DurationValue.class,
@@ -45,7 +45,7 @@ final class BootstrapCommand implements Callable<Integer> {
     @ParentCommand GpuctlCommand parent;
 
     static final class StepIds implements Iterable<String> {
-        @Override public Iterator<String> iterator() { return Runner.stepIds().iterator(); }
+        @Override public Iterator<String> iterator() { return BootstrapWorkflow.stepIds().iterator(); }
     }
 
     /** How long the commands running at Ctrl-C may take to finish before they are cut off. */
@@ -70,18 +70,16 @@ final class BootstrapCommand implements Callable<Integer> {
                 + String.join("\n  ", conflicts.stream().map(CidrCheck.Conflict::message).toList()));
         }
         PrintWriter err = spec.commandLine().getErr();
-        SshOptions ssh = connect.options(acceptNew);
+        SshOptions ssh = connection.ssh();
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes(), ssh);
-        Runner runner = new Runner(inv, node -> Remotes.open(node, ssh), err,
-            new Runner.Options(dryRun, concurrency, new LinkedHashSet<>(hosts), commandTimeout, waitTimeout))
-            .lockingMaster(PhaseRuns.lockHolder());
         Set<String> ids = new LinkedHashSet<>(only);
-        PhaseRuns.judged(PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> runner.run(ids)),
+        PhaseRuns.judged(PhaseRuns.session(new BootstrapWorkflow(inv, ids, dryRunOption.dryRun, err), inv, ssh, err,
+                new Runner.Options(dryRunOption.dryRun, concurrency, new LinkedHashSet<>(hosts), commandTimeout, waitTimeout)),
             new PhaseRuns.Outcomes(r -> PhaseRuns.whereEachHostStopped(r,
                     "Every step that finished is in place. Run the same command again to resume.\nLogs: " + r.logDir()),
                 "preflight refused; nothing was changed on any host:", "bootstrap stopped after a failure:",
                 "Fix the cause and run bootstrap again: it resumes where it stopped."));
-        spec.commandLine().getOut().println(dryRun ? "dry run complete: nothing was changed" : "bootstrap complete");
+        spec.commandLine().getOut().println(dryRunOption.dryRun ? "dry run complete: nothing was changed" : "bootstrap complete");
         return ExitCode.OK.code();
     }
 }

@@ -1,5 +1,6 @@
 package dev.gpuctl.cli;
 
+import dev.gpuctl.workflow.VerifyWorkflow;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.VerifyText;
 import dev.gpuctl.inventory.Inventory;
@@ -29,7 +30,7 @@ final class CertsCommand implements Runnable {
 
     /** verify's certificate checks alone, on every host; exit as verify's. */
     static int check(Inventory inv, SshOptions ssh, CommandSpec spec) {
-        Runner.Result result = VerifyCommand.run(inv, ssh, Set.of(), Duration.ZERO, spec, Runner::verifyCertificates);
+        Runner.Result result = VerifyCommand.run(inv, ssh, Set.of(), Duration.ZERO, spec, VerifyWorkflow.certificates());
         PrintWriter out = spec.commandLine().getOut();
         out.print(VerifyText.render(result.report()));
         out.flush();
@@ -43,14 +44,13 @@ final class CertsCommand implements Runnable {
                 + " left warns (exit 5), expired fails (exit 4)."})
     static final class Check implements Callable<Integer> {
         @Mixin InventoryOption inventory;
-        @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
-        @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
+        @Mixin HostOptions connection;
         @Spec CommandSpec spec;
         @ParentCommand CertsCommand certs;
 
         @Override public Integer call() {
             Inventory inv = Inventories.load(inventory.resolve(certs.parent.env), certs.parent.env);
-            SshOptions ssh = connect.options(acceptNew);
+            SshOptions ssh = connection.ssh();
             Inventories.checkIdentityFiles(inventory.resolve(certs.parent.env), inv.nodes(), ssh);
             return check(inv, ssh, spec);
         }
@@ -64,9 +64,8 @@ final class CertsCommand implements Runnable {
                 + " certificate checked again. Takes the bootstrap lock. Running it again is safe. CAs (ten years) are not renewed."})
     static final class Renew implements Callable<Integer> {
         @Mixin InventoryOption inventory;
-        @Option(names = "--dry-run", description = "Connect and check; show what would run; change nothing.") boolean dryRun;
-        @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
-        @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
+        @Mixin DryRunOption dryRunOption;
+        @Mixin HostOptions connection;
         @Option(names = "--command-timeout", defaultValue = "10m", paramLabel = "DURATION", converter = Converters.DurationValue.class,
             description = "Longest one command may run, e.g. 90s, 10m (a bare number is seconds; default ${DEFAULT-VALUE}).") Duration commandTimeout;
         @Mixin AllowLocalOption allowLocal;
@@ -77,15 +76,15 @@ final class CertsCommand implements Runnable {
             Inventory inv = Inventories.load(inventory.resolve(certs.parent.env), certs.parent.env);
             allowLocal.check(inv, inventory.resolve(certs.parent.env), "certs renew");
             PrintWriter err = spec.commandLine().getErr();
-            SshOptions ssh = connect.options(acceptNew);
+            SshOptions ssh = connection.ssh();
             Inventories.checkIdentityFiles(inventory.resolve(certs.parent.env), inv.nodes(), ssh);
-            Runner runner = PhaseRuns.lockedRunner(inv, ssh, err, new Runner.Options(dryRun, 1, Set.of(inv.master().name()), commandTimeout));
-            PhaseRuns.judged(PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, runner::renewCertificates),
+            PhaseRuns.judged(PhaseRuns.session(VerifyWorkflow.renewCertificates(), inv, ssh, err,
+                    new Runner.Options(dryRunOption.dryRun, 1, Set.of(inv.master().name()), commandTimeout)),
                 new PhaseRuns.Outcomes(r -> "interrupted at " + String.join(", ", r.interrupted())
                         + ". A static pod's manifest moved aside is put back by the next run: run gpuctl certs renew again.\nLogs: " + r.logDir(),
                     "preflight refused; nothing was changed:", "certs renew stopped after a failure:",
                     "Fix the cause and run gpuctl certs renew again: renewing twice is safe."));
-            if (dryRun) {
+            if (dryRunOption.dryRun) {
                 spec.commandLine().getOut().println("dry run complete: nothing was changed");
                 return ExitCode.OK.code();
             }

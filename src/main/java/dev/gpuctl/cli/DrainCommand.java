@@ -1,7 +1,7 @@
 package dev.gpuctl.cli;
 
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.engine.Maintenance;
+import dev.gpuctl.workflow.NodeWorkflows;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -27,11 +27,10 @@ final class DrainCommand implements Callable<Integer> {
     @Option(names = "--force", description = "Evict the GPU Jobs and bare pods too, without waiting for them.") boolean force;
     @Option(names = "--drain-timeout", paramLabel = "DURATION", converter = Converters.DurationValue.class,
         description = "How long to wait for the GPU Jobs, and kubectl drain for evictions, e.g. 30m or 2h (a bare number is seconds; default 10m).")
-    Duration drainTimeout = Maintenance.DEFAULT_DRAIN_TIMEOUT;
-    @Option(names = "--dry-run", description = "Connect and check; say what would change; change nothing.") boolean dryRun;
-    @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+    Duration drainTimeout = NodeWorkflows.DEFAULT_DRAIN_TIMEOUT;
+    @Mixin DryRunOption dryRunOption;
+    @Mixin HostOptions connection;
     @Mixin AllowLocalOption allowLocal;
-    @Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -44,10 +43,10 @@ final class DrainCommand implements Callable<Integer> {
         Inventory inv = Inventories.load(file, parent.env);
         allowLocal.check(inv, file, "drain");
         PhaseRuns.checkNodes(inv, hosts, "drain");
-        PhaseRuns.run(inv, file, r -> Maintenance.drain(r, hosts, drainTimeout, force), dryRun, connect.options(acceptNew),
-            Maintenance.commandTimeout(drainTimeout, Duration.ofMinutes(10)), spec.commandLine().getErr(), "drain",
+        PhaseRuns.run(inv, file, NodeWorkflows.drain(hosts, drainTimeout, force), dryRunOption.dryRun, connection.ssh(),
+            NodeWorkflows.commandTimeout(drainTimeout, Duration.ofMinutes(10)), spec.commandLine().getErr(), "drain",
             "The nodes stay cordoned. Re-run later, raise --drain-timeout, or use --force; `gpuctl uncordon` puts them back in service.");
-        spec.commandLine().getOut().println(dryRun ? "dry run complete: nothing was changed"
+        spec.commandLine().getOut().println(dryRunOption.dryRun ? "dry run complete: nothing was changed"
             : "drained: " + String.join(", ", hosts) + " (cordoned until `gpuctl uncordon`)");
         return ExitCode.OK.code();
     }

@@ -37,8 +37,7 @@ final class GpusCommand implements Callable<Integer> {
         description = {"Sample each GPU's utilisation and memory this long (nvidia-smi -lms 500, all GPU nodes at once) and show"
             + " it beside the pod holding the GPU; a GPU held by a pod with 0 %% in every sample is flagged IDLE."
             + " E.g. 10s (a bare number is seconds; 0 skips the sampling; default: ${DEFAULT-VALUE}; at most 5m)."}) Duration sample;
-    @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
-    @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
+    @Mixin HostOptions connection;
     @Spec CommandSpec spec;
     static final Duration MAX_SAMPLE = Duration.ofMinutes(5);
     @ParentCommand GpuctlCommand parent;
@@ -48,7 +47,7 @@ final class GpusCommand implements Callable<Integer> {
             throw new GpuctlException(ExitCode.USAGE, "--sample " + GpusText.seconds(sample) + " is too long: at most 5m (the report waits for it)");
         }
         Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
-        SshOptions ssh = connect.options(acceptNew);
+        SshOptions ssh = connection.ssh();
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes().stream()
             .filter(n -> n.isMaster() || n.gpu()).toList(), ssh);
         GpuUsage.Report report;

@@ -107,14 +107,13 @@ final class JobCommand implements Runnable {
             "SPEC is checked for a node with that many GPUs and for a free name; the output says how to follow the job. A"
                 + " refused job (exit 2) applies nothing."})
     static final class Submit extends SpecAndInventory implements Callable<Integer> {
-        @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
-        @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
+        @Mixin HostOptions connection;
 
         @Override public Integer call() {
             Inventory inv = inventory();
             JobSpec job = load(inv);
             String applied;
-            SshOptions ssh = connect.options(acceptNew);
+            SshOptions ssh = connection.ssh();
             Inventories.checkIdentityFiles(inventoryPath(), java.util.List.of(inv.master()), ssh);
             try (Remote master = Inventories.openCluster(inv, ssh, inventoryPath())) {
                 applied = JobSubmit.submit(job, JobManifest.render(job), master);
@@ -141,8 +140,7 @@ final class JobCommand implements Runnable {
 
     /** Commands that ask the cluster through the master: the inventory as every command takes it. */
     abstract static class OnCluster {
-        @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
-        @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
+        @Mixin HostOptions connection;
         @Spec CommandSpec spec;
         @ParentCommand JobCommand job;
 
@@ -150,7 +148,7 @@ final class JobCommand implements Runnable {
         <T> T onMaster(Function<Remote, T> action) {
             Path path = inventory().resolve(job.parent.env);
             Inventory inv = Inventories.load(path, job.parent.env);
-            SshOptions ssh = connect.options(acceptNew);
+            SshOptions ssh = connection.ssh();
             Inventories.checkIdentityFiles(path, java.util.List.of(inv.master()), ssh);
             try (Remote master = Inventories.openCluster(inv, ssh, path)) {
                 return action.apply(master);

@@ -8,6 +8,8 @@ import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.remote.SshOptions;
+import dev.gpuctl.workflow.JoinTokenWorkflow;
+import dev.gpuctl.workflow.Workflows;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.Writer;
@@ -19,6 +21,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -34,9 +37,8 @@ final class JoinTokenCommand implements Callable<Integer> {
     @Option(names = "--refresh", description = "Create a new token on the master and cache the join command.") boolean refresh;
     @Option(names = "--ttl", defaultValue = "24h", paramLabel = "DURATION", converter = Converters.DurationValue.class,
         description = "The new token's lifetime, e.g. 2h, 90m, 24h (a bare number is seconds; at most 365d; default ${DEFAULT-VALUE}).") Duration ttl;
-    @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
+    @Mixin HostOptions connection;
     @Mixin AllowLocalOption allowLocal;
-    @Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -44,7 +46,7 @@ final class JoinTokenCommand implements Callable<Integer> {
         Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
         if (refresh) allowLocal.check(inv, inventory.resolve(parent.env), "join-token --refresh");
         Path cache = JoinTokens.cacheFile(inv);
-        SshOptions ssh = connect.options(acceptNew);
+        SshOptions ssh = connection.ssh();
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), List.of(inv.master()), ssh);
         if (!refresh && !Files.exists(cache)) {
             throw new GpuctlException(ExitCode.USAGE, "no cached join command (" + cache + "); create one: gpuctl join-token --refresh "
@@ -59,12 +61,12 @@ final class JoinTokenCommand implements Callable<Integer> {
         }
         // the master's connection is the run's: its commands go to the master's log in .gpuctl/logs like any run's
         Set<String> onMaster = Set.of(inv.master().name());
-        Runner runner = new Runner(inv, n -> master, new PrintWriter(Writer.nullWriter()), refresh
-            ? new Runner.Options(false, 1, onMaster, TIMEOUT)
-            : Runner.Options.verify(1, onMaster, TIMEOUT, Duration.ZERO));
         PrintWriter err = spec.commandLine().getErr();
+        Function<Runner.Options, Workflows.Target> on = options -> new Workflows.Target(inv, n -> master,
+            new PrintWriter(Writer.nullWriter()), options, null);
         if (refresh) {
-            JoinTokens.Refreshed made = PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> JoinTokens.refresh(runner, inv, ttl));
+            JoinTokenWorkflow.Refreshed made = Workflows.run(JoinTokenWorkflow.refresh(inv, ttl), on.apply(new Runner.Options(false, 1, onMaster, TIMEOUT)),
+                PhaseRuns.guard(err));
             if (made.result().wasInterrupted()) throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted; run it again.\nLogs: " + made.result().logDir());
             if (made.command().isEmpty()) {
                 StringBuilder sb = new StringBuilder("no new join token:\n");
@@ -75,7 +77,8 @@ final class JoinTokenCommand implements Callable<Integer> {
             print(made.command().get());
             return ExitCode.OK.code();
         }
-        Runner.Result checked = PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> JoinTokens.check(runner, cached, Instant.now()));
+        Runner.Result checked = Workflows.run(JoinTokenWorkflow.check(cached, Instant.now()),
+            on.apply(Runner.Options.verify(1, onMaster, TIMEOUT, Duration.ZERO)), PhaseRuns.guard(err));
         if (checked.wasInterrupted()) throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted; run it again.\nLogs: " + checked.logDir());
         for (VerifyReport.HostReport h : checked.report().hosts()) {
             if (!h.reachable()) {

@@ -40,8 +40,7 @@ final class KubeconfigCommand implements Callable<Integer> {
     @Option(names = "--context", paramLabel = "NAME", description = "The merged context's name (default: the cluster's name).") String context;
     @Option(names = "--kubeconfig", paramLabel = "FILE",
         description = "The file --merge writes (default: the first path in $KUBECONFIG, else ~/.kube/config).") Path file;
-    @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
-    @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
+    @Mixin HostOptions connection;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -62,7 +61,7 @@ final class KubeconfigCommand implements Callable<Integer> {
                     + " name another with --kubeconfig)");
             }
         }
-        SshOptions ssh = connect.options(acceptNew);
+        SshOptions ssh = connection.ssh();
         Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
         String admin;
         try (Remote master = Inventories.openCluster(inv, ssh, invFile)) {

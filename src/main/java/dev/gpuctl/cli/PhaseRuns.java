@@ -1,22 +1,23 @@
 package dev.gpuctl.cli;
 
+import dev.gpuctl.workflow.Workflow;
 import dev.gpuctl.engine.MasterLock;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.StepFailure;
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.remote.Remotes;
 import dev.gpuctl.remote.SshOptions;
+import dev.gpuctl.workflow.Workflows;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Set;
 import java.util.function.Function;
+import java.util.Set;
 import java.util.function.Supplier;
 
 /**
- * A day-2 command's phases on the one engine (a function of a {@link Runner} that runs them, from the engine): connect with the usual ssh options, take the cluster's lock, stop
+ * A day-2 command's workflow on the one engine ({@link Workflows#run}): connect with the usual ssh options, take the cluster's lock, stop
  * cleanly at Ctrl-C, and turn the result into an exit code with each failure described (host, step, command, exit,
  * stderr, log) and {@code next} as what to do about it.
  */
@@ -36,24 +37,27 @@ final class PhaseRuns {
     /** What a dry run that stopped says to do next. */
     static final String DRY_RUN_NEXT = "A real run would stop here too. Fix the cause, then run the dry run again to see what the command would do.";
 
-    static Runner.Result run(Inventory inv, Path file, Function<Runner, Runner.Result> phases, boolean dryRun, SshOptions ssh, Duration commandTimeout,
+    static Runner.Result run(Inventory inv, Path file, Workflow<Runner.Result> workflow, boolean dryRun, SshOptions ssh, Duration commandTimeout,
                              PrintWriter err, String command, String next) {
         Inventories.checkIdentityFiles(file, inv.nodes(), ssh);
-        Runner runner = lockedRunner(inv, ssh, err, new Runner.Options(dryRun, 16, Set.of(), commandTimeout));
-        Runner.Result result = interruptible(stoppable(runner), err, () -> phases.apply(runner));
-        if (dryRun) {
-            // a dry run changed nothing and advises nothing it did not try: what would happen, in the conditional
-            return judged(result, new Outcomes(r -> whereEachHostStopped(r, "Nothing was changed (dry run).\nLogs: " + r.logDir()),
-                command + " --dry-run refused; nothing was changed:", command + " --dry-run stopped; nothing was changed:",
-                DRY_RUN_NEXT));
-        }
+        Runner.Result result = session(workflow, inv, ssh, err, new Runner.Options(dryRun, 16, Set.of(), commandTimeout));
+        if (dryRun) return judged(result, dryRunOutcomes(command));
         return judged(result, new Outcomes(r -> whereEachHostStopped(r, "Run the same command again to resume.\nLogs: " + r.logDir()),
             command + " refused; nothing was changed:", command + " stopped:", next));
     }
 
-    /** A runner that holds the cluster's lock on the master while it runs, in this user's, machine's and process's name. */
-    static Runner lockedRunner(Inventory inv, SshOptions ssh, PrintWriter err, Runner.Options options) {
-        return new Runner(inv, node -> Remotes.open(node, ssh), err, options).lockingMaster(lockHolder());
+    /**
+     * {@code workflow} as one engine session over ssh, holding the cluster's lock on the master from its first change to
+     * its end, in this user's, machine's and process's name; Ctrl-C stops it cleanly.
+     */
+    static <T> T session(Workflow<T> workflow, Inventory inv, SshOptions ssh, PrintWriter err, Runner.Options options) {
+        return Workflows.run(workflow, Workflows.over(inv, ssh, err, options, lockHolder()), guard(err));
+    }
+
+    /** What a dry run that did not complete says: it changed nothing and advises nothing it did not try. */
+    static Outcomes dryRunOutcomes(String command) {
+        return new Outcomes(r -> whereEachHostStopped(r, "Nothing was changed (dry run).\nLogs: " + r.logDir()),
+            command + " --dry-run refused; nothing was changed:", command + " --dry-run stopped; nothing was changed:", DRY_RUN_NEXT);
     }
 
     static String lockHolder() {
@@ -65,6 +69,15 @@ final class PhaseRuns {
         return new Interrupts.Stoppable() {
             @Override public void requestStop() { runner.requestStop(); }
             @Override public void abort() { runner.abort(); }
+        };
+    }
+
+    /** Ctrl-C asking a workflow's runner to stop, as {@link #interruptible} does. */
+    static Workflows.Guard guard(PrintWriter err) {
+        return new Workflows.Guard() {
+            @Override public <R> R around(Runner runner, Supplier<R> body) {
+                return interruptible(stoppable(runner), err, body);
+            }
         };
     }
 

@@ -53,7 +53,7 @@ final class PlanCommand implements Callable<Integer> {
         List<String> warnings = InventoryLoader.missingIdentityFiles(inv, inventory.resolve(parent.env), parent.env).stream()
             .map(e -> e.format() + "; the commands that connect refuse to start without it").toList();
         if (upgrade) {
-            spec.commandLine().getOut().print(UpgradeCommand.dryRunText(inv, UpgradeCommand.options(inv, null, "1", Duration.ofMinutes(10), false),
+            spec.commandLine().getOut().print(UpgradeCommand.planText(inv, UpgradeCommand.options(inv, null, "1", Duration.ofMinutes(10), false),
                 warnings, details));
             spec.commandLine().getOut().flush();
             return ExitCode.OK.code();

@@ -1,6 +1,6 @@
 package dev.gpuctl.cli;
 
-import dev.gpuctl.engine.Maintenance;
+import dev.gpuctl.workflow.NodeWorkflows;
 import dev.gpuctl.hostconf.HostJournal;
 import dev.gpuctl.inventory.Inventory;
 import java.nio.file.Path;
@@ -31,13 +31,12 @@ final class RemoveNodeCommand implements Callable<Integer> {
     @Option(names = "--force", description = "Evict the GPU Jobs and bare pods too, without waiting for them.") boolean force;
     @Option(names = "--drain-timeout", paramLabel = "DURATION", converter = Converters.DurationValue.class,
         description = "How long to wait for the GPU Jobs, and kubectl drain for evictions, e.g. 30m or 2h (a bare number is seconds; default 10m).")
-    Duration drainTimeout = Maintenance.DEFAULT_DRAIN_TIMEOUT;
-    @Option(names = "--restore-host", description = "Afterwards put each host's preparation back as it was before gpuctl (see above).")
+    Duration drainTimeout = NodeWorkflows.DEFAULT_DRAIN_TIMEOUT;
+    @Option(names = "--restore-host", description = "Afterwards put each host's preparation back as it was before gpuctl (see above); with --dry-run, say what each host would get back.")
     boolean restoreHost;
-    @Option(names = "--dry-run", description = "Connect and check; say what would change (with --restore-host: what each host would get back); change nothing.") boolean dryRun;
-    @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+    @Mixin DryRunOption dryRunOption;
+    @Mixin HostOptions connection;
     @Mixin AllowLocalOption allowLocal;
-    @Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -50,10 +49,10 @@ final class RemoveNodeCommand implements Callable<Integer> {
             throw new GpuctlException(ExitCode.USAGE, inv.master().name() + " is the master: remove-node takes workers only;"
                 + " `gpuctl reset` takes the whole cluster down. Nothing was changed.");
         }
-        PhaseRuns.run(inv, file, r -> Maintenance.removeNodes(r, hosts, drainTimeout, force, restoreHost), dryRun, connect.options(acceptNew),
-            Maintenance.commandTimeout(drainTimeout, Duration.ofMinutes(10)), spec.commandLine().getErr(), "remove-node",
+        PhaseRuns.run(inv, file, NodeWorkflows.removeNodes(hosts, drainTimeout, force, restoreHost), dryRunOption.dryRun, connection.ssh(),
+            NodeWorkflows.commandTimeout(drainTimeout, Duration.ofMinutes(10)), spec.commandLine().getErr(), "remove-node",
             "Fix the cause and run remove-node again: it resumes where it stopped (a node already deleted is not drained again).");
-        spec.commandLine().getOut().println(dryRun ? "dry run complete: nothing was changed"
+        spec.commandLine().getOut().println(dryRunOption.dryRun ? "dry run complete: nothing was changed"
             : "removed: " + String.join(", ", hosts) + (restoreHost
                 ? " (host preparation put back as it was before gpuctl; each journal archived in " + HostJournal.PATH + ".restored-*)"
                 : " (host preparation kept; take them out of the inventory, or bootstrap to join them again)"));

@@ -1,6 +1,7 @@
 package dev.gpuctl.cli;
 
-import dev.gpuctl.engine.Maintenance;
+import dev.gpuctl.workflow.NodeWorkflows;
+import dev.gpuctl.workflow.Workflow;
 import dev.gpuctl.engine.Repairs;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.StepFailure;
@@ -45,11 +46,10 @@ final class RepairCommand implements Callable<Integer> {
     @Option(names = "--reboot", description = "Reboot the node whatever the diagnosis says.") boolean reboot;
     @Option(names = "--drain-timeout", paramLabel = "DURATION", converter = Converters.DurationValue.class,
         description = "How long to wait for the GPU Jobs, and kubectl drain for evictions, e.g. 30m or 2h (a bare number is seconds; default 10m).")
-    Duration drainTimeout = Maintenance.DEFAULT_DRAIN_TIMEOUT;
-    @Option(names = "--dry-run", description = "Diagnose and print the plan; change nothing.") boolean dryRun;
-    @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+    Duration drainTimeout = NodeWorkflows.DEFAULT_DRAIN_TIMEOUT;
+    @Mixin DryRunOption dryRunOption;
+    @Mixin HostOptions connection;
     @Mixin AllowLocalOption allowLocal;
-    @Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -66,7 +66,7 @@ final class RepairCommand implements Callable<Integer> {
             }
         }
         List<String> nodes = List.copyOf(new java.util.LinkedHashSet<>(hosts));
-        SshOptions ssh = connect.options(acceptNew);
+        SshOptions ssh = connection.ssh();
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         Inventories.checkIdentityFiles(file, inv.nodes(), ssh);
@@ -84,7 +84,7 @@ final class RepairCommand implements Callable<Integer> {
         }
         for (Repairs.Diagnosis d : diagnoses.nodes().values()) out.print(RepairPlan.text(d.plan()));
         out.flush();
-        if (dryRun) {
+        if (dryRunOption.dryRun) {
             out.println("dry run complete: nothing was changed");
             return ExitCode.OK.code();
         }
@@ -130,8 +130,8 @@ final class RepairCommand implements Callable<Integer> {
         Instant began = Instant.now();
         String next = n + " stays cordoned. Re-run later, raise --drain-timeout, or use --force (evicts the GPU jobs);"
             + " `gpuctl uncordon " + n + "` puts it back in service as it is.";
-        Runner.Result fix = runPhases(inv, ssh, err, r -> Repairs.fix(r, d, drainTimeout, force),
-            Maintenance.commandTimeout(drainTimeout, Duration.ofMinutes(10)), next);
+        Runner.Result fix = runPhases(inv, ssh, err, Workflow.of(Repairs.remedyPhases(d, drainTimeout, force)),
+            NodeWorkflows.commandTimeout(drainTimeout, Duration.ofMinutes(10)), next);
         List<String> stillWrong = new ArrayList<>();
         boolean holdFailed = fix.failures().stream().map(StepFailure::step).anyMatch(s -> Set.of("cordon", "gpu-jobs", "drain").contains(s));
         if (holdFailed || fix.failures().stream().anyMatch(StepFailure::unreachable)) {
@@ -140,14 +140,14 @@ final class RepairCommand implements Callable<Integer> {
         if (!fix.failures().isEmpty()) {
             stillWrong.addAll(Repairs.stillWrong(fix));
         } else {
-            Runner.Result proof = runPhases(inv, ssh, err, r -> Repairs.prove(r, d), Duration.ofMinutes(5), next);
+            Runner.Result proof = runPhases(inv, ssh, err, Workflow.of(Repairs.proofPhases(d)), Duration.ofMinutes(5), next);
             stillWrong.addAll(Repairs.stillWrong(proof));
         }
         boolean proved = stillWrong.isEmpty();
         Repairs.Outcome o = new Repairs.Outcome(n, d.plan(), proved, stillWrong, began, Duration.between(began, Instant.now()), d.clock());
         String recordNext = n + (proved ? " was proved healthy but is still cordoned" : " stays cordoned") + "; the repair's audit entry is"
             + " written here. Run `gpuctl repair " + n + "` again once the master answers (a healthy node is only uncordoned).";
-        Runner.Result record = runPhases(inv, ssh, err, r -> Repairs.record(r, o), Duration.ofMinutes(2), recordNext);
+        Runner.Result record = runPhases(inv, ssh, err, Workflow.of(Repairs.recordPhases(o)), Duration.ofMinutes(2), recordNext);
         if (!record.failures().isEmpty()) {
             try {
                 Repairs.writeAudit(inv, o);
@@ -166,10 +166,9 @@ final class RepairCommand implements Callable<Integer> {
     }
 
     /** A locked run of {@code phases} (Ctrl-C stops it); interrupted or refused runs end the command here. */
-    private static Runner.Result runPhases(Inventory inv, SshOptions ssh, PrintWriter err, Function<Runner, Runner.Result> phases,
+    private static Runner.Result runPhases(Inventory inv, SshOptions ssh, PrintWriter err, Workflow<Runner.Result> workflow,
                                            Duration commandTimeout, String next) {
-        Runner runner = PhaseRuns.lockedRunner(inv, ssh, err, new Runner.Options(false, 16, Set.of(), commandTimeout));
-        Runner.Result r = PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> phases.apply(runner));
+        Runner.Result r = PhaseRuns.session(workflow, inv, ssh, err, new Runner.Options(false, 16, Set.of(), commandTimeout));
         if (r.wasInterrupted() || r.preflightRefused()) PhaseRuns.judged(r, outcomes(next));
         return r;
     }

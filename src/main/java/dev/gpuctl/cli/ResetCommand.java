@@ -1,6 +1,6 @@
 package dev.gpuctl.cli;
 
-import dev.gpuctl.engine.Maintenance;
+import dev.gpuctl.workflow.NodeWorkflows;
 import dev.gpuctl.inventory.Inventory;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -26,12 +26,11 @@ import picocli.CommandLine.Spec;
 final class ResetCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
     @Option(names = "--yes", description = "Do not ask for confirmation.") boolean yes;
-    @Option(names = "--restore-host", description = "After the reset, put every host's preparation back as it was before gpuctl.")
+    @Option(names = "--restore-host", description = "After the reset, put every host's preparation back as it was before gpuctl; with --dry-run, say what each host would get back.")
     boolean restoreHost;
-    @Option(names = "--dry-run", description = "Connect and check; say what would change (with --restore-host: what each host would get back); change nothing.") boolean dryRun;
-    @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+    @Mixin DryRunOption dryRunOption;
+    @Mixin HostOptions connection;
     @Mixin AllowLocalOption allowLocal;
-    @Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -40,9 +39,9 @@ final class ResetCommand implements Callable<Integer> {
         Inventory inv = Inventories.load(file, parent.env);
         allowLocal.check(inv, file, "reset");
         var err = spec.commandLine().getErr();
-        err.print(Maintenance.resetPlan(inv, restoreHost));
+        err.print(NodeWorkflows.resetPlan(inv, restoreHost));
         err.flush();
-        if (!yes && !dryRun) {
+        if (!yes && !dryRunOption.dryRun) {
             err.print("Type the cluster's name (" + inv.cluster().name() + ") to reset it: ");
             err.flush();
             String answer = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
@@ -51,14 +50,14 @@ final class ResetCommand implements Callable<Integer> {
                     + "; nothing was changed");
             }
         }
-        PhaseRuns.run(inv, file, r -> Maintenance.reset(r, inv, restoreHost), dryRun, connect.options(acceptNew), Duration.ofMinutes(10), err, "reset",
+        PhaseRuns.run(inv, file, NodeWorkflows.reset(inv, restoreHost), dryRunOption.dryRun, connection.ssh(), Duration.ofMinutes(10), err, "reset",
             "Fix the cause and run reset again: hosts already clean are left as they are.");
         var out = spec.commandLine().getOut();
-        if (dryRun) {
+        if (dryRunOption.dryRun) {
             out.println("dry run complete: nothing was changed");
             return ExitCode.OK.code();
         }
-        Optional<Path> archived = Maintenance.archiveClusterState(inv);
+        Optional<Path> archived = NodeWorkflows.archiveClusterState(inv);
         out.println("reset complete" + archived.map(p -> "; local state archived in " + p).orElse("; no local state to archive"));
         return ExitCode.OK.code();
     }

@@ -1,5 +1,6 @@
 package dev.gpuctl.cli;
 
+import dev.gpuctl.workflow.BackupWorkflow;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.SshOptions;
@@ -36,9 +37,8 @@ final class RestoreCommand implements Callable<Integer> {
         description = "Inventory file (default: -i, $GPUCTL_INVENTORY, or ./inventory.yaml).") Path inventoryArg;
     @Option(names = {"-i", "--inventory"}, paramLabel = "FILE", description = "Inventory file.") Path inventoryOption;
     @Option(names = "--force", description = "Restore even though the master runs a healthy cluster (its state is replaced).") boolean force;
-    @Option(names = "--accept-new-host-keys", description = "Trust and record a master host key seen for the first time.") boolean acceptNew;
+    @Mixin HostOptions connection;
     @Mixin AllowLocalOption allowLocal;
-    @Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -65,11 +65,10 @@ final class RestoreCommand implements Callable<Integer> {
         }
         try (content) {
             PrintWriter err = spec.commandLine().getErr();
-            SshOptions ssh = connect.options(acceptNew);
+            SshOptions ssh = connection.ssh();
             Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
-            Runner runner = PhaseRuns.lockedRunner(inv, ssh, err, new Runner.Options(false, 1, Set.of(inv.master().name()), BackupCommand.COMMAND_TIMEOUT));
-            var phases = Backups.restorePhases(content, force);
-            PhaseRuns.judged(PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> runner.run(phases)),
+            PhaseRuns.judged(PhaseRuns.session(BackupWorkflow.restore(content, force), inv, ssh, err,
+                    new Runner.Options(false, 1, Set.of(inv.master().name()), BackupCommand.COMMAND_TIMEOUT)),
                 new PhaseRuns.Outcomes(r -> "interrupted: " + String.join("; ", r.interrupted())
                         + "\nRun the same restore again to finish it. Logs: " + r.logDir(),
                     "restore refused; nothing was changed:", "restore failed:",

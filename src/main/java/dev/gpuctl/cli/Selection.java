@@ -1,7 +1,7 @@
 package dev.gpuctl.cli;
 
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.engine.Runner;
+import dev.gpuctl.workflow.BootstrapWorkflow;
 import java.util.List;
 
 /** The --only and --hosts values of plan and bootstrap, checked against the step ids and the inventory (exit 2). */
@@ -10,8 +10,8 @@ final class Selection {
 
     static void checkSteps(List<String> only) {
         for (String s : only) {
-            if (!Runner.stepIds().contains(s)) {
-                throw new GpuctlException(ExitCode.USAGE, "unknown step '" + s + "' for --only (expected: " + String.join(", ", Runner.stepIds()) + ")");
+            if (!BootstrapWorkflow.stepIds().contains(s)) {
+                throw new GpuctlException(ExitCode.USAGE, "unknown step '" + s + "' for --only (expected: " + String.join(", ", BootstrapWorkflow.stepIds()) + ")");
             }
         }
     }

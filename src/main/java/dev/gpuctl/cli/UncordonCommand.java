@@ -1,7 +1,7 @@
 package dev.gpuctl.cli;
 
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.engine.Maintenance;
+import dev.gpuctl.workflow.NodeWorkflows;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -19,10 +19,9 @@ final class UncordonCommand implements Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "HOST", description = "Nodes of the inventory to uncordon.") List<String> hosts;
     @Option(names = {"-i", "--inventory"}, paramLabel = "FILE",
         description = "Inventory file (default: $GPUCTL_INVENTORY, or ./inventory.yaml).") Path inventory;
-    @Option(names = "--dry-run", description = "Connect and check; say what would change; change nothing.") boolean dryRun;
-    @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
+    @Mixin DryRunOption dryRunOption;
+    @Mixin HostOptions connection;
     @Mixin AllowLocalOption allowLocal;
-    @Mixin ConnectTimeoutOption connect;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -31,9 +30,9 @@ final class UncordonCommand implements Callable<Integer> {
         Inventory inv = Inventories.load(file, parent.env);
         allowLocal.check(inv, file, "uncordon");
         PhaseRuns.checkNodes(inv, hosts, "uncordon");
-        PhaseRuns.run(inv, file, r -> Maintenance.uncordon(r, hosts), dryRun, connect.options(acceptNew), Duration.ofMinutes(2),
+        PhaseRuns.run(inv, file, NodeWorkflows.uncordon(hosts), dryRunOption.dryRun, connection.ssh(), Duration.ofMinutes(2),
             spec.commandLine().getErr(), "uncordon", "Fix the cause and run uncordon again.");
-        spec.commandLine().getOut().println(dryRun ? "dry run complete: nothing was changed" : "uncordoned: " + String.join(", ", hosts));
+        spec.commandLine().getOut().println(dryRunOption.dryRun ? "dry run complete: nothing was changed" : "uncordoned: " + String.join(", ", hosts));
         return ExitCode.OK.code();
     }
 }

@@ -8,9 +8,8 @@ import dev.gpuctl.hostconf.Secrets;
 import dev.gpuctl.hostconf.UpgradePolicy;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
-import dev.gpuctl.remote.Remotes;
+import dev.gpuctl.workflow.UpgradeWorkflow;
 import dev.gpuctl.remote.SshOptions;
-import dev.gpuctl.engine.Upgrades;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
@@ -30,7 +29,8 @@ import picocli.CommandLine.Spec;
             + " copies on the master, in .gpuctl/ and in a kubeconfig merged by gpuctl kubeconfig --merge are refreshed),"
             + " then its node, then the workers in batches (drain, kubeadm upgrade node, kubelet and kubectl, wait Ready"
             + " with every GPU, uncordon). Run it again after a failure or Ctrl-C: nodes already at the target are skipped."
-            + " Shares bootstrap's lock."})
+            + " Shares bootstrap's lock, held from the first change to the last batch.",
+        "--dry-run connects and checks every phase; the offline view, connecting to nothing, is gpuctl plan --upgrade --details."})
 final class UpgradeCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
     @Option(names = "--to", paramLabel = "VERSION", description = "Target version: a minor (1.35: the newest patch the package"
@@ -40,9 +40,8 @@ final class UpgradeCommand implements Callable<Integer> {
     @Option(names = "--drain-timeout", defaultValue = "10m", paramLabel = "DURATION", converter = Converters.DurationValue.class,
         description = "Longest a node's drain may take, e.g. 90s, 30m (a bare number is seconds; default ${DEFAULT-VALUE}).") Duration drainTimeout;
     @Option(names = "--force", description = "Evict what a drain would wait for (running GPU jobs, unmanaged pods).") boolean force;
-    @Option(names = "--dry-run", description = "Print the target, the order, the batches and each host's commands; connect to nothing.") boolean dryRun;
-    @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time. A changed key is always refused.") boolean acceptNew;
-    @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
+    @Mixin DryRunOption dryRunOption;
+    @Mixin HostOptions connection;
     @Option(names = "--command-timeout", defaultValue = "10m", paramLabel = "DURATION", converter = Converters.DurationValue.class,
         description = "Longest one command may run, e.g. 90s, 10m (a bare number is seconds; default ${DEFAULT-VALUE}).") Duration commandTimeout;
     @Mixin AllowLocalOption allowLocal;
@@ -63,11 +62,11 @@ final class UpgradeCommand implements Callable<Integer> {
         return new UpgradePolicy.Options(target, batch, drainTimeout, force);
     }
 
-    /** What --dry-run prints: the target, the batches, the summary, then every phase's commands per host. */
-    static String dryRunText(Inventory inv, UpgradePolicy.Options o) { return dryRunText(inv, o, List.of(), true); }
-
-    /** What plan --upgrade prints: as --dry-run, with these warnings, and the commands per host only with {@code details}. */
-    static String dryRunText(Inventory inv, UpgradePolicy.Options o, List<String> warnings, boolean details) {
+    /**
+     * What plan --upgrade prints, offline: the target, the batches, the summary, with these warnings, then (with
+     * {@code details}) every phase's commands per host.
+     */
+    static String planText(Inventory inv, UpgradePolicy.Options o, List<String> warnings, boolean details) {
         List<String> workers = inv.nodes().stream().filter(n -> !n.isMaster()).map(Node::name).toList();
         StringBuilder sb = new StringBuilder("Upgrade to ").append(o.target()).append(": the control plane on ").append(inv.master().name())
             .append(", then its node, then the workers ").append(o.batchSize()).append(" at a time:");
@@ -75,7 +74,7 @@ final class UpgradeCommand implements Callable<Integer> {
         for (int i = 0; i < batches.size(); i++) sb.append(i == 0 ? " " : ", then ").append(batches.get(i));
         sb.append(".\nNodes already at ").append(o.target()).append(" are skipped. Drains wait up to ").append(o.drainTimeout().toSeconds())
             .append(" s").append(o.force() ? " and evict what still runs (--force)" : "").append(".\n\n");
-        return sb.append(Secrets.redact(PlanText.render(Upgrades.plan(inv, o), inv, warnings, details))).toString();
+        return sb.append(Secrets.redact(PlanText.render(UpgradeWorkflow.plan(inv, o), inv, warnings, details))).toString();
     }
 
     @Override public Integer call() {
@@ -83,29 +82,25 @@ final class UpgradeCommand implements Callable<Integer> {
         allowLocal.check(inv, inventory.resolve(parent.env), "upgrade");
         UpgradePolicy.Options o = options(inv, to, maxUnavailable, drainTimeout, force);
         PrintWriter out = spec.commandLine().getOut();
-        if (dryRun) {
-            out.print(dryRunText(inv, o));
-            out.println("dry run: nothing was changed");
-            return ExitCode.OK.code();
-        }
         PrintWriter err = spec.commandLine().getErr();
-        SshOptions ssh = connect.options(acceptNew);
+        SshOptions ssh = connection.ssh();
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes(), ssh);
-        Duration timeout = Upgrades.commandTimeout(o, commandTimeout);
-        err.println("upgrade to " + o.target() + ", workers " + o.batchSize() + " at a time");
-        String holder = PhaseRuns.lockHolder(); // one holder for the upgrade's runs, each of which takes the lock
-        Upgrades.Run run = new Upgrades.Run(() -> new Runner(inv, node -> Remotes.open(node, ssh), err,
-                new Runner.Options(false, 16, new LinkedHashSet<>(), timeout)).lockingMaster(holder),
-            inv, o, Backups.newArchive(inv, Instant.now()), err);
-        Upgrades.Outcome done;
+        boolean dryRun = dryRunOption.dryRun;
+        Duration timeout = UpgradeWorkflow.commandTimeout(o, commandTimeout);
+        err.println((dryRun ? "dry run of the upgrade to " : "upgrade to ") + o.target() + ", workers " + o.batchSize() + " at a time");
+        UpgradeWorkflow.Outcome done;
         try {
-            done = PhaseRuns.interruptible(new Interrupts.Stoppable() {
-                @Override public void requestStop() { run.requestStop(); }
-                @Override public void abort() { run.abort(); }
-            }, err, run::run);
+            // one session: the lock is held from the first change to the last batch (a dry run takes none)
+            done = PhaseRuns.session(new UpgradeWorkflow(inv, o, Backups.newArchive(inv, Instant.now()), err), inv, ssh, err,
+                new Runner.Options(dryRun, 16, new LinkedHashSet<>(), timeout));
         } catch (Backups.Bad e) {
             throw new GpuctlException(ExitCode.STEP_FAILED, "the control-plane backup does not check out, so nothing was upgraded: "
                 + e.getMessage());
+        }
+        if (dryRun) {
+            PhaseRuns.judged(done.result(), PhaseRuns.dryRunOutcomes("upgrade"));
+            out.println("dry run: nothing was changed");
+            return ExitCode.OK.code();
         }
         done.backup().ifPresent(b -> err.println("control-plane backup: " + b.archive() + " (sha256 " + b.sha256() + ")"));
         PhaseRuns.judged(done.result(), new PhaseRuns.Outcomes(

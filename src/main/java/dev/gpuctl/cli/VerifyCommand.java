@@ -1,5 +1,8 @@
 package dev.gpuctl.cli;
 
+import dev.gpuctl.workflow.VerifyWorkflow;
+import dev.gpuctl.workflow.Workflows;
+import dev.gpuctl.workflow.Workflow;
 import dev.gpuctl.hostconf.Terminal;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.StepFailure;
@@ -17,7 +20,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.function.Function;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -32,8 +34,7 @@ final class VerifyCommand implements Callable<Integer> {
     @Mixin InventoryOption inventory;
     @Option(names = "--json", description = "Print the report as JSON (schema gpuctl.verify/v1, see docs/verify.md).") boolean json;
     @Option(names = "--hosts", split = ",", paramLabel = "NAME", description = "Only these hosts.") List<String> hosts = List.of();
-    @Option(names = "--accept-new-host-keys", description = "Trust and record host keys seen for the first time.") boolean acceptNew;
-    @picocli.CommandLine.Mixin ConnectTimeoutOption connect;
+    @Mixin HostOptions connection;
     @Option(names = "--wait-timeout", paramLabel = "DURATION", converter = Converters.WaitValue.class,
         description = "How long what is still starting after a boot (units, the API server, nodes, pods) is waited for"
             + " before it is judged, e.g. 90s or 5m (a bare number is seconds; 0: no waiting; default 2m).")
@@ -47,9 +48,9 @@ final class VerifyCommand implements Callable<Integer> {
             if (inv.node(h).isEmpty()) throw new GpuctlException(ExitCode.USAGE, "unknown host '" + h + "' for --hosts");
         }
         List<Node> nodes = inv.nodes().stream().filter(n -> hosts.isEmpty() || hosts.contains(n.name())).toList();
-        SshOptions ssh = connect.options(acceptNew);
+        SshOptions ssh = connection.ssh();
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), nodes, ssh);
-        Runner.Result result = run(inv, ssh, new LinkedHashSet<>(hosts), waitTimeout, spec, Runner::verify);
+        Runner.Result result = run(inv, ssh, new LinkedHashSet<>(hosts), waitTimeout, spec, VerifyWorkflow.verify());
         VerifyReport report = result.report();
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
@@ -90,10 +91,10 @@ final class VerifyCommand implements Callable<Integer> {
      * re-run asks again); its report.
      */
     static Runner.Result run(Inventory inv, SshOptions ssh, Set<String> hosts, Duration wait, CommandSpec spec,
-                            Function<Runner, Runner.Result> phases) {
+                            Workflow<Runner.Result> workflow) {
         PrintWriter err = spec.commandLine().getErr();
-        Runner runner = new Runner(inv, n -> Remotes.open(n, ssh), err, Runner.Options.verify(16, hosts, PROBE_TIMEOUT, wait));
-        Runner.Result result = PhaseRuns.interruptible(PhaseRuns.stoppable(runner), err, () -> phases.apply(runner));
+        Runner.Result result = Workflows.run(workflow, Workflows.over(inv, ssh, err, Runner.Options.verify(16, hosts, PROBE_TIMEOUT, wait), null),
+            PhaseRuns.guard(err));
         if (result.wasInterrupted()) {
             throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted; nothing was changed (verify only reads): run it again."
                 + "\nLogs: " + result.logDir());

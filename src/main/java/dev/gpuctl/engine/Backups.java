@@ -6,8 +6,6 @@ import dev.gpuctl.hostconf.Kubeadm;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.steps.BackupStep;
 import dev.gpuctl.steps.Phase;
-import dev.gpuctl.steps.RestoreGuardStep;
-import dev.gpuctl.steps.RestoreStep;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -54,11 +52,6 @@ public final class Backups {
         return BackupStep.sumFile(archive);
     }
 
-    /** The phases that take the backup on the master into {@code archive} (0600, NAME.sha256 beside it). */
-    public static List<Phase> phases(Path archive) {
-        return List.of(BackupStep.phase(archive));
-    }
-
     /**
      * After the phases ran: checks the archive (0600, sha256 matches, the snapshot, CA keys and admin.conf in it), then
      * removes this cluster's archives in .gpuctl/backups/ beyond the newest {@code keep} (with their .sha256 files).
@@ -79,16 +72,6 @@ public final class Backups {
         return new Checked(archive, in.sha256(), in.problem());
     }
 
-    /**
-     * The phases of a restore on the master: read-only checks (host preparation done; unless {@code force}, no healthy
-     * cluster running there), then the restore itself ({@link RestoreStep}, which ends with the copies of the admin.conf it put
-     * back: the master's ~/.kube/config and this machine's, rebuilt, another cluster's CA refused).
-     */
-    public static List<Phase> restorePhases(Restorable archive, boolean force) {
-        return List.of(
-            new Phase("restore-check", "restore: checks on the master, read-only", List.of(new RestoreGuardStep(force)), true),
-            new Phase("restore", "restore the control plane", List.of(new RestoreStep(archive.upload(), archive.uploadSha256(), archive.sha256())), false));
-    }
 
     /**
      * A checked archive made ready for a restore: its sha256, and what the master gets (its checked members only), a

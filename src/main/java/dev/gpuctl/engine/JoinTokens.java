@@ -2,10 +2,6 @@ package dev.gpuctl.engine;
 
 import dev.gpuctl.hostconf.Kubeadm;
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.steps.JoinStep;
-import dev.gpuctl.steps.JoinTokenStep;
-import dev.gpuctl.steps.Phase;
-import dev.gpuctl.steps.Probe;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -27,38 +23,6 @@ public final class JoinTokens {
 
     public static Path cacheFile(Inventory inv) {
         return inv.stateDir().resolve(inv.cluster().name()).resolve("join-command");
-    }
-
-    /** What {@link #refresh} came to: the run, and the join command when the run made one. */
-    public record Refreshed(Runner.Result result, Optional<String> command) {}
-
-    /**
-     * A new token on the master, on {@code runner} (APPLY mode, the master its one host): the join command completed
-     * with the inventory's CRI socket, or empty with the failure in the result.
-     */
-    public static Refreshed refresh(Runner runner, Inventory inv, Duration ttl) {
-        Probe asked = Probe.of("a new join token (--refresh asks for one)", "true", r -> Optional.of("a new token was asked for"));
-        Runner.Result result = runner.run(List.of(new Phase("join-token", "a new join token on the master",
-            List.of(new JoinTokenStep(List.of(asked), ttl)), false)));
-        if (!result.ok()) return new Refreshed(result, Optional.empty());
-        Optional<String> endpoint = runner.learned(JoinStep.ENDPOINT);
-        Optional<String> token = runner.learned(JoinStep.TOKEN);
-        Optional<String> hash = runner.learned(JoinStep.CA_CERT_HASH);
-        if (endpoint.isEmpty() || token.isEmpty() || hash.isEmpty()) return new Refreshed(result, Optional.empty());
-        return new Refreshed(result, Optional.of(joinCommand(new Kubeadm.JoinCommand(endpoint.get(), token.get(), hash.get()),
-            inv.cluster().runtime().criSocket())));
-    }
-
-    /**
-     * Whether the cached command is still valid on the master, on {@code runner} (VERIFY mode, the master its one
-     * host): {@code kubeadm token list -o json} there, judged by {@link #invalidReason}. The report's one check says.
-     */
-    public static Runner.Result check(Runner runner, String cachedCommand, Instant now) {
-        Probe valid = Probe.of("the cached join command's token is valid on the master", "kubeadm token list -o json",
-            r -> r.ok() ? invalidReason(cachedCommand, r.stdout(), now)
-                : Optional.of("kubeadm token list failed (exit " + r.exit() + "): " + Kubeadm.redactTokens(r.tail(3))));
-        return runner.run(List.of(new Phase("join-token", "the cached join command", List.of(new JoinTokenStep(List.of(valid),
-            Duration.ZERO)), true)));
     }
 
     /** The command a worker runs: kubeadm's, plus the CRI socket (docker needs cri-dockerd's). */

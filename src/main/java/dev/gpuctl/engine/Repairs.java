@@ -140,19 +140,9 @@ public final class Repairs {
         return RepairProof.prove(d.facts().node(), d.record(), d.clock(), want * d.facts().replicas());
     }
 
-    /** Holds the node's jobs safe and applies the plan's remedies ({@link #remedyPhases}). */
-    public static Runner.Result fix(Runner runner, Diagnosis d, Duration drainTimeout, boolean force) {
-        return runner.run(remedyPhases(d, drainTimeout, force));
-    }
-
-    /** The proof ({@link #proofPhases}). */
-    public static Runner.Result prove(Runner runner, Diagnosis d) {
-        return runner.run(proofPhases(d));
-    }
-
     /** The record of the repair on the node; the uncordon when it was proved. */
-    public static Runner.Result record(Runner runner, Outcome o) {
-        return runner.run(RepairProof.record(o.node(), o.annotation(), o.proved(), o.answeredSince()));
+    public static List<Phase> recordPhases(Outcome o) {
+        return RepairProof.record(o.node(), o.annotation(), o.proved(), o.answeredSince());
     }
 
     /** The node annotation a repair leaves: {@link Repair#LAST_REPAIR}. */

@@ -5,14 +5,10 @@ import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
-import dev.gpuctl.steps.CertsRenewStep;
-import dev.gpuctl.steps.ClusterIdentityStep;
 import dev.gpuctl.steps.Facts;
 import dev.gpuctl.steps.HostContext;
 import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.Step;
-import dev.gpuctl.steps.Steps;
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -34,7 +30,8 @@ import java.util.function.Function;
 /**
  * The one engine: a run is hosts × phases × steps in a {@link Mode}. Phases run in order; within a phase every host
  * runs its steps in order, hosts in parallel (bounded by one pool); one log per host per run, one progress stream,
- * one stop request (Ctrl-C), one summary ({@link Result}).
+ * one stop request (Ctrl-C), one summary ({@link Result}). A command is one run, its phases in rounds when a round
+ * depends on the last one's result ({@link Rounds}: an upgrade's batches): one session, one lock, one log directory.
  * <ul>
  * <li>APPLY: a step is check; if not right, apply; then verify. When a host fails, the phase's other hosts finish,
  *     then the run stops. Preflight (per host, then across hosts) failing stops the run before any host is changed;
@@ -153,9 +150,9 @@ public final class Runner {
         run.abort();
     }
 
-    /** What the run learned under {@code key} (a probe's or a capture's fact), once it has run. */
-    public Optional<String> learned(String key) {
-        return facts.get(key);
+    /** Everything the run learned: its probes' and captures' facts, for the workflow that reads them after the run. */
+    public Facts learned() {
+        return facts;
     }
 
     /** The whole answer of a probe that keeps it ({@link Probe#keeping}), by its key, once it has run. */
@@ -165,55 +162,6 @@ public final class Runner {
 
     List<Node> selected() {
         return inv.nodes().stream().filter(n -> options.hosts().isEmpty() || options.hosts().contains(n.name())).toList();
-    }
-
-    /** The step ids that {@link #run(Set)} accepts, in order. */
-    public static List<String> stepIds() {
-        return Steps.ids();
-    }
-
-    /** The bootstrap's phases, reduced to the steps named (none: every step; preflight always runs). */
-    public Result run(Set<String> only) {
-        Result r = run(Steps.only(only));
-        if (!r.preflightRefused() && options.mode() == Mode.APPLY) recordCluster();
-        return r;
-    }
-
-    /**
-     * After a bootstrap that passed preflight: records the master's CA hash on this machine the first time it is
-     * known (from preflight, or from the control plane's init), for the next preflights ({@link ClusterRecord}).
-     */
-    private void recordCluster() {
-        Optional<String> ca = ClusterIdentityStep.masterCa(facts, inv.master().name());
-        if (ca.isEmpty()) return;
-        try {
-            if (ClusterRecord.recordIfAbsent(inv, ca.get())) {
-                progress.println("recorded the cluster's CA (" + ca.get() + ") in " + ClusterRecord.file(inv));
-                progress.flush();
-            }
-        } catch (IOException e) {
-            progress.println("warning: could not record the cluster's CA in " + ClusterRecord.file(inv) + ": " + e.getMessage());
-            progress.flush();
-        }
-    }
-
-    /** {@code gpuctl verify}: every step's proof (run with {@link Options#verify}). */
-    public Result verify() {
-        return run(Steps.verifyPhases());
-    }
-
-    /** Only the certificate checks ({@code gpuctl certs check}, and after {@code gpuctl certs renew}). */
-    public Result verifyCertificates() {
-        return run(List.of(Steps.certificates()));
-    }
-
-    /**
-     * {@code gpuctl certs renew}: preflight, then the renewal on the master ({@link CertsRenewStep});
-     * the run's hosts should be the master alone.
-     */
-    public Result renewCertificates() {
-        return run(List.of(Steps.phases().get(0), new Phase("certs-renew", "control-plane certificates renewed",
-            List.of(new CertsRenewStep()), false)));
     }
 
     /**
@@ -227,83 +175,111 @@ public final class Runner {
         return List.of(first, rest);
     }
 
+    /** These phases in order, as one round of a session ({@link #run(Rounds)}). */
     public Result run(List<Phase> phases) {
+        return run(Rounds.of(phases));
+    }
+
+    /** What one session keeps from round to round: the summary's outcomes, the lock once taken, the phases' numbering. */
+    private static final class Session {
+        final Map<String, Map<String, Outcome>> outcomes = new ConcurrentHashMap<>();
+        MasterLock.Acquired lock;
+        int phase;
+    }
+
+    /**
+     * One engine session: each round's phases in order, the next round asked of {@code rounds} with the last one's
+     * result. The cluster's lock (with {@link #lockingMaster}) is taken before the first phase that changes anything
+     * and held to the end of the last round; one log directory, one connection per host, one stop request. The result
+     * is the last round's (its failures, refusal or interruption) with the outcomes of every round.
+     */
+    public Result run(Rounds rounds) {
+        Session session = new Session();
+        verifyChecks.start();
+        try {
+            List<Phase> phases = rounds.first();
+            while (true) {
+                Result done = round(phases, session);
+                if (done.preflightRefused() || done.wasInterrupted()) return done;
+                Optional<List<Phase>> next = rounds.next(done);
+                if (next.isEmpty()) return done;
+                phases = next.get();
+            }
+        } finally {
+            if (session.lock != null) session.lock.held().close();
+            run.close();
+        }
+    }
+
+    private Result round(List<Phase> phases, Session session) {
         boolean verifying = options.mode() == Mode.VERIFY;
-        Map<String, Map<String, Outcome>> outcomes = new ConcurrentHashMap<>();
+        Map<String, Map<String, Outcome>> outcomes = session.outcomes;
         List<StepFailure> failures = Collections.synchronizedList(new ArrayList<>());
         Map<String, List<VerifyReport.Check>> checks = new ConcurrentHashMap<>();
         Map<String, String> unreachable = new ConcurrentHashMap<>();
         Path logDir = run.logDir();
-        MasterLock.Acquired lock = null;
-        verifyChecks.start();
         List<List<Phase>> rounds = rounds(phases);
         // VERIFY: the probes of the later phases are made while preflight asks (a cluster step's probes read and hash
         // manifests: a second of CPU on the master in a fresh JVM), the master's first: it asks the most
         Map<String, CompletableFuture<VerifyChecks.Asked>> made = verifying && rounds.size() > 1
             ? verifyChecks.makeAhead(rounds.get(1), selected(), hostsOf(rounds.get(0))) : Map.of();
-        try {
-            int n = 0;
-            for (List<Phase> round : rounds) {
-                if (run.stopRequested()) break;
-                boolean readOnly = round.stream().allMatch(Phase::readOnly);
-                if (!readOnly && !verifying && lock == null && lockHolder != null && !options.dryRun()) {
-                    MasterLock.Outcome taken;
-                    try {
-                        taken = MasterLock.acquire(run.remote(inv.master()), lockHolder, options.commandTimeout());
-                    } catch (RemoteException e) {
-                        StepFailure f = new StepFailure(inv.master().name(), "lock", unreachableWhat(e), "", -1, facts.mask(e.getMessage()),
-                            run.log(inv.master()).file().toString(), noConnection(e));
-                        return new Result(true, List.of(f), List.of(f.describe()), outcomes, logDir);
-                    }
-                    if (taken instanceof MasterLock.Busy busy) {
-                        return new Result(true, List.of(), List.of(busy.message()), outcomes, logDir);
-                    }
-                    lock = (MasterLock.Acquired) taken;
-                    run.log(inv.master()).line("bootstrap lock taken on " + inv.master().name() + ": " + lockHolder);
+        for (List<Phase> round : rounds) {
+            if (run.stopRequested()) break;
+            boolean readOnly = round.stream().allMatch(Phase::readOnly);
+            if (!readOnly && !verifying && session.lock == null && lockHolder != null && !options.dryRun()) {
+                MasterLock.Outcome taken;
+                try {
+                    taken = MasterLock.acquire(run.remote(inv.master()), lockHolder, options.commandTimeout());
+                } catch (RemoteException e) {
+                    StepFailure f = new StepFailure(inv.master().name(), "lock", unreachableWhat(e), "", -1, facts.mask(e.getMessage()),
+                        run.log(inv.master()).file().toString(), noConnection(e));
+                    return new Result(true, List.of(f), List.of(f.describe()), outcomes, logDir);
                 }
-                List<Node> roundHosts = hostsOf(round).stream().filter(h -> !unreachable.containsKey(h.name())).toList();
-                if (roundHosts.isEmpty()) continue;
-                if (!verifying) {
-                    progress.println("== phase " + n++ + ": " + round.get(0).title() + " ==");
-                    progress.flush();
+                if (taken instanceof MasterLock.Busy busy) {
+                    return new Result(true, List.of(), List.of(busy.message()), outcomes, logDir);
                 }
-                run.eachHost(roundHosts, node -> {
-                    Map<Step, StepResult> results = verifying
-                        ? verifyChecks.verifyHost(made.containsKey(node.name()) && !readOnly ? HostRun.joined(made.get(node.name())) : verifyChecks.asked(round, node), node)
-                        : runHost(round.get(0), node);
-                    for (Map.Entry<Step, StepResult> done : results.entrySet()) {
-                        outcomes.computeIfAbsent(node.name(), k -> new LinkedHashMap<>()).put(done.getKey().id(), done.getValue().outcome());
-                        if (done.getValue() instanceof StepResult.Failed f) {
-                            failures.add(f.failure());
-                            if (verifying) unreachable.put(node.name(), f.failure().detail());
-                        } else if (done.getValue() instanceof StepResult.Checked c) {
-                            checks.computeIfAbsent(node.name(), k -> new CopyOnWriteArrayList<>()).addAll(c.checks());
-                        }
-                    }
-                });
-                if (run.stopRequested()) break;
-                if (verifying) {
-                    if (readOnly) verifyChecks.crossHostChecks(selected().stream().filter(h -> !unreachable.containsKey(h.name())).toList(), checks);
-                } else if (readOnly) {
-                    List<String> problems = new ArrayList<>(failures.stream().map(StepFailure::describe).toList());
-                    if (failures.isEmpty()) problems.addAll(Preflight.crossHost(inv, selected(), facts));
-                    if (!problems.isEmpty()) return new Result(true, List.copyOf(failures), problems, outcomes, logDir);
-                } else if (!failures.isEmpty()) {
-                    break;
-                }
+                session.lock = (MasterLock.Acquired) taken;
+                run.log(inv.master()).line("bootstrap lock taken on " + inv.master().name() + ": " + lockHolder);
             }
-            VerifyReport report = verifying ? verifyChecks.report(selected(), checks, unreachable) : new VerifyReport(List.of());
-            if (run.stopRequested()) {
-                List<String> where = inv.nodes().stream().map(Node::name).filter(stoppedAt::containsKey)
-                    .map(h -> h + " " + stoppedAt.get(h)).toList();
-                if (where.isEmpty()) where = List.of("between phases: every step that started had finished");
-                return new Result(false, List.copyOf(failures), List.of(), outcomes, logDir, where, report);
+            List<Node> roundHosts = hostsOf(round).stream().filter(h -> !unreachable.containsKey(h.name())).toList();
+            if (roundHosts.isEmpty()) continue;
+            if (!verifying) {
+                progress.println("== phase " + session.phase++ + ": " + round.get(0).title() + " ==");
+                progress.flush();
             }
-            return new Result(false, List.copyOf(failures), List.of(), outcomes, logDir, List.of(), report);
-        } finally {
-            if (lock != null) lock.held().close();
-            run.close();
+            run.eachHost(roundHosts, node -> {
+                Map<Step, StepResult> results = verifying
+                    ? verifyChecks.verifyHost(made.containsKey(node.name()) && !readOnly ? HostRun.joined(made.get(node.name())) : verifyChecks.asked(round, node), node)
+                    : runHost(round.get(0), node);
+                for (Map.Entry<Step, StepResult> done : results.entrySet()) {
+                    outcomes.computeIfAbsent(node.name(), k -> new LinkedHashMap<>()).put(done.getKey().id(), done.getValue().outcome());
+                    if (done.getValue() instanceof StepResult.Failed f) {
+                        failures.add(f.failure());
+                        if (verifying) unreachable.put(node.name(), f.failure().detail());
+                    } else if (done.getValue() instanceof StepResult.Checked c) {
+                        checks.computeIfAbsent(node.name(), k -> new CopyOnWriteArrayList<>()).addAll(c.checks());
+                    }
+                }
+            });
+            if (run.stopRequested()) break;
+            if (verifying) {
+                if (readOnly) verifyChecks.crossHostChecks(selected().stream().filter(h -> !unreachable.containsKey(h.name())).toList(), checks);
+            } else if (readOnly) {
+                List<String> problems = new ArrayList<>(failures.stream().map(StepFailure::describe).toList());
+                if (failures.isEmpty()) problems.addAll(Preflight.crossHost(inv, selected(), facts));
+                if (!problems.isEmpty()) return new Result(true, List.copyOf(failures), problems, outcomes, logDir);
+            } else if (!failures.isEmpty()) {
+                break;
+            }
         }
+        VerifyReport report = verifying ? verifyChecks.report(selected(), checks, unreachable) : new VerifyReport(List.of());
+        if (run.stopRequested()) {
+            List<String> where = inv.nodes().stream().map(Node::name).filter(stoppedAt::containsKey)
+                .map(h -> h + " " + stoppedAt.get(h)).toList();
+            if (where.isEmpty()) where = List.of("between phases: every step that started had finished");
+            return new Result(false, List.copyOf(failures), List.of(), outcomes, logDir, where, report);
+        }
+        return new Result(false, List.copyOf(failures), List.of(), outcomes, logDir, List.of(), report);
     }
 
     private List<Node> hostsOf(List<Phase> round) {
@@ -452,7 +428,7 @@ public final class Runner {
 
     private StepResult failed(Node node, Step step, String what, List<String> problems, HostLog log) {
         return new StepResult.Failed(new StepFailure(node.name(), step.id(), what, "", -1,
-            facts.mask(String.join("\n", problems)), log.file().toString()));
+            facts.mask(String.join("\n", problems)), log.file().toString(), false, step.failureKind()));
     }
 
     /** No connection to the host could be made at all (not a lost one, not a refused key or login). */

@@ -108,7 +108,7 @@ public final class StateDir {
         Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
 
-    static final DateTimeFormatter RUN_TIME = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss");
+    public static final DateTimeFormatter RUN_TIME = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss");
 
     /** A run's log directory name: "20261202-101500" plus "-SUFFIX" when given, plus "-N" for the N-th taken (N > 1). */
     static String runDirName(LocalDateTime start, String suffix, int n) {

@@ -1,5 +1,7 @@
 package dev.gpuctl.engine;
 
+import dev.gpuctl.steps.FailureKind;
+
 /**
  * A step failed on a host: everything a person needs to act on it. Secrets are already masked.
  *
@@ -8,9 +10,15 @@ package dev.gpuctl.engine;
  * @param detail    stderr tail, or what verify found wrong
  * @param unreachable no connection to the host could be made (refused, timed out, address not resolved): the command's
  *                  exit code says so on its own
+ * @param kind      what the failure means ({@link FailureKind#GPU_JOBS_RUNNING}: a drain found GPU jobs it must not evict)
  */
 public record StepFailure(String host, String step, String what, String command, int exit, String detail, String log,
-                          boolean unreachable) {
+                          boolean unreachable, FailureKind kind) {
+    public StepFailure(String host, String step, String what, String command, int exit, String detail, String log,
+                       boolean unreachable) {
+        this(host, step, what, command, exit, detail, log, unreachable, FailureKind.BROKEN);
+    }
+
     public StepFailure(String host, String step, String what, String command, int exit, String detail, String log) {
         this(host, step, what, command, exit, detail, log, false);
     }

@@ -41,6 +41,9 @@ public final class GpuJobsStep implements Step {
         }).waitingUpTo(timeout));
     }
 
+    /** A GPU job that still runs makes the nodes busy, not broken. */
+    @Override public FailureKind failureKind() { return FailureKind.GPU_JOBS_RUNNING; }
+
     /** Nothing to do but wait: the verify does. */
     @Override public List<Op> apply(HostContext ctx) { return List.of(); }
 

@@ -30,6 +30,7 @@ public final class SkipAtTarget implements Step {
     @Override public boolean runsOn(HostContext ctx) { return inner.runsOn(ctx); }
     @Override public boolean readsCluster() { return inner.readsCluster(); }
     @Override public String whileWaiting(String problem, Duration upTo) { return inner.whileWaiting(problem, upTo); }
+    @Override public FailureKind failureKind() { return inner.failureKind(); }
     @Override public List<Op> prepareOnMaster(HostContext masterCtx) { return inner.prepareOnMaster(masterCtx); }
     @Override public List<Op> apply(HostContext ctx) { return inner.apply(ctx); }
     @Override public List<Probe> check(HostContext ctx) { return inner.check(ctx).stream().map(this::guarded).toList(); }

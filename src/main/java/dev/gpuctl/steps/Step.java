@@ -47,6 +47,9 @@ public interface Step {
      */
     default String warning(Probe probe, Facts facts, String host) { return ""; }
 
+    /** What a failed proof of this step means ({@link FailureKind#BROKEN} unless the step says otherwise). */
+    default FailureKind failureKind() { return FailureKind.BROKEN; }
+
     /** Ops run once on the master before this step applies on any host (e.g. create a join token). */
     default List<Op> prepareOnMaster(HostContext masterCtx) { return List.of(); }
 }

@@ -44,7 +44,7 @@ class ExitCodesCliTest {
             new String[] {"certs", "renew"}, new String[] {"join-token", "--refresh"},
             new String[] {"kubeconfig", "--merge", "--kubeconfig", dir.resolve("kc").toString()}, new String[] {"gpus"},
             new String[] {"job", "list"}, new String[] {"job", "logs", "a"}, new String[] {"job", "delete", "a"},
-            new String[] {"job", "submit", job.toString()});
+            new String[] {"job", "submit", job.toString()}, new String[] {"upgrade", "--dry-run"});
     }
 
     static int closedPort() throws IOException {
@@ -173,7 +173,7 @@ class ExitCodesCliTest {
         List<String[]> changing = List.of(new String[] {"bootstrap"}, new String[] {"bootstrap", "--dry-run"}, new String[] {"upgrade"},
             new String[] {"drain", "here"}, new String[] {"uncordon", "here"}, new String[] {"repair", "here"}, new String[] {"remove-node", "here"},
             new String[] {"reset", "--yes"}, new String[] {"backup"}, new String[] {"certs", "renew"},
-            new String[] {"join-token", "--refresh"}, hostCommands(dir).get(12));
+            new String[] {"join-token", "--refresh"}, hostCommands(dir).get(12), new String[] {"upgrade", "--dry-run"});
         for (String[] cmd : changing) {
             String[] args = with(cmd, inv);
             CliTest.Run r = CliTest.run(args);

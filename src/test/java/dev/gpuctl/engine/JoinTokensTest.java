@@ -8,13 +8,13 @@ import java.time.Instant;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
-class JoinTokensTest {
-    static final String HASH = "sha256:" + "ab".repeat(32);
-    static final String CACHED = "kubeadm join 10.0.0.1:6443 --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "
+public class JoinTokensTest {
+    public static final String HASH = "sha256:" + "ab".repeat(32);
+    public static final String CACHED = "kubeadm join 10.0.0.1:6443 --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "
         + HASH + " --cri-socket unix:///var/run/cri-dockerd.sock";
-    static final Instant NOW = Instant.parse("2026-12-02T12:00:00Z");
+    public static final Instant NOW = Instant.parse("2026-12-02T12:00:00Z");
 
-    static String list(String token, String expires) {
+    public static String list(String token, String expires) {
         return "{\"kind\":\"BootstrapToken\",\"apiVersion\":\"output.kubeadm.k8s.io/v1alpha3\",\"token\":\"" + token
             + "\",\"description\":\"gpuctl join-token\",\"expires\":\"" + expires
             + "\",\"usages\":[\"authentication\",\"signing\"],\"groups\":[\"system:bootstrappers:kubeadm:default-node-token\"]}\n";

@@ -1,5 +1,8 @@
 package dev.gpuctl.sim;
 
+import dev.gpuctl.workflow.BootstrapWorkflow;
+import dev.gpuctl.workflow.VerifyWorkflow;
+import dev.gpuctl.workflow.Workflows;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryLoader;
@@ -190,12 +193,13 @@ final class Simulation {
         Runner.Result result;
         int exit;
         if (mode == Mode.VERIFY) {
-            result = new Runner(inv, connect, progress, Runner.Options.verify(concurrency, Set.of(), Duration.ofMinutes(2), null)).verify();
+            result = Workflows.run(VerifyWorkflow.verify(), new Workflows.Target(inv, connect, progress,
+                Runner.Options.verify(concurrency, Set.of(), Duration.ofMinutes(2), null), null), Workflows.Guard.NONE);
             var report = result.report();
             exit = !report.unreachable().isEmpty() ? 6 : !report.ok() ? 4 : report.warned() ? 5 : 0;
         } else {
-            result = new Runner(inv, connect, progress, new Runner.Options(false, concurrency, Set.of(), Duration.ofMinutes(10), null))
-                .lockingMaster("gpuctl bootstrap (simulation)").run(Set.of());
+            result = Workflows.run(new BootstrapWorkflow(inv, Set.of(), false, progress), new Workflows.Target(inv, connect, progress,
+                new Runner.Options(false, concurrency, Set.of(), Duration.ofMinutes(10), null), "gpuctl bootstrap (simulation)"), Workflows.Guard.NONE);
             exit = result.ok() ? 0 : result.preflightRefused() ? 3 : 1;
         }
         long wall = System.nanoTime() - t0;

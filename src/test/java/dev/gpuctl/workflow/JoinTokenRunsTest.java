@@ -1,9 +1,11 @@
-package dev.gpuctl.engine;
+package dev.gpuctl.workflow;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gpuctl.engine.JoinTokensTest;
+import dev.gpuctl.engine.Runner;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Held;
@@ -52,7 +54,7 @@ class JoinTokenRunsTest {
     }
 
     Inventory inv() throws IOException {
-        return ShHosts.inventory(dir, "w1");
+        return TestInventory.of(dir, "w1");
     }
 
     static String onlyLog(Path logDir) throws IOException {
@@ -66,8 +68,9 @@ class JoinTokenRunsTest {
     @Test void refreshCreatesTheTokenWithJoinStepsCodeAndLogsItMasked() throws IOException {
         Inventory inv = inv();
         Remote m = master("");
-        Runner runner = new Runner(inv, n -> m, new PrintWriter(progress), new Runner.Options(false, 1, Set.of("m"), Duration.ofSeconds(30)));
-        JoinTokens.Refreshed made = JoinTokens.refresh(runner, inv, Duration.ofHours(2));
+        JoinTokenWorkflow.Refreshed made = Workflows.run(JoinTokenWorkflow.refresh(inv, Duration.ofHours(2)),
+            new Workflows.Target(inv, n -> m, new PrintWriter(progress), new Runner.Options(false, 1, Set.of("m"), Duration.ofSeconds(30)), null),
+            Workflows.Guard.NONE);
         assertTrue(made.result().ok(), made.result()::toString);
         assertEquals("kubeadm join 10.0.0.1:6443 --token abcdef." + SECRET + " --discovery-token-ca-cert-hash " + JoinTokensTest.HASH
             + " --cri-socket " + inv.cluster().runtime().criSocket(), made.command().orElseThrow());
@@ -81,19 +84,20 @@ class JoinTokenRunsTest {
     @Test void theCachedCommandIsCheckedOnTheMasterInAVerifyRunWithALog() throws IOException {
         Inventory inv = inv();
         String cached = JoinTokensTest.CACHED;
-        Runner valid = new Runner(inv, n -> master(JoinTokensTest.list("abcdef." + SECRET, "2999-01-01T00:00:00Z")), new PrintWriter(progress),
-            Runner.Options.verify(1, Set.of("m"), Duration.ofSeconds(30), Duration.ZERO));
-        Runner.Result ok = JoinTokens.check(valid, cached, JoinTokensTest.NOW);
+        Runner.Result ok = check(master(JoinTokensTest.list("abcdef." + SECRET, "2999-01-01T00:00:00Z")), inv, cached);
         assertTrue(ok.report().ok(), ok.report()::toString);
         assertEquals(1, ok.report().hosts().size());
         assertEquals(1, ok.report().hosts().get(0).checks().size(), ok.report()::toString);
         assertTrue(onlyLog(ok.logDir()).contains("$ kubeadm token list -o json"));
 
-        Runner gone = new Runner(inv, n -> master(""), new PrintWriter(progress),
-            Runner.Options.verify(1, Set.of("m"), Duration.ofSeconds(30), Duration.ZERO));
-        Runner.Result wrong = JoinTokens.check(gone, cached, JoinTokensTest.NOW);
+        Runner.Result wrong = check(master(""), inv, cached);
         assertFalse(wrong.report().ok());
         assertTrue(wrong.report().hosts().get(0).checks().get(0).problem().contains("no longer on the master"), wrong.report()::toString);
         assertFalse(commands.stream().anyMatch(c -> c.startsWith("kubeadm token create")), "checking creates nothing");
+    }
+
+    Runner.Result check(Remote m, Inventory inv, String cached) {
+        return Workflows.run(JoinTokenWorkflow.check(cached, JoinTokensTest.NOW), new Workflows.Target(inv, n -> m, new PrintWriter(progress),
+            Runner.Options.verify(1, Set.of("m"), Duration.ofSeconds(30), Duration.ZERO), null), Workflows.Guard.NONE);
     }
 }

@@ -1,5 +1,7 @@
-package dev.gpuctl.engine;
+package dev.gpuctl.workflow;
 
+import dev.gpuctl.engine.Runner;
+import dev.gpuctl.engine.StateDir;
 import dev.gpuctl.hostconf.HostJournal;
 import dev.gpuctl.hostconf.NodeCleanup;
 import dev.gpuctl.inventory.Inventory;
@@ -15,11 +17,12 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * The node lifecycle commands' phases, run by a {@link Runner}: a command names them here, never the steps. The
- * runner's host selection must include the master (where kubectl runs).
+ * The node lifecycle commands as workflows (drain, uncordon, remove-node, reset): each one session of the engine, its
+ * phases from {@link NodePhases} (the GPU-aware drain is shared with upgrade and repair). The runner's host selection
+ * must include the master (where kubectl runs).
  */
-public final class Maintenance {
-    private Maintenance() {}
+public final class NodeWorkflows {
+    private NodeWorkflows() {}
 
     /** {@link NodePhases#DEFAULT_TIMEOUT}. */
     public static final Duration DEFAULT_DRAIN_TIMEOUT = NodePhases.DEFAULT_TIMEOUT;
@@ -30,26 +33,26 @@ public final class Maintenance {
     }
 
     /** Cordon, wait for the GPU jobs (unless force), kubectl drain: {@link NodePhases#drain}. */
-    public static Runner.Result drain(Runner runner, List<String> nodes, Duration timeout, boolean force) {
-        return runner.run(List.of(NodePhases.drain(nodes, timeout, force)));
+    public static Workflow<Runner.Result> drain(List<String> nodes, Duration timeout, boolean force) {
+        return Workflow.of(List.of(NodePhases.drain(nodes, timeout, force)));
     }
 
     /** Schedulable again: {@link NodePhases#uncordon}. */
-    public static Runner.Result uncordon(Runner runner, List<String> nodes) {
-        return runner.run(List.of(NodePhases.uncordon(nodes)));
+    public static Workflow<Runner.Result> uncordon(List<String> nodes) {
+        return Workflow.of(List.of(NodePhases.uncordon(nodes)));
     }
 
     /**
-     * Drain (the same GPU-aware drain), reset each host, then kubectl delete node: {@link NodePhases#removeNodes}; with
-     * {@code restoreHost}, each host's preparation put back after.
+     * Drain (the same GPU-aware drain), reset each host, then kubectl delete node, in one session:
+     * {@link NodePhases#removeNodes}; with {@code restoreHost}, each host's preparation put back after.
      */
-    public static Runner.Result removeNodes(Runner runner, List<String> nodes, Duration timeout, boolean force, boolean restoreHost) {
-        return runner.run(NodePhases.removeNodes(nodes, timeout, force, restoreHost));
+    public static Workflow<Runner.Result> removeNodes(List<String> nodes, Duration timeout, boolean force, boolean restoreHost) {
+        return Workflow.of(NodePhases.removeNodes(nodes, timeout, force, restoreHost));
     }
 
     /** Every worker reset, then the master: {@link NodePhases#resetCluster}; with {@code restoreHost}, every host's preparation put back after. */
-    public static Runner.Result reset(Runner runner, Inventory inv, boolean restoreHost) {
-        return runner.run(NodePhases.resetCluster(workers(inv), inv.master().name(), restoreHost));
+    public static Workflow<Runner.Result> reset(Inventory inv, boolean restoreHost) {
+        return Workflow.of(NodePhases.resetCluster(workers(inv), inv.master().name(), restoreHost));
     }
 
     private static List<String> workers(Inventory inv) {
