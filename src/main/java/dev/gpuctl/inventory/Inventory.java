@@ -15,7 +15,7 @@ import java.util.Optional;
  * @param sshNotes those of the warnings that ~/.ssh/config gave for each node (by node name; a node with none is absent)
  */
 public record Inventory(Path file, Cluster cluster, List<Node> nodes, Optional<Nfs> nfs, List<String> warnings,
-                        java.util.Map<String, List<String>> sshNotes, List<Team> teams) {
+                        java.util.Map<String, List<String>> sshNotes, List<Team> teams, Kueue kueue) {
     public Inventory {
         nodes = List.copyOf(nodes);
         teams = List.copyOf(teams);
@@ -27,7 +27,7 @@ public record Inventory(Path file, Cluster cluster, List<Node> nodes, Optional<N
 
     public Inventory(Path file, Cluster cluster, List<Node> nodes, Optional<Nfs> nfs, List<String> warnings,
                      java.util.Map<String, List<String>> sshNotes) {
-        this(file, cluster, nodes, nfs, warnings, sshNotes, List.of());
+        this(file, cluster, nodes, nfs, warnings, sshNotes, List.of(), Kueue.defaults());
     }
 
     public Inventory(Path file, Cluster cluster, List<Node> nodes, Optional<Nfs> nfs, List<String> warnings) {
