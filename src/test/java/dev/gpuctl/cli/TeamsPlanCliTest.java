@@ -34,6 +34,21 @@ class TeamsPlanCliTest {
             """), r.toString());
     }
 
+    @Test void jobSubmitRefusesAnUnknownTeamAndAJobBeyondItsQuotaBeforeConnecting(@TempDir Path dir) throws IOException {
+        Path inv = dir.resolve("inventory.yaml");
+        Files.writeString(inv, INVENTORY.formatted("2").replace("127.0.0.1", "x"));
+        Path job = dir.resolve("job.yaml");
+        Files.writeString(job, "{ name: train, image: pytorch, gpus: 1 }\n");
+        CliTest.Run unknown = CliTest.run("job", "submit", job.toString(), inv.toString(), "--team", "ops");
+        assertEquals(ExitCode.USAGE.code(), unknown.code(), unknown.toString());
+        assertTrue(unknown.err().contains("--team ops: no such team in inventory.yaml (expected one of: vision, nlp)"), unknown.toString());
+        Files.writeString(job, "{ name: train, image: pytorch, gpus: 4 }\n");
+        CliTest.Run big = CliTest.run("job", "submit", job.toString(), inv.toString(), "--team", "nlp");
+        assertEquals(ExitCode.USAGE.code(), big.code(), big.toString());
+        assertTrue(big.err().contains("gpus: 4 is more than team nlp can ever get: its quota and what it may borrow come to 3 GPUs"),
+            big.toString());
+    }
+
     @Test void aQuotaAboveTheClustersGpusIsExit2AtItsPlace(@TempDir Path dir) throws IOException {
         Path inv = dir.resolve("inventory.yaml");
         Files.writeString(inv, INVENTORY.formatted("5"));
