@@ -49,6 +49,18 @@ class TeamsPlanCliTest {
             big.toString());
     }
 
+    @Test void queueNeedsTeamsAndAKnownTeam(@TempDir Path dir) throws IOException {
+        Path inv = dir.resolve("inventory.yaml");
+        Files.writeString(inv, INVENTORY.formatted("2"));
+        CliTest.Run unknown = CliTest.run("queue", "--team", "ops", inv.toString());
+        assertEquals(ExitCode.USAGE.code(), unknown.code(), unknown.toString());
+        assertTrue(unknown.err().contains("--team ops: no such team (expected one of: vision, nlp)"), unknown.toString());
+        Files.writeString(inv, INVENTORY.formatted("2").substring(0, INVENTORY.indexOf("teams:")));
+        CliTest.Run none = CliTest.run("queue", inv.toString());
+        assertEquals(ExitCode.USAGE.code(), none.code(), none.toString());
+        assertTrue(none.err().contains("inventory.yaml has no teams:"), none.toString());
+    }
+
     @Test void aQuotaAboveTheClustersGpusIsExit2AtItsPlace(@TempDir Path dir) throws IOException {
         Path inv = dir.resolve("inventory.yaml");
         Files.writeString(inv, INVENTORY.formatted("5"));
