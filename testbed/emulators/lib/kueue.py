@@ -549,7 +549,9 @@ def schedule(api):
             continue
         sel = (snap.cqs[c].get("spec") or {}).get("namespaceSelector")
         ns = api.get("namespaces", None, w["metadata"]["namespace"]) or {"metadata": {"labels": {}}}
-        if sel is None or any((ns["metadata"].get("labels") or {}).get(k) != v for k, v in (sel.get("matchLabels") or {}).items()):
+        # the API server labels every namespace with its name (kubernetes.io/metadata.name, since 1.21)
+        ns_labels = dict(ns["metadata"].get("labels") or {}, **{"kubernetes.io/metadata.name": w["metadata"]["namespace"]})
+        if sel is None or any(ns_labels.get(k) != v for k, v in (sel.get("matchLabels") or {}).items()):
             pending(api, w, "Workload namespace doesn't match ClusterQueue selector")
             continue
         entries.append((c, w))

@@ -58,7 +58,7 @@ class KueueTest(unittest.TestCase):
         s.put("mutatingwebhookconfigurations", {"metadata": {"name": kueue.MUTATING}})
         s.put("resourceflavors", {"metadata": {"name": "gpu"}, "spec": {}})
         for team, borrowing in (("a", None), ("b", None)):
-            s.put("namespaces", {"metadata": {"name": "team-" + team, "labels": {"kubernetes.io/metadata.name": "team-" + team}}})
+            s.put("namespaces", {"metadata": {"name": "team-" + team}})
             s.put("clusterqueues", cq(team, 2, borrowing))
             s.put("localqueues", {"metadata": {"name": team, "namespace": "team-" + team}, "spec": {"clusterQueue": team}})
 
@@ -140,6 +140,13 @@ class KueueTest(unittest.TestCase):
         self.assertEqual("couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in flavor gpu, previously"
                          " considered podsets requests (0) + current podset request (5) > maximum capacity (2)",
                          kueue.cond(self.wl("a4"), "QuotaReserved")["message"])
+
+    def test_a_namespace_the_selector_does_not_match_waits(self):
+        self.s.put("localqueues", {"metadata": {"name": "a", "namespace": "team-b"}, "spec": {"clusterQueue": "a"}})
+        job = self.submit("b", "x")
+        job["metadata"]["labels"][kueue.QUEUE_LABEL] = "a"
+        self.settle()
+        self.assertEqual("Workload namespace doesn't match ClusterQueue selector", kueue.cond(kueue.job_workload(self.s, job), "QuotaReserved")["message"])
 
     def test_webhook_refuses_jobs_while_the_controller_is_down(self):
         self.s.get("deployments", kueue.NS, kueue.DEPLOYMENT)["status"]["conditions"][0]["status"] = "False"
