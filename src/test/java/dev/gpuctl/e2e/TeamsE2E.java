@@ -201,4 +201,27 @@ class TeamsE2E {
         assertEquals(0, verify.code(), verify::toString);
         assertTrue(verify.out().contains("Kueue's controller and webhook available") || verify.err().contains("Kueue"), verify::toString);
     }
+
+    @Test @Order(7) void aQuotaEditChangesThatClusterQueueOnly() throws Exception {
+        String b = clusterQueue("b").path("metadata").path("resourceVersion").asText();
+        Path edited = inventory.resolveSibling("inventory-teams-edited.yaml");
+        Files.writeString(edited, Files.readString(inventory).replace("{ name: a, gpus: 2,", "{ name: a, gpus: 1,"));
+        Gpuctl.Run r = Gpuctl.run("bootstrap", edited.toString());
+        assertEquals(0, r.code(), r::toString);
+        assertEquals(1, clusterQueue("a").path("spec").path("resourceGroups").path(0).path("flavors").path(0).path("resources").path(0)
+            .path("nominalQuota").asInt());
+        assertEquals(b, clusterQueue("b").path("metadata").path("resourceVersion").asText(), "b's ClusterQueue untouched");
+        assertTrue(running("a", "a1") && running("a", "a2") && running("b", "b1"), "a smaller quota preempts nothing");
+    }
+
+    @Test @Order(8) void aRemovedTeamIsRefusedWhileItHasJobs() throws Exception {
+        Path without = inventory.resolveSibling("inventory-teams-without-b.yaml");
+        Files.writeString(without, Files.readString(inventory).replace("  - { name: b, gpus: 2, members: [bob] }\n", ""));
+        Gpuctl.Run r = Gpuctl.run("bootstrap", without.toString());
+        assertEquals(1, r.code(), r::toString);
+        assertTrue((r.out() + r.err()).contains("team b is no longer in the inventory, but its ClusterQueue holds 0 pending and 1 admitted"
+            + " workload(s)"), r::toString);
+        assertEquals("b", clusterQueue("b").path("metadata").path("name").asText(), "b's queue stays while it has a job");
+        assertTrue(running("b", "b1"));
+    }
 }
