@@ -70,6 +70,7 @@ inst "$HERE/lib/static_pods.py" /usr/lib/gpuctl-emu/static_pods.py 0644
 inst "$HERE/lib/kubeupgrade.py" /usr/lib/gpuctl-emu/kubeupgrade.py 0644
 inst "$HERE/lib/mig.py" /usr/lib/gpuctl-emu/mig.py 0644
 inst "$HERE/lib/gpuuse.py" /usr/lib/gpuctl-emu/gpuuse.py 0644
+inst "$HERE/lib/kueue.py" /usr/lib/gpuctl-emu/kueue.py 0644
 build
 
 for K8S_VERSION in $K8S_VERSIONS; do

@@ -44,6 +44,10 @@ final class Examples {
             "gpuctl upgrade --dry-run inventory.yaml   # target, batches, commands",
             "gpuctl upgrade inventory.yaml             # one worker at a time",
             "gpuctl upgrade --to 1.35.1 --drain-timeout 30m inventory.yaml")),
+        Map.entry("gpuctl queue", List.of(
+            "gpuctl queue inventory.yaml     # quota, in use, borrowed, lent",
+            "gpuctl queue --team vision inventory.yaml",
+            "gpuctl queue --json inventory.yaml")),
         Map.entry("gpuctl gpus", List.of(
             "gpuctl gpus inventory.yaml               # 3s sample; IDLE: held, unused",
             "gpuctl gpus --sample 10s inventory.yaml  # a longer window",

@@ -50,6 +50,7 @@ public enum ExitCode {
         Map.entry("gpuctl upgrade", List.of(OK, STEP_FAILED, USAGE, PREFLIGHT_REFUSED, UNREACHABLE, INTERRUPTED)),
         Map.entry("gpuctl gpus", List.of(OK, STEP_FAILED, USAGE, UNREACHABLE)),
         Map.entry("gpuctl job", List.of(OK, STEP_FAILED, USAGE, UNREACHABLE)),
+        Map.entry("gpuctl queue", List.of(OK, STEP_FAILED, USAGE, UNREACHABLE)),
         Map.entry("gpuctl job render", List.of(OK, USAGE)),
         Map.entry("gpuctl job submit", List.of(OK, STEP_FAILED, USAGE, UNREACHABLE)),
         Map.entry("gpuctl kubeconfig", List.of(OK, STEP_FAILED, USAGE, UNREACHABLE)),

@@ -31,6 +31,7 @@ public final class GpuctlCommand implements Runnable {
         SUBCOMMANDS.put("upgrade", UpgradeCommand.class);
         SUBCOMMANDS.put("gpus", GpusCommand.class);
         SUBCOMMANDS.put("job", JobCommand.class);
+        SUBCOMMANDS.put("queue", QueueCommand.class);
         SUBCOMMANDS.put("kubeconfig", KubeconfigCommand.class);
         SUBCOMMANDS.put("backup", BackupCommand.class);
         SUBCOMMANDS.put("restore", RestoreCommand.class);

@@ -13,6 +13,7 @@ import dev.gpuctl.workload.JobManifest;
 import dev.gpuctl.workload.JobSpec;
 import dev.gpuctl.workload.JobSpecLoader;
 import dev.gpuctl.workload.JobSubmit;
+import dev.gpuctl.workload.TeamJobs;
 import dev.gpuctl.workload.KnownGpus;
 import dev.gpuctl.workload.WorkloadException;
 import java.io.IOException;
@@ -108,15 +109,32 @@ final class JobCommand implements Runnable {
                 + " refused job (exit 2) applies nothing."})
     static final class Submit extends SpecAndInventory implements Callable<Integer> {
         @Mixin HostOptions connection;
+        @Option(names = "--team", paramLabel = "TEAM", description = "The team whose queue the job waits in (default: the team"
+            + " $USER is a member of, when the inventory has teams).") String team;
 
         @Override public Integer call() {
             Inventory inv = inventory();
             JobSpec job = load(inv);
+            String manifest;
+            Optional<String> person = Optional.ofNullable(this.job.parent.env.get("USER")).filter(u -> !u.isEmpty());
+            try {
+                Optional<dev.gpuctl.inventory.Team> t = TeamJobs.team(inv, Optional.ofNullable(team), person);
+                if (t.isPresent()) {
+                    job = TeamJobs.inTeam(job, t.get());
+                    JobSpec queued = job;
+                    TeamJobs.beyondQuota(queued, inv, t.get()).ifPresent(m -> { throw new GpuctlException(ExitCode.USAGE, m); });
+                    manifest = TeamJobs.render(job, t.get(), person);
+                } else {
+                    manifest = JobManifest.render(job);
+                }
+            } catch (WorkloadException e) {
+                throw new GpuctlException(ExitCode.USAGE, e.getMessage(), e);
+            }
             String applied;
             SshOptions ssh = connection.ssh();
             Inventories.checkIdentityFiles(inventoryPath(), java.util.List.of(inv.master()), ssh);
             try (Remote master = Inventories.openCluster(inv, ssh, inventoryPath())) {
-                applied = JobSubmit.submit(job, JobManifest.render(job), master);
+                applied = JobSubmit.submit(job, manifest, master);
             } catch (WorkloadException e) {
                 throw new GpuctlException(e.refused() ? ExitCode.USAGE : ExitCode.STEP_FAILED, e.getMessage(), e);
             } catch (RemoteException e) {

@@ -73,6 +73,7 @@ public final class PlanText {
         if (inv != null) sb.append(controlPlane(inv));
         if (inv != null) inv.nfs().ifPresent(nfs -> sb.append(nfsAccess(nfs)));
         if (inv != null && inv.sharesGpus()) sb.append(gpuSharing(inv));
+        if (inv != null && !inv.teams().isEmpty()) sb.append(teams(inv));
         sb.append('\n').append(PlanSummary.render(plan, name -> inv != null && inv.node(name).map(n -> n.gpu()).orElse(false)));
         sb.append('\n').append(PlanSummary.changes(plan));
         if (inv != null) sb.append(connections(inv));
@@ -158,6 +159,21 @@ public final class PlanText {
                 sb.append("  warning: ").append(e.path()).append(" has rootSquash: false: any pod running as root on any node can"
                     + " plant root-owned setuid files in it; remove rootSquash: false unless every node and image is trusted\n");
             }
+        }
+        return sb.toString();
+    }
+
+    /** Each team's GPU quota per model, whether it may borrow, and its members. */
+    static String teams(Inventory inv) {
+        StringBuilder sb = new StringBuilder("Teams (Kueue queues in one cohort; an idle quota is lent, and reclaimed by preempting the borrower):\n");
+        for (var t : inv.teams()) {
+            sb.append("  ").append(t.name()).append(" (namespace ").append(t.namespace()).append("): ");
+            sb.append(String.join(", ", t.gpus().entrySet().stream().map(e -> e.getValue() + " GPU" + (e.getValue() == 1 ? "" : "s")
+                + (e.getKey().equals(dev.gpuctl.inventory.Team.DEFAULT_MODEL) ? "" : " " + e.getKey())).toList()));
+            sb.append(t.borrowingLimit().isEmpty() ? ", may borrow idle GPUs"
+                : t.mayBorrow() ? ", may borrow up to " + t.borrowingLimit().getAsInt() : ", never borrows");
+            if (!t.members().isEmpty()) sb.append("; members ").append(String.join(", ", t.members()));
+            sb.append('\n');
         }
         return sb.toString();
     }

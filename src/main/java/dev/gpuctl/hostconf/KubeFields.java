@@ -41,6 +41,14 @@ public final class KubeFields {
         "metadata.labels", "status.active", "status.succeeded", "status.failed", "status.conditions",
         "spec.template.spec.containers[*].resources"));
 
+    /** What gpuctl queue reads of a Kueue ClusterQueue: its quotas and what its workloads hold. */
+    public static final Query CLUSTER_QUEUES = new Query(List.of("metadata.name", "spec.cohort", "spec.resourceGroups",
+        "status.flavorsReservation", "status.pendingWorkloads", "status.admittedWorkloads"));
+
+    /** What gpuctl queue reads of a Kueue Workload (its pod template, which holds the environment, is not asked for). */
+    public static final Query WORKLOADS = new Query(List.of("metadata.namespace", "metadata.name", "metadata.creationTimestamp",
+        "metadata.ownerReferences", "spec.queueName", "spec.priority", "status.conditions", "status.admission"));
+
     /** A Job's name and state (its pod template, which holds the environment, is not asked for). */
     public static final Query JOBS = new Query(List.of("metadata.name", "status.active", "status.conditions"));
 

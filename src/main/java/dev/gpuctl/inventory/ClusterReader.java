@@ -344,6 +344,16 @@ final class ClusterReader {
         return cidr;
     }
 
+    static final List<String> KUEUE_KEYS = List.of("version", "manifest");
+
+    /** {@code kueue: { version, manifest }} (top level, beside teams). */
+    Kueue kueue(Section k) {
+        String version = k.scalar("version").filter(n -> check(RELEASE_TAG.matcher(n.getValue()).matches(), n,
+                k.child("version") + ": '" + n.getValue() + "' is not a release tag (expected e.g. \"" + Kueue.DEFAULT_VERSION + "\")"))
+            .map(ScalarNode::getValue).orElse(Kueue.DEFAULT_VERSION);
+        return new Kueue(version, manifest(k, "manifest").orElse(pinned(Kueue.defaultManifest(version))));
+    }
+
     private DevicePlugin devicePlugin(Section d) {
         String version = d.scalar("version").filter(n -> check(RELEASE_TAG.matcher(n.getValue()).matches(), n,
                 d.child("version") + ": '" + n.getValue() + "' is not a release tag (expected e.g. \"v0.20.0\")"))
@@ -359,7 +369,7 @@ final class ClusterReader {
      * fetched over plain http, or with credentials in it (user:password@), is refused unless a sha256 is given: its
      * content could be changed on the way, and only the checksum makes it safe to apply as cluster admin.
      */
-    private Optional<ManifestRef> manifest(Section parent, String key) {
+    Optional<ManifestRef> manifest(Section parent, String key) {
         Optional<Node> value = parent.value(key);
         if (value.isEmpty()) return Optional.empty();
         String path = parent.child(key);

@@ -15,17 +15,47 @@ import java.util.Optional;
  * @param sshNotes those of the warnings that ~/.ssh/config gave for each node (by node name; a node with none is absent)
  */
 public record Inventory(Path file, Cluster cluster, List<Node> nodes, Optional<Nfs> nfs, List<String> warnings,
-                        java.util.Map<String, List<String>> sshNotes) {
+                        java.util.Map<String, List<String>> sshNotes, List<Team> teams, Kueue kueue) {
     public Inventory {
         nodes = List.copyOf(nodes);
+        teams = List.copyOf(teams);
         warnings = List.copyOf(warnings);
         java.util.Map<String, List<String>> notes = new java.util.LinkedHashMap<>();
         sshNotes.forEach((k, v) -> notes.put(k, List.copyOf(v)));
         sshNotes = java.util.Collections.unmodifiableMap(notes);
     }
 
+    public Inventory(Path file, Cluster cluster, List<Node> nodes, Optional<Nfs> nfs, List<String> warnings,
+                     java.util.Map<String, List<String>> sshNotes) {
+        this(file, cluster, nodes, nfs, warnings, sshNotes, List.of(), Kueue.defaults());
+    }
+
     public Inventory(Path file, Cluster cluster, List<Node> nodes, Optional<Nfs> nfs, List<String> warnings) {
         this(file, cluster, nodes, nfs, warnings, java.util.Map.of());
+    }
+
+    public Optional<Team> team(String name) {
+        return teams.stream().filter(t -> t.name().equals(name)).findFirst();
+    }
+
+    /** The team {@code person} is a member of, if any. */
+    public Optional<Team> teamOf(String person) {
+        return teams.stream().filter(t -> t.members().contains(person)).findFirst();
+    }
+
+    /** A GPU node's model as teams' quotas name it: its gpuModel, else {@link Team#DEFAULT_MODEL}. */
+    public static String gpuModel(Node node) {
+        return node.gpuModel().isEmpty() ? Team.DEFAULT_MODEL : node.gpuModel();
+    }
+
+    /** The GPU models of the GPU nodes, sorted ({@link Team#DEFAULT_MODEL} alone when no node names its model). */
+    public List<String> gpuModels() {
+        return nodes.stream().filter(Node::gpu).map(Inventory::gpuModel).distinct().sorted().toList();
+    }
+
+    /** Whether any node names its GPU model (then nodes are labelled with it and each model is its own ResourceFlavor). */
+    public boolean namesGpuModels() {
+        return nodes.stream().anyMatch(n -> n.gpu() && !n.gpuModel().isEmpty());
     }
 
     /** What ~/.ssh/config made gpuctl skip for this node (e.g. a Match block it does not read), "FILE:LINE: what" each. */

@@ -75,12 +75,22 @@ import org.yaml.snakeyaml.nodes.ScalarNode;
  * on every export; false writes {@code no_root_squash}, which lets root on every node, and so any pod running as root,
  * act as root on the export: plant root-owned setuid files in it; plan warns about each such export).
  *
+ * <h2>teams (optional)</h2>
+ * Each team: {@code name} (required; a DNS label of at most 58: its ClusterQueue's name, and team-NAME its namespace's;
+ * unique), {@code gpus} (required: a GPU count, or per GPU model {@code { h200: 2, a100: 1 }}, which a cluster with
+ * several models needs; a model no GPU node has, or more GPUs than the cluster has of it, is an error), {@code members}
+ * (people, each in one team at most), {@code borrowing} (true, the default: any idle GPU of the other teams; false:
+ * none; N: at most N). With teams, every GPU node states {@code gpus} (its GPU count, 1..64) and either every GPU node
+ * or none its {@code gpuModel} (a DNS label); nodes cutting GPUs into MIG instances are refused. {@code kueue}
+ * {version (a release tag, default {@link Kueue#DEFAULT_VERSION}), manifest (as cniManifest; default the release's
+ * manifests.yaml)}: what bootstrap installs when there are teams.
+ *
  * <h2>IPv6</h2>
  * Node addresses, bastion addresses, time servers and site networks may be IPv6. The pod and
  * service networks must be IPv4: kubeadm dual-stack and IPv6-only clusters are not supported yet.
  */
 public final class InventoryLoader {
-    static final List<String> TOP_KEYS = List.of("cluster", "ssh", "nodes", "storage");
+    static final List<String> TOP_KEYS = List.of("cluster", "ssh", "nodes", "storage", "teams", "kueue");
     /** Files larger than this are refused before they are read. */
     static final long MAX_BYTES = 1024 * 1024;
     private static final Map<String, String> TOP_HINTS = topHints();
@@ -126,7 +136,7 @@ public final class InventoryLoader {
 
     private static Inventory parse(Path file, String displayName, String yamlText, Path baseDir,
                                    Map<String, String> env) {
-        return YamlSource.read(displayName, yamlText, "the inventory", "cluster:, ssh:, nodes: and storage:", (root, problems) ->
+        return YamlSource.read(displayName, yamlText, "the inventory", "cluster:, ssh:, nodes:, storage:, teams: and kueue:", (root, problems) ->
             inventory(file, root, new ReadContext(problems, baseDir, Optional.ofNullable(env.get("HOME")))));
     }
 
@@ -144,10 +154,12 @@ public final class InventoryLoader {
             .map(list -> new NodesReader(ctx).read(t, list, defaults)).orElse(new ArrayList<>());
         Optional<Nfs> nfs = t.section("storage", StorageReader.KEYS, Map.of())
             .flatMap(s -> new StorageReader(ctx.problems).read(s, nodes));
+        List<Team> teams = t.list("teams").map(list -> new TeamsReader(ctx.problems).read(t, list, nodes, cluster)).orElse(List.of());
+        Kueue kueue = t.section("kueue", ClusterReader.KUEUE_KEYS, Map.of()).map(clusterReader::kueue).orElse(Kueue.defaults());
         cluster.ifPresent(c -> checkPodCidrSize(c, nodes.size(), clusterReader, ctx.problems));
         cluster.ifPresent(c -> checkEndpoint(c, nodes, clusterReader, t, ctx.problems));
         if (cluster.isEmpty() || ctx.problems.any()) return Optional.empty();
-        Inventory inv = new Inventory(file, cluster.get(), nodes, nfs, List.copyOf(ctx.warnings), ctx.sshNotes);
+        Inventory inv = new Inventory(file, cluster.get(), nodes, nfs, List.copyOf(ctx.warnings), ctx.sshNotes, teams, kueue);
         checkStaticCidrs(inv, root, ctx.problems);
         if (ctx.problems.any()) return Optional.empty();
         return Optional.of(inv);

@@ -17,7 +17,7 @@ import org.yaml.snakeyaml.nodes.Tag;
 
 /** Reads `nodes:` and checks the list as a whole. See {@link InventoryLoader} for the rules. */
 final class NodesReader {
-    static final List<String> KEYS = List.of("name", "address", "role", "gpu", "labels", "ssh", "connection", "nodeIp", "gpuSharing");
+    static final List<String> KEYS = List.of("name", "address", "role", "gpu", "labels", "ssh", "connection", "nodeIp", "gpuSharing", "gpus", "gpuModel");
     static final List<String> CONNECTIONS = List.of("ssh", "local");
     private static final Map<String, String> HINTS = hints();
 
@@ -87,6 +87,8 @@ final class NodesReader {
             problems.at(n.keyNode("gpuSharing").orElseThrow(), n.child("gpuSharing") + ": node has no GPUs (gpu: false), so it has"
                 + " nothing to share (remove gpuSharing, or set gpu: true)");
         }
+        int gpus = n.scalar("gpus").map(c -> gpuCount(n, c, gpu)).orElse(0);
+        String gpuModel = n.scalar("gpuModel").map(m -> gpuModel(n, m, gpu)).orElse("");
         SshReader.Partial own = n.section("ssh", SshReader.NODE_KEYS, Map.of()).map(ssh::read)
             .orElse(SshReader.Partial.NONE);
         Optional<ScalarNode> connectionNode = n.scalar("connection");
@@ -110,7 +112,38 @@ final class NodesReader {
                 + " (expected an IP address or a host name)"));
         return new dev.gpuctl.inventory.Node(nameNode.map(ScalarNode::getValue).orElse(""),
             configured.hostName().orElse(address), role.orElse(Role.WORKER), gpu, labels,
-            ssh.resolve(ssh.withConfig(own.over(defaults), configured)), connection, nodeIp.orElse(""), sharing);
+            ssh.resolve(ssh.withConfig(own.over(defaults), configured)), connection, nodeIp.orElse(""), sharing, gpus, gpuModel);
+    }
+
+    /** The largest GPU count a node may state (a typo guard: the largest servers have 8 or 16). */
+    static final int MAX_GPUS = 64;
+
+    private int gpuCount(Section n, ScalarNode c, boolean gpu) {
+        if (!c.getTag().equals(Tag.INT) || !c.getValue().matches("[0-9]{1,3}") || Integer.parseInt(c.getValue()) < 1
+            || Integer.parseInt(c.getValue()) > MAX_GPUS) {
+            problems.at(c, n.child("gpus") + ": '" + c.getValue() + "' is not a GPU count (expected a whole number 1.." + MAX_GPUS
+                + ": the GPUs nvidia-smi lists on the node)");
+            return 0;
+        }
+        if (!gpu) {
+            problems.at(c, n.child("gpus") + ": node has no GPUs (gpu: false), so it has no GPU count (remove gpus, or set gpu: true)");
+            return 0;
+        }
+        return Integer.parseInt(c.getValue());
+    }
+
+    private String gpuModel(Section n, ScalarNode m, boolean gpu) {
+        if (!Names.isDnsLabel(m.getValue())) {
+            problems.at(m, n.child("gpuModel") + ": '" + m.getValue() + "' is not a GPU model name (expected a DNS-1123 label such"
+                + " as h200 or a100-80gb: lowercase letters, digits and '-'; it names the node's label, the Kueue ResourceFlavor"
+                + " and the key of teams' quotas)");
+            return "";
+        }
+        if (!gpu) {
+            problems.at(m, n.child("gpuModel") + ": node has no GPUs (gpu: false), so it has no GPU model (remove gpuModel, or set gpu: true)");
+            return "";
+        }
+        return m.getValue();
     }
 
     /** Kubernetes labels: a mapping of label keys to label values, both strings. */

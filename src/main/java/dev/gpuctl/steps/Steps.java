@@ -17,6 +17,7 @@ public final class Steps {
             new Phase("control-plane", "control plane and pod network", List.of(new LoadBalancerStep(), new ControlPlaneStep(), new CniStep(), new SchedulableStep()), false),
             new Phase("join", "workers join", List.of(new JoinStep()), false),
             new Phase("gpu", "GPUs", List.of(new GpuStep(), new GpuRecordStep(), new GpuHealthStep()), false),
+            new Phase("teams", "teams' queues (Kueue)", List.of(new KueueStep()), false),
             new Phase("nfs-server", "NFS server", List.of(new NfsServerStep()), false),
             new Phase("nfs-clients", "NFS clients", List.of(new NfsClientStep()), false));
     }

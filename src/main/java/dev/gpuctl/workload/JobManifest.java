@@ -38,6 +38,30 @@ public final class JobManifest {
         return yaml().dump(tree(spec)).replace("\uFEFF", "\\uFEFF");
     }
 
+    /**
+     * The Job for a team's queue: labelled with its LocalQueue ({@code kueue.x-k8s.io/queue-name}, which Kueue admits it
+     * from), the person who submitted it when known ({@code gpuctl.dev/person}, for usage), and created suspended (Kueue's
+     * webhook does the same; saying it here keeps the Job from starting before Kueue admits it whatever the webhook does).
+     */
+    public static String render(JobSpec spec, String queue, java.util.Optional<String> person) {
+        Map<String, Object> tree = tree(spec);
+        @SuppressWarnings("unchecked") Map<String, Object> md = (Map<String, Object>) tree.get("metadata");
+        @SuppressWarnings("unchecked") Map<String, Object> labels = (Map<String, Object>) md.get("labels");
+        labels.put(QUEUE_LABEL, queue);
+        person.ifPresent(p -> labels.put(PERSON_LABEL, p));
+        @SuppressWarnings("unchecked") Map<String, Object> jobSpec = (Map<String, Object>) tree.get("spec");
+        Map<String, Object> suspended = new LinkedHashMap<>();
+        suspended.put("suspend", true);
+        suspended.putAll(jobSpec);
+        tree.put("spec", suspended);
+        return yaml().dump(tree).replace("\uFEFF", "\\uFEFF");
+    }
+
+    /** The label naming a Job's Kueue LocalQueue. */
+    public static final String QUEUE_LABEL = "kueue.x-k8s.io/queue-name";
+    /** The label naming who submitted a Job (a team member of the inventory). */
+    public static final String PERSON_LABEL = "gpuctl.dev/person";
+
     /** The Job as YAML's data model: maps (in Kubernetes' field order), lists, strings, numbers and booleans. */
     static Map<String, Object> tree(JobSpec spec) {
         JobSpec.Pod pod = spec.pod();

@@ -184,7 +184,7 @@ class InventoryLoaderTest {
         assertEquals(latin1 + ": cannot read: not UTF-8 text", loadError(latin1));
         Path empty = dir.resolve("empty.yaml");
         Files.writeString(empty, "# nothing yet\n");
-        assertEquals(empty + ": the inventory is empty (expected cluster:, ssh:, nodes: and storage:)", loadError(empty));
+        assertEquals(empty + ": the inventory is empty (expected cluster:, ssh:, nodes:, storage:, teams: and kueue:)", loadError(empty));
     }
 
     private static String loadError(Path file) {
@@ -814,7 +814,7 @@ class InventoryLoaderTest {
               kubernetesVersion: !!binary "MS4zNQ=="
             nodes: [{ name: m, address: 10.0.0.1, role: !role master }]
             """,
-            "inv.yaml:1:1: unknown key 'base' in the top level (expected one of: cluster, ssh, nodes, storage)",
+            "inv.yaml:1:1: unknown key 'base' in the top level (expected one of: cluster, ssh, nodes, storage, teams, kueue)",
             "inv.yaml:3:3: merge keys ('<<') are not supported in cluster (write the keys out)",
             "inv.yaml:3:3: missing required key 'name' in cluster (expected a DNS-1123 label such as 'gpu-lab')",
             "inv.yaml:4:22: cluster.kubernetesVersion: expected a string, got a value tagged 'tag:yaml.org,2002:binary' (YAML tags are not supported)",

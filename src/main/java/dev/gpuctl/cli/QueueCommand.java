@@ -1,0 +1,63 @@
+package dev.gpuctl.cli;
+
+import dev.gpuctl.hostconf.QueueReport;
+import dev.gpuctl.hostconf.Terminal;
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.remote.Remote;
+import dev.gpuctl.remote.RemoteException;
+import dev.gpuctl.remote.SshOptions;
+import dev.gpuctl.workload.Queues;
+import dev.gpuctl.workload.WorkloadException;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+@Command(name = "queue",
+    description = {"Show the teams' GPU queues (Kueue; read-only, through the master).",
+        "Per team: its GPU quota, the GPUs its jobs hold, how many it borrows and lends, its running and pending jobs; then each"
+            + " team's pending jobs in admission order with their wait so far and the reason Kueue gives."})
+final class QueueCommand implements Callable<Integer> {
+    @Mixin InventoryOption inventory;
+    @Option(names = "--team", paramLabel = "TEAM", description = "Only this team.") String team;
+    @Option(names = "--json", description = "Print the report as JSON (schema " + QueueReport.SCHEMA + ").") boolean json;
+    @Mixin HostOptions connection;
+    @Spec CommandSpec spec;
+    @ParentCommand GpuctlCommand parent;
+
+    @Override public Integer call() throws IOException {
+        Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
+        if (inv.teams().isEmpty()) {
+            throw new GpuctlException(ExitCode.USAGE, inv.file().getFileName() + " has no teams: (teams share the GPUs through queues"
+                + " only when the inventory names them; see docs/inventory.md)");
+        }
+        if (team != null && inv.team(team).isEmpty()) {
+            throw new GpuctlException(ExitCode.USAGE, "--team " + team + ": no such team (expected one of: "
+                + String.join(", ", inv.teams().stream().map(t -> t.name()).toList()) + ")");
+        }
+        List<String> teams = team != null ? List.of(team) : inv.teams().stream().map(t -> t.name()).toList();
+        SshOptions ssh = connection.ssh();
+        Inventories.checkIdentityFiles(inventory.resolve(parent.env), List.of(inv.master()), ssh);
+        Instant now = Instant.now();
+        List<QueueReport.Team> report;
+        try (Remote master = Inventories.openCluster(inv, ssh, inventory.resolve(parent.env))) {
+            report = Queues.report(master, teams, now);
+        } catch (WorkloadException e) {
+            throw new GpuctlException(e.refused() ? ExitCode.USAGE : ExitCode.STEP_FAILED, e.getMessage(), e);
+        } catch (RemoteException e) {
+            throw GpuctlException.of(e);
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        out.print(json ? Terminal.jsonWriter().writeValueAsString(QueueReport.document(inv.cluster().name(), report, now)) + "\n"
+            : QueueReport.table(report));
+        out.flush();
+        return ExitCode.OK.code();
+    }
+}

@@ -1,0 +1,151 @@
+package dev.gpuctl.steps;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.gpuctl.hostconf.Json;
+import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.hostconf.KueueObjects;
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.Team;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Collectors;
+
+/**
+ * Teams share the GPUs through Kueue: its manifest applied (server-side, as Kueue's installation guide does), its
+ * controller and webhook waited for (the Deployment is Available only once the webhook serves), then the teams' objects
+ * ({@link TeamQueues}) applied from one file named after its content, so that a changed quota is a new file whose
+ * apply changes only the ClusterQueue that differs. A team removed from the inventory loses its ClusterQueue and
+ * LocalQueue only while they hold no workload; otherwise the step fails and says what to do (its namespace, and the
+ * jobs' records in it, stay).
+ */
+public final class KueueStep implements Step {
+    static final Duration CONTROLLER_WAIT = Duration.ofMinutes(5);
+    static final String NAMESPACE = "kueue-system";
+    static final String DEPLOYMENT = "kueue-controller-manager";
+
+    @Override public String id() { return "kueue"; }
+    @Override public String title() { return "Kueue and the teams' queues"; }
+    @Override public boolean readsCluster() { return true; }
+    @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster() && !ctx.inventory().teams().isEmpty(); }
+
+    static String path(HostContext ctx) { return Manifest.remotePath("kueue", ctx.inventory().kueue().manifest()); }
+
+    /** The teams' objects as a multi-document manifest (each document JSON, which is YAML). */
+    static String teamsManifest(Inventory inv) {
+        StringBuilder sb = new StringBuilder();
+        for (ObjectNode o : TeamQueues.objects(inv)) {
+            try {
+                sb.append("---\n").append(Json.MAPPER.writeValueAsString(o)).append('\n');
+            } catch (JsonProcessingException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        return sb.toString();
+    }
+
+    static String teamsPath(Inventory inv) {
+        try {
+            byte[] d = MessageDigest.getInstance("SHA-256").digest(teamsManifest(inv).getBytes(StandardCharsets.UTF_8));
+            return Kube.DIR + "/kueue-teams-" + HexFormat.of().formatHex(d, 0, 4) + ".yaml";
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static Probe controllerAvailable() {
+        return Probe.of("Kueue's controller and webhook available (deployment " + NAMESPACE + "/" + DEPLOYMENT + ")",
+            Kube.kubectl("-n " + NAMESPACE + " get deployment " + DEPLOYMENT + " -o json"), r -> {
+                if (!r.ok()) return Optional.of("deployment " + NAMESPACE + "/" + DEPLOYMENT + " not found (is Kueue's manifest applied?)");
+                return available(r.stdout());
+            });
+    }
+
+    /** Empty when the Deployment's Available condition is True; else what it says. */
+    static Optional<String> available(String deploymentJson) {
+        try {
+            JsonNode d = Json.MAPPER.readTree(deploymentJson);
+            for (JsonNode c : d.path("status").path("conditions")) {
+                if (c.path("type").asText().equals("Available")) {
+                    if (c.path("status").asText().equals("True")) return Optional.empty();
+                    return Optional.of("not available: " + c.path("reason").asText() + " " + c.path("message").asText()
+                        + " (kubectl -n " + NAMESPACE + " get pods; kubectl -n " + NAMESPACE + " logs deploy/" + DEPLOYMENT + ")");
+                }
+            }
+            return Optional.of("no Available condition yet (kubectl -n " + NAMESPACE + " get pods)");
+        } catch (JsonProcessingException e) {
+            return Optional.of("kubectl printed no deployment JSON");
+        }
+    }
+
+    /** Names of gpuctl's ClusterQueues, one per line (empty output: none). */
+    static String managedQueues() {
+        return Kube.kubectl("get clusterqueues -l " + KueueObjects.MANAGED_BY + "=gpuctl -o jsonpath='{.items[*].metadata.name}'");
+    }
+
+    static Probe noRemovedTeams(Inventory inv) {
+        List<String> teams = inv.teams().stream().map(Team::name).toList();
+        return Probe.of("no ClusterQueue of a team that left the inventory", managedQueues(), r -> {
+            if (!r.ok()) return Optional.of("kubectl get clusterqueues failed (exit " + r.exit() + "): is Kueue installed?");
+            List<String> gone = List.of(r.stdout().strip().split("\\s+")).stream().filter(s -> !s.isEmpty() && !teams.contains(s)).toList();
+            return gone.isEmpty() ? Optional.empty() : Optional.of("ClusterQueue(s) of teams no longer in the inventory: " + String.join(", ", gone));
+        });
+    }
+
+    /**
+     * Removes the queues of teams that left the inventory, each only while its ClusterQueue holds no workload (pending or
+     * admitted); one that does stops the command with what to do.
+     */
+    static String removeCommand(Inventory inv) {
+        String keep = " " + inv.teams().stream().map(Team::name).collect(Collectors.joining(" ")) + " ";
+        return "keep=" + Sh.quote(keep) + "; for cq in $(" + managedQueues() + "); do"
+            + " case \"$keep\" in *\" $cq \"*) continue;; esac;"
+            + " n=$(" + Kube.kubectl("get clusterqueue \"$cq\" -o jsonpath='{.status.pendingWorkloads} {.status.reservingWorkloads}'") + ") || exit 1;"
+            + " set -- $n;"
+            + " if [ \"${1:-0}\" != 0 ] || [ \"${2:-0}\" != 0 ]; then"
+            + " echo \"team $cq is no longer in the inventory, but its ClusterQueue holds ${1:-0} pending and ${2:-0} admitted"
+            + " workload(s): let its jobs finish or delete them (kubectl -n " + Team.NAMESPACE_PREFIX + "$cq delete jobs --all),"
+            + " or put the team back, then run bootstrap again\" >&2; exit 1; fi;"
+            + " " + Kube.kubectl("-n " + Team.NAMESPACE_PREFIX + "\"$cq\" delete localqueue \"$cq\" --ignore-not-found") + " || exit 1;"
+            + " " + Kube.kubectl("delete clusterqueue \"$cq\"") + " || exit 1;"
+            + " done";
+    }
+
+    @Override public List<Probe> check(HostContext ctx) {
+        Inventory inv = ctx.inventory();
+        return List.of(Manifest.applied("Kueue " + inv.kueue().version(), path(ctx)), controllerAvailable(),
+            Manifest.applied("the teams' Kueue objects", teamsPath(inv)), noRemovedTeams(inv));
+    }
+
+    @Override public List<Op> apply(HostContext ctx) {
+        Inventory inv = ctx.inventory();
+        List<Op> ops = new ArrayList<>(Manifest.place("Kueue " + inv.kueue().version(), inv.kueue().manifest(), path(ctx), "", m -> m));
+        ops.add(Op.Run.of("apply Kueue " + inv.kueue().version(), Kube.kubectl("apply --server-side -f " + path(ctx)))
+            .unlessRight(Manifest.applied("Kueue " + inv.kueue().version(), path(ctx))));
+        ops.add(Op.Run.of("wait (up to " + CONTROLLER_WAIT.toMinutes() + " min) for Kueue's controller and webhook",
+            Kube.kubectl("-n " + NAMESPACE + " wait deployment/" + DEPLOYMENT + " --for=condition=available --timeout="
+                + CONTROLLER_WAIT.toSeconds() + "s")).unlessRight(controllerAvailable()));
+        String content = teamsManifest(inv);
+        ops.add(Op.WriteFile.manifest("the teams' Kueue objects (" + inv.teams().size() + " team(s) in cohort " + TeamQueues.cohort(inv)
+            + ")", teamsPath(inv), content, "0600", TeamQueues.objects(inv).stream()
+                .map(o -> o.path("kind").asText() + "/" + o.path("metadata").path("name").asText()).toList()));
+        ops.add(Op.Run.of("apply the teams' Kueue objects", Kube.kubectl("apply -f " + teamsPath(inv)))
+            .unlessRight(Manifest.applied("the teams' Kueue objects", teamsPath(inv))));
+        ops.add(Op.Run.of("remove the queues of teams no longer in the inventory (refused while they hold workloads)",
+            removeCommand(inv)).unlessRight(noRemovedTeams(inv)));
+        return ops;
+    }
+
+    @Override public List<Probe> verify(HostContext ctx) {
+        List<Probe> probes = new ArrayList<>(check(ctx));
+        probes.set(1, controllerAvailable().waitingUpTo(CONTROLLER_WAIT));
+        return probes;
+    }
+}

@@ -1,0 +1,72 @@
+package dev.gpuctl.workload;
+
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.Node;
+import dev.gpuctl.inventory.Team;
+import java.util.Optional;
+
+/**
+ * A job submitted for a team: which team (asked, else the team the person is a member of), the job moved into the
+ * team's namespace, and the refusal of a job Kueue could never admit (more GPUs than the team's quota and what it may
+ * borrow) — before anything is submitted. Pure: the inventory and the spec only.
+ */
+public final class TeamJobs {
+    private TeamJobs() {}
+
+    /**
+     * The team a job goes to: {@code asked} when given (it must be a team of the inventory), else the team {@code person}
+     * is a member of; empty when the inventory has no teams and none was asked.
+     */
+    public static Optional<Team> team(Inventory inv, Optional<String> asked, Optional<String> person) {
+        if (asked.isPresent()) {
+            return Optional.of(inv.team(asked.get()).orElseThrow(() -> WorkloadException.refused("--team " + asked.get()
+                + ": no such team in " + inv.file().getFileName() + " (expected one of: "
+                + (inv.teams().isEmpty() ? "none: the inventory has no teams:" : String.join(", ", inv.teams().stream().map(Team::name).toList()))
+                + ")")));
+        }
+        if (inv.teams().isEmpty()) return Optional.empty();
+        return Optional.of(person.flatMap(inv::teamOf).orElseThrow(() -> WorkloadException.refused("the inventory has teams, and "
+            + person.map(p -> "'" + p + "' is a member of none").orElse("who submits is not known") + ": say which team's queue the job"
+            + " goes to with --team (one of: " + String.join(", ", inv.teams().stream().map(Team::name).toList()) + ")")));
+    }
+
+    /** The spec in the team's namespace; a spec naming another namespace (not default) is refused. */
+    public static JobSpec inTeam(JobSpec spec, Team team) {
+        if (!spec.namespace().equals("default") && !spec.namespace().equals(team.namespace())) {
+            throw WorkloadException.refused("namespace: " + spec.namespace() + ": team " + team.name() + "'s jobs run in namespace "
+                + team.namespace() + ", where its queue is (remove namespace from the spec, or set it to " + team.namespace() + ")");
+        }
+        return new JobSpec(spec.name(), team.namespace(), spec.image(), spec.command(), spec.gpus(), spec.gpusAt(), spec.env(),
+            spec.dataset(), spec.checkpoint(), spec.pod(), spec.gpuResource());
+    }
+
+    /**
+     * Why Kueue could never admit the job in the team's queue, or empty: it asks for more GPUs than the team's quota plus
+     * what it may borrow (Kueue's "maximum capacity"), taken over the GPU models the team can use.
+     */
+    public static Optional<String> beyondQuota(JobSpec spec, Inventory inv, Team team) {
+        if (!spec.gpuResource().equals(JobSpec.WHOLE_GPU)) return Optional.empty();
+        int most = 0;
+        String at = "";
+        for (String model : inv.gpuModels()) {
+            int cluster = inv.nodes().stream().filter(Node::gpu).filter(n -> Inventory.gpuModel(n).equals(model))
+                .mapToInt(n -> n.gpus() * inv.sharing(n).replicas()).sum();
+            int quota = team.quota(model);
+            int reach = team.borrowingLimit().isPresent() ? Math.min(cluster, quota + team.borrowingLimit().getAsInt()) : cluster;
+            if (reach > most) {
+                most = reach;
+                at = model;
+            }
+        }
+        if (spec.gpus() <= most) return Optional.empty();
+        String model = at.equals(Team.DEFAULT_MODEL) || at.isEmpty() ? "" : " of model " + at;
+        return Optional.of(spec.gpusAt() + ": gpus: " + spec.gpus() + " is more than team " + team.name() + " can ever get: its quota"
+            + " and what it may borrow come to " + most + " GPU" + (most == 1 ? "" : "s") + model + ", so Kueue would keep the job"
+            + " pending forever (expected at most " + most + ", or a larger quota or borrowing for the team in the inventory)");
+    }
+
+    /** The Job's manifest for the team's LocalQueue, with the submitting person when known. */
+    public static String render(JobSpec inTeam, Team team, Optional<String> person) {
+        return JobManifest.render(inTeam, team.name(), person.filter(p -> team.members().contains(p)));
+    }
+}

@@ -1,0 +1,227 @@
+package dev.gpuctl.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.gpuctl.testbed.TestBed;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * Two teams share four GPUs through Kueue (1 master + 2 workers with 2 GPUs each; teams a and b of 2 GPUs in one
+ * cohort): bootstrap installs Kueue from the bed's manifest and the teams' queues; team a's third one-GPU job borrows
+ * b's idle GPU; b's two-GPU job reclaims it: a's borrowed job is preempted (suspended and requeued, not failed) and b's
+ * runs; gpuctl queue shows it; a re-run changes nothing and verify is clean.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class TeamsE2E {
+    static final ObjectMapper JSON = new ObjectMapper();
+    static final String KUBECTL = "kubectl --kubeconfig=/etc/kubernetes/admin.conf ";
+    static final long WAIT_NANOS = 120_000_000_000L;
+    static TestBed bed;
+    static Path inventory;
+    static String master;
+
+    @AfterAll static void down() {
+        if (bed != null) bed.down();
+    }
+
+    @BeforeAll static void up() throws IOException {
+        bed = TestBed.own("tm", 2);
+        master = bed.master();
+        for (String w : bed.workers()) bed.ok(w, "echo 2 > /etc/gpuctl-testbed/gpus");
+        Path plain = bed.inventory("docker", "flannel");
+        inventory = plain.resolveSibling("inventory-teams.yaml");
+        Files.writeString(inventory, Files.readString(plain).lines()
+            .map(l -> l.contains("role: worker }") ? l.replace("role: worker }", "role: worker, gpus: 2 }") : l)
+            .collect(Collectors.joining("\n", "", "\n")) + """
+            teams:
+              - { name: a, gpus: 2, members: [alice] }
+              - { name: b, gpus: 2, members: [bob] }
+            kueue:
+              manifest: %s
+            """.formatted(bed.repoRoot().resolve("testbed/manifests/kueue-v0.14.8-testbed.yaml")));
+    }
+
+    static JsonNode kubectl(String args) throws IOException {
+        return JSON.readTree(bed.ok(master, KUBECTL + args));
+    }
+
+    static JsonNode job(String team, String name) throws IOException {
+        return kubectl("-n team-" + team + " get job " + name + " -o json");
+    }
+
+    static JsonNode workload(String team, String job) throws IOException {
+        for (JsonNode w : kubectl("-n team-" + team + " get workloads -o json").path("items")) {
+            if (w.path("metadata").path("ownerReferences").path(0).path("name").asText().equals(job)) return w;
+        }
+        return JSON.createObjectNode();
+    }
+
+    static String condition(JsonNode obj, String type) {
+        for (JsonNode c : obj.path("status").path("conditions")) {
+            if (c.path("type").asText().equals(type)) return c.path("status").asText() + "/" + c.path("reason").asText();
+        }
+        return "";
+    }
+
+    static boolean running(String team, String name) throws IOException {
+        JsonNode j = job(team, name);
+        if (j.path("spec").path("suspend").asBoolean(false)) return false;
+        for (JsonNode p : kubectl("-n team-" + team + " get pods -l job-name=" + name + " -o json").path("items")) {
+            if (p.path("status").path("phase").asText().equals("Running")) return true;
+        }
+        return false;
+    }
+
+    interface Check { boolean holds() throws IOException; }
+
+    static void await(String what, Check check) throws Exception {
+        for (long deadline = System.nanoTime() + WAIT_NANOS; System.nanoTime() < deadline; Thread.sleep(1000)) {
+            if (check.holds()) return;
+        }
+        fail("not within 2 min: " + what + "\n" + bed.ok(master, KUBECTL + "get workloads -A -o json"));
+    }
+
+    static void submit(String team, String name, int gpus) throws IOException {
+        Path spec = inventory.resolveSibling(name + ".yaml");
+        Files.writeString(spec, "{ name: " + name + ", image: registry.internal/trainer:cu118, command: [sleep, \"900\"], gpus: " + gpus + " }\n");
+        Gpuctl.Run r = Gpuctl.run("job", "submit", spec.toString(), inventory.toString(), "--team", team);
+        assertEquals(0, r.code(), r::toString);
+        JsonNode j = job(team, name);
+        assertEquals(team, j.path("metadata").path("labels").path("kueue.x-k8s.io/queue-name").asText(), j::toString);
+    }
+
+    static JsonNode clusterQueue(String name) throws IOException {
+        return kubectl("get clusterqueue " + name + " -o json");
+    }
+
+    static String gpuReservation(String cq) throws IOException {
+        for (JsonNode f : clusterQueue(cq).path("status").path("flavorsReservation")) {
+            for (JsonNode r : f.path("resources")) {
+                if (r.path("name").asText().equals("nvidia.com/gpu")) return r.path("total").asText() + " borrowed " + r.path("borrowed").asText();
+            }
+        }
+        return "";
+    }
+
+    @Test @Order(1) void planShowsTheTeams() {
+        Gpuctl.Run plan = Gpuctl.run("plan", inventory.toString());
+        assertEquals(0, plan.code(), plan::toString);
+        assertTrue(plan.out().contains("a (namespace team-a): 2 GPUs, may borrow idle GPUs; members alice"), plan.out());
+    }
+
+    @Test @Order(2) void bootstrapInstallsKueueAndTheTeamsQueues() throws Exception {
+        Gpuctl.Run r = Gpuctl.run("bootstrap", inventory.toString());
+        assertEquals(0, r.code(), r::toString);
+        JsonNode d = kubectl("-n kueue-system get deployment kueue-controller-manager -o json");
+        assertEquals("True/MinimumReplicasAvailable", condition(d, "Available"), d::toString);
+        for (String t : List.of("a", "b")) {
+            JsonNode cq = clusterQueue(t);
+            assertFalse(cq.path("spec").path("cohort").asText().isEmpty(), cq::toString);
+            assertEquals(2, cq.path("spec").path("resourceGroups").path(0).path("flavors").path(0).path("resources").path(0)
+                .path("nominalQuota").asInt(), cq::toString);
+            assertEquals("True/Ready", condition(cq, "Active"), cq::toString);
+            JsonNode lq = kubectl("-n team-" + t + " get localqueue " + t + " -o json");
+            assertEquals(t, lq.path("spec").path("clusterQueue").asText(), lq::toString);
+        }
+        assertEquals(clusterQueue("a").path("spec").path("cohort").asText(), clusterQueue("b").path("spec").path("cohort").asText());
+    }
+
+    @Test @Order(3) void teamAsThirdJobBorrowsBsIdleGpu() throws Exception {
+        submit("a", "a1", 1);
+        submit("a", "a2", 1);
+        await("a1 and a2 run", () -> running("a", "a1") && running("a", "a2"));
+        submit("a", "a3", 1);
+        await("a3 runs on b's idle GPU", () -> running("a", "a3"));
+        assertEquals("3 borrowed 1", gpuReservation("a"));
+        assertEquals("True/QuotaReserved", condition(workload("a", "a3"), "QuotaReserved"));
+    }
+
+    @Test @Order(4) void teamBReclaimsItsGpusTheBorrowerIsRequeuedNotFailed() throws Exception {
+        submit("b", "b1", 2);
+        await("b1 runs", () -> running("b", "b1"));
+        JsonNode a3 = workload("a", "a3");
+        assertEquals("True/Preempted", condition(a3, "Evicted"), a3::toString);
+        assertEquals("True/InCohortReclamation", condition(a3, "Preempted"), a3::toString);
+        assertEquals("True/Preempted", condition(a3, "Requeued"), a3::toString);
+        assertEquals("False/Pending", condition(a3, "QuotaReserved"), a3::toString);
+        JsonNode j = job("a", "a3");
+        assertTrue(j.path("spec").path("suspend").asBoolean(), j::toString);
+        assertEquals(0, j.path("status").path("failed").asInt(0), j::toString);
+        assertFalse(condition(j, "Failed").startsWith("True"), j::toString);
+        assertTrue(running("a", "a1") && running("a", "a2"), "a's jobs within its quota are never preempted");
+        assertEquals("2 borrowed 0", gpuReservation("a"));
+        assertEquals("2 borrowed 0", gpuReservation("b"));
+    }
+
+    @Test @Order(5) void queueShowsIt() throws Exception {
+        Gpuctl.Run r = Gpuctl.run("queue", "--json", inventory.toString());
+        assertEquals(0, r.code(), r::toString);
+        JsonNode doc = JSON.readTree(r.out());
+        JsonNode a = doc.path("teams").get(0);
+        assertEquals("a", a.path("team").asText(), r.out());
+        assertEquals(List.of(2, 2, 0, 0, 2), List.of(a.path("quota").asInt(), a.path("inUse").asInt(), a.path("borrowed").asInt(),
+            a.path("lent").asInt(), a.path("running").asInt()), r.out());
+        assertEquals(1, a.path("pending").size(), r.out());
+        assertEquals("a3", a.path("pending").get(0).path("job").asText(), r.out());
+        assertTrue(a.path("pending").get(0).path("reason").asText().startsWith(
+            "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor gpu, "), r.out());
+        Gpuctl.Run text = Gpuctl.run("queue", "--team", "b", inventory.toString());
+        assertEquals(0, text.code(), text::toString);
+        assertTrue(text.out().startsWith("TEAM  QUOTA  IN USE  BORROWED  LENT  RUNNING  PENDING\nb     2      2       0         0     1        0\n"),
+            text.out());
+    }
+
+    @Test @Order(6) void aReRunChangesNothingAndVerifyIsClean() throws Exception {
+        List<String> before = new ArrayList<>();
+        for (String t : List.of("a", "b")) before.add(clusterQueue(t).path("metadata").path("generation").asText());
+        Gpuctl.Run again = Gpuctl.run("bootstrap", inventory.toString());
+        assertEquals(0, again.code(), again::toString);
+        assertEquals(0, again.count("changed"), again::toString);
+        List<String> after = new ArrayList<>();
+        for (String t : List.of("a", "b")) after.add(clusterQueue(t).path("metadata").path("generation").asText());
+        assertEquals(before, after);
+        assertTrue(running("b", "b1"), "the re-run left the running jobs alone");
+        Gpuctl.Run verify = Gpuctl.run("verify", inventory.toString());
+        assertEquals(0, verify.code(), verify::toString);
+        assertTrue(verify.out().contains("Kueue's controller and webhook available") || verify.err().contains("Kueue"), verify::toString);
+    }
+
+    @Test @Order(7) void aQuotaEditChangesThatClusterQueueOnly() throws Exception {
+        String b = clusterQueue("b").path("metadata").path("resourceVersion").asText();
+        Path edited = inventory.resolveSibling("inventory-teams-edited.yaml");
+        Files.writeString(edited, Files.readString(inventory).replace("{ name: a, gpus: 2,", "{ name: a, gpus: 1,"));
+        Gpuctl.Run r = Gpuctl.run("bootstrap", edited.toString());
+        assertEquals(0, r.code(), r::toString);
+        assertEquals(1, clusterQueue("a").path("spec").path("resourceGroups").path(0).path("flavors").path(0).path("resources").path(0)
+            .path("nominalQuota").asInt());
+        assertEquals(b, clusterQueue("b").path("metadata").path("resourceVersion").asText(), "b's ClusterQueue untouched");
+        assertTrue(running("a", "a1") && running("a", "a2") && running("b", "b1"), "a smaller quota preempts nothing");
+    }
+
+    @Test @Order(8) void aRemovedTeamIsRefusedWhileItHasJobs() throws Exception {
+        Path without = inventory.resolveSibling("inventory-teams-without-b.yaml");
+        Files.writeString(without, Files.readString(inventory).replace("  - { name: b, gpus: 2, members: [bob] }\n", ""));
+        Gpuctl.Run r = Gpuctl.run("bootstrap", without.toString());
+        assertEquals(1, r.code(), r::toString);
+        assertTrue((r.out() + r.err()).contains("team b is no longer in the inventory, but its ClusterQueue holds 0 pending and 1 admitted"
+            + " workload(s)"), r::toString);
+        assertEquals("b", clusterQueue("b").path("metadata").path("name").asText(), "b's queue stays while it has a job");
+        assertTrue(running("b", "b1"));
+    }
+}

@@ -1,0 +1,73 @@
+package dev.gpuctl.workload;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.InventoryLoader;
+import dev.gpuctl.inventory.Team;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+
+/** A job for a team: its team, its namespace, its queue label and suspension, and the refusal of one Kueue never admits. */
+class TeamJobsTest {
+    static final Inventory INV = InventoryLoader.parse("inventory.yaml", """
+        cluster: { name: lab, kubernetesVersion: "1.35" }
+        nodes:
+          - { name: m, address: 10.0.0.1, role: master }
+          - { name: w1, address: 10.0.0.2, role: worker, gpus: 2 }
+          - { name: w2, address: 10.0.0.3, role: worker, gpus: 2 }
+        teams:
+          - { name: a, gpus: 2, members: [alice] }
+          - { name: b, gpus: 2, borrowing: false, members: [bob] }
+        """, Path.of("/tmp"), Map.of("HOME", "/root"));
+
+    static JobSpec spec(String extra) { return spec(1, extra); }
+
+    static JobSpec spec(int gpus, String extra) {
+        return JobSpecLoader.parse("job.yaml", "{ name: train, image: pytorch, gpus: " + gpus + extra + " }\n", INV);
+    }
+
+    @Test void theTeamAskedElseThePersonsTeam() {
+        assertEquals("b", TeamJobs.team(INV, Optional.of("b"), Optional.of("alice")).orElseThrow().name());
+        assertEquals("a", TeamJobs.team(INV, Optional.empty(), Optional.of("alice")).orElseThrow().name());
+        WorkloadException none = assertThrows(WorkloadException.class, () -> TeamJobs.team(INV, Optional.empty(), Optional.of("carol")));
+        assertTrue(none.refused());
+        assertTrue(none.getMessage().contains("'carol' is a member of none: say which team's queue the job goes to with --team (one of: a, b)"),
+            none.getMessage());
+        assertTrue(assertThrows(WorkloadException.class, () -> TeamJobs.team(INV, Optional.of("c"), Optional.empty())).getMessage()
+            .startsWith("--team c: no such team in inventory.yaml (expected one of: a, b)"));
+    }
+
+    @Test void theJobGoesToTheTeamsNamespaceQueuedAndSuspended() {
+        Team a = INV.team("a").orElseThrow();
+        JobSpec job = TeamJobs.inTeam(spec(""), a);
+        assertEquals("team-a", job.namespace());
+        Map<String, Object> tree = new Yaml(new SafeConstructor(new LoaderOptions())).load(TeamJobs.render(job, a, Optional.of("alice")));
+        @SuppressWarnings("unchecked") Map<String, Object> md = (Map<String, Object>) tree.get("metadata");
+        assertEquals(Map.of("app.kubernetes.io/managed-by", "gpuctl", "kueue.x-k8s.io/queue-name", "a", "gpuctl.dev/person", "alice"),
+            md.get("labels"));
+        assertEquals("team-a", md.get("namespace"));
+        @SuppressWarnings("unchecked") Map<String, Object> spec = (Map<String, Object>) tree.get("spec");
+        assertEquals(true, spec.get("suspend"));
+        assertEquals(0, spec.get("backoffLimit"), "a real failure still fails the job at once");
+        assertTrue(!TeamJobs.render(job, a, Optional.of("bob")).contains("gpuctl.dev/person"), "bob is no member of a");
+        WorkloadException other = assertThrows(WorkloadException.class, () -> TeamJobs.inTeam(spec(", namespace: research"), a));
+        assertTrue(other.getMessage().contains("team a's jobs run in namespace team-a"), other.getMessage());
+    }
+
+    @Test void aJobBeyondTheTeamsQuotaAndBorrowingIsRefused() {
+        Team a = INV.team("a").orElseThrow();
+        Team b = INV.team("b").orElseThrow();
+        assertEquals(Optional.empty(), TeamJobs.beyondQuota(spec(4, ""), INV, a), "a may borrow b's 2: 4 in all");
+        String refused = TeamJobs.beyondQuota(spec(3, ""), INV, b).orElseThrow();
+        assertTrue(refused.contains("gpus: 3 is more than team b can ever get: its quota and what it may borrow come to 2 GPUs"), refused);
+        assertTrue(TeamJobs.beyondQuota(spec(5, ""), INV, a).isPresent());
+    }
+}
