@@ -45,7 +45,7 @@ class SimulationTest {
     /**
      * Where gpuctl still runs more than #32's limits (the recording of today's probes), as ceilings that no change may
      * raise until the calls are batched: on a worker docker 3 (preflight's docker info + docker network inspect bridge,
-     * the proxy step's docker info); on the master kubectl 4 (readyz, the cluster read, the flannel and the device
+     * the runtime step's docker info --format); on the master kubectl 4 (readyz, the cluster read, the flannel and the device
      * plugin manifests' diffs). Each entry goes when its call count meets the limit (a worker's nvidia-smi went when
      * gpu-health's driver check came to read preflight's --query-gpu answer: 2, its -q -d and that query).
      */
