@@ -71,6 +71,44 @@ public final class GpuHealth {
         return Optional.empty();
     }
 
+    /**
+     * The NVML library's answer about the driver, read from preflight's one {@code nvidia-smi --query-gpu=}
+     * {@link NvidiaSmi#QUERY_FIELDS} (so that no second nvidia-smi is started for it): its exit status and its output
+     * as {@code nvidia-smi --query-gpu=driver_version --format=csv,noheader} would have printed it, which is what
+     * {@link #driverMismatch} judges. A CSV row of the query becomes its driver_version value; every other line (a
+     * failure such as "Failed to initialize NVML: Driver/library version mismatch", which nvidia-smi prints whatever
+     * the query asks) is kept as it is.
+     */
+    public record DriverAnswer(int exit, String output) {
+        private static final int DRIVER_COLUMN = List.of(NvidiaSmi.QUERY_FIELDS.split(",")).indexOf("driver_version");
+        private static final int COLUMNS = NvidiaSmi.QUERY_FIELDS.split(",").length;
+
+        /** From the exit status and output of {@link NvidiaSmi#QUERY_FIELDS}' query (no header, no units). */
+        public static DriverAnswer ofQuery(int exit, String queryOutput) {
+            List<String> lines = new ArrayList<>();
+            for (String line : queryOutput.split("\\R", -1)) {
+                String[] values = line.split(", ", -1);
+                // counted from the end: a GPU's name before it could hold ", ", the fields after it cannot
+                lines.add(values.length >= COLUMNS ? values[values.length - COLUMNS + DRIVER_COLUMN].strip() : line);
+            }
+            return new DriverAnswer(exit, String.join("\n", lines));
+        }
+
+        /** The fact's text: the exit status on the first line, the output after it. */
+        public String text() { return exit + "\n" + output; }
+
+        /** Reads {@link #text()}. */
+        public static DriverAnswer parse(String text) {
+            int nl = text.indexOf('\n');
+            String head = nl < 0 ? text : text.substring(0, nl);
+            try {
+                return new DriverAnswer(Integer.parseInt(head.strip()), nl < 0 ? "" : text.substring(nl + 1));
+            } catch (NumberFormatException e) {
+                throw new HostConfException("not an nvidia-smi answer (no exit status first): " + head);
+            }
+        }
+    }
+
     private static String onlyFailures(String output) {
         StringBuilder b = new StringBuilder();
         for (String l : output.split("\\R")) {

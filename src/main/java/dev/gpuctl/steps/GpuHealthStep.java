@@ -25,8 +25,18 @@ public final class GpuHealthStep implements Step {
 
     /** The loaded kernel module's version (empty when none is loaded), learned by the first probe. */
     static final String MODULE = "cat /proc/driver/nvidia/version 2>/dev/null; true";
-    /** The NVML library's answer (its exit status counts), judged against the module's version. */
+    /** The NVML library's answer alone (its exit status counts): what repair keeps for its diagnosis. */
     static final String DRIVER = "nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>&1";
+    /**
+     * The fact of the NVML library's answer about the driver (exit status and driver_version lines,
+     * {@link GpuHealth.DriverAnswer}), learned from preflight's one {@code nvidia-smi --query-gpu} (which asks
+     * driver_version among its fields): no second nvidia-smi is started for it.
+     */
+    static String driverAnswerFact(HostContext ctx) { return "gpu." + ctx.node().name() + ".nvmlDriver"; }
+
+    static Facts.Key<GpuHealth.DriverAnswer> driverAnswer(HostContext ctx) {
+        return new Facts.Key<>(driverAnswerFact(ctx), GpuHealth.DriverAnswer.class, GpuHealth.DriverAnswer::parse);
+    }
 
     static String moduleFact(HostContext ctx) { return "gpu." + ctx.node().name() + ".kernelModule"; }
 
@@ -53,10 +63,12 @@ public final class GpuHealthStep implements Step {
         List<Probe> probes = new ArrayList<>();
         probes.add(Probe.of("the loaded NVIDIA kernel module's version (/proc/driver/nvidia/version)", MODULE, r -> Optional.empty())
             .learning(r -> Map.of(moduleFact(ctx), r.stdout())));
-        probes.add(Probe.of("NVIDIA kernel module and NVML library at the same version (nvidia-smi, /proc/driver/nvidia/version)", DRIVER,
+        // the same command as the probe before (asked once in a batch); nvidia-smi's side is preflight's answer
+        probes.add(Probe.of("NVIDIA kernel module and NVML library at the same version (nvidia-smi, /proc/driver/nvidia/version)", MODULE,
                 r -> Optional.empty())
-            .judgedWithFacts((r, facts) -> GpuHealth.driverMismatch(r.stdout(), r.exit(),
-                facts.get(module(ctx)).orElse(new GpuHealth.KernelModule(Optional.empty())))));
+            .judgedWithFacts((r, facts) -> facts.get(driverAnswer(ctx))
+                .map(smi -> GpuHealth.driverMismatch(smi.output(), smi.exit(), GpuHealth.KernelModule.parse(r.stdout())))
+                .orElse(Optional.of("nvidia-smi on " + ctx.node().name() + " was not asked (see its preflight)"))));
         probes.add(Probe.of("no uncorrectable ECC error, pending row remapping or page retirement (nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER)",
             MEMORY, r -> {
                 List<String> p = GpuHealth.memoryProblems(r.stdout());

@@ -218,8 +218,9 @@ public final class PreflightStep implements Step {
     }
 
     /**
-     * What a GPU node's nvidia-smi query teaches: its GPU count and driver, and its GPUs as a record
-     * ({@link GpuRecordStep}; "" when nvidia-smi listed none, with the reason beside it).
+     * What a GPU node's nvidia-smi query teaches: its GPU count and driver, its GPUs as a record
+     * ({@link GpuRecordStep}; "" when nvidia-smi listed none, with the reason beside it), and the NVML library's
+     * answer about the driver that {@link GpuHealthStep} judges against the loaded module.
      */
     static Map<String, String> gpuFacts(HostContext ctx, ExecResult r) {
         Map<String, String> facts = new HashMap<>();
@@ -233,6 +234,7 @@ public final class PreflightStep implements Step {
         facts.put(GpuRecordStep.gpusFact(ctx.node()), GpuHealth.record(now.gpus()));
         facts.put(gpuBusFact(ctx.node().name()), Xids.gpusText(now.gpus()));
         facts.put(GpuRecordStep.gpusProblemFact(ctx.node()), now.problem().orElse(r.ok() ? "" : "nvidia-smi failed (exit " + r.exit() + "): " + r.tail(2)));
+        facts.put(GpuHealthStep.driverAnswerFact(ctx), GpuHealth.DriverAnswer.ofQuery(r.exit(), out).text());
         if (!r.ok()) return facts;
         var scan = now;
         facts.put(GpuStep.gpuCountFact(ctx.node()), String.valueOf(scan.gpus().size()));

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class GpuHealthTest {
@@ -92,6 +93,28 @@ class GpuHealthTest {
         // answering, but with another version than the module's
         String other = GpuHealth.driverMismatch("580.173\n", 0, PROC).orElseThrow();
         assertTrue(other.startsWith("the loaded kernel module is 580.159.04 but nvidia-smi reports driver 580.173"), other);
+    }
+
+    @Test
+    void preflightsQueryAnswersAsTheDriverVersionQueryWould() throws Exception {
+        // the real H200's answer to preflight's query: its driver_version column, as --query-gpu=driver_version prints it
+        String h200 = java.nio.file.Files.readString(java.nio.file.Path.of("src/test/resources/h200/nvidia-smi-query-noheader-nounits.txt"));
+        GpuHealth.DriverAnswer ok = GpuHealth.DriverAnswer.ofQuery(0, h200);
+        assertEquals(new GpuHealth.DriverAnswer(0, "580.159.04\n"), ok);
+        assertEquals(ok, GpuHealth.DriverAnswer.parse(ok.text()), "kept as a fact's text and read back");
+        assertEquals(Optional.empty(), GpuHealth.driverMismatch(ok.output(), ok.exit(), PROC));
+        // two GPUs, a name holding ", " (counted from the end), no trailing line break
+        GpuHealth.DriverAnswer two = GpuHealth.DriverAnswer.ofQuery(0,
+            "0, NVIDIA H200, GPU-a, 143771, 580.173, Disabled, Default, 00000000:00:06.0\n1, Odd, Name, GPU-b, 143771, 580.173, Disabled, Default, 00000000:00:07.0");
+        assertEquals("580.173\n580.173", two.output());
+        assertTrue(GpuHealth.driverMismatch(two.output(), 0, PROC).orElseThrow().endsWith("nvidia-smi reports driver 580.173 — fix: reboot the node (drain it first: gpuctl drain HOST)"));
+        // a failure is printed whatever the query asks: kept as it is, with its exit status
+        GpuHealth.DriverAnswer failed = GpuHealth.DriverAnswer.ofQuery(18, MISMATCH);
+        assertEquals(new GpuHealth.DriverAnswer(18, MISMATCH), failed);
+        assertEquals(failed, GpuHealth.DriverAnswer.parse(failed.text()));
+        assertEquals(GpuHealth.driverMismatch(MISMATCH, 18, PROC), GpuHealth.driverMismatch(failed.output(), failed.exit(), PROC));
+        assertEquals(new GpuHealth.DriverAnswer(0, ""), GpuHealth.DriverAnswer.parse("0"));
+        assertThrows(HostConfException.class, () -> GpuHealth.DriverAnswer.parse("x\n580"));
     }
 
     @Test

@@ -98,12 +98,19 @@ class GpuHealthStepTest {
         return last;
     }
 
+    /** Preflight's one nvidia-smi query on the node (whose answer the driver check reads) followed by the given probes. */
+    static List<Probe> afterPreflightQuery(HostContext c, List<Probe> probes) {
+        Probe query = new PreflightStep().check(c).stream().filter(p -> p.command().startsWith("nvidia-smi --query-gpu=")).findFirst().orElseThrow();
+        return java.util.stream.Stream.concat(java.util.stream.Stream.of(query), probes.stream()).toList();
+    }
+
     @Test
     void healthyH200PassesTheDriverGpuAndMemoryProbes(@TempDir Path dir) throws Exception {
         String list = Files.readString(SMI.resolve("nvidia-smi-L_h200.txt"));
-        Path bin = fakeSmi(dir, list, Files.readString(SMI.resolve("nvidia-smi-q-d-ECC-PAGE_RETIREMENT-ROW_REMAPPER_h200.txt")), "580.159.04\n", 0);
+        Path bin = fakeSmi(dir, list, Files.readString(SMI.resolve("nvidia-smi-q-d-ECC-PAGE_RETIREMENT-ROW_REMAPPER_h200.txt")),
+            Files.readString(Path.of("src/test/resources/h200/nvidia-smi-query-noheader-nounits.txt")), 0);
         var probes = new GpuHealthStep().check(ctx(inv(""), "w1"));
-        assertEquals(Optional.empty(), askInOrder(probes.subList(0, 2), bin, new Facts()));
+        assertEquals(Optional.empty(), askInOrder(afterPreflightQuery(ctx(inv(""), "w1"), probes.subList(0, 2)), bin, new Facts()));
         assertEquals(Optional.empty(), ask(probes.get(2), bin));
         assertTrue(new GpuHealthStep().apply(ctx(inv(""), "w1")).isEmpty(), "the health checks change nothing");
     }
@@ -115,31 +122,39 @@ class GpuHealthStepTest {
         String mismatch = "Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 580.173\n";
         Path bin = fakeSmi(dir, mismatch, ecc, mismatch, 18);
         var probes = new GpuHealthStep().check(ctx(inv(""), "w1"));
-        String driver = askInOrder(probes.subList(0, 2), bin, new Facts()).orElseThrow();
+        String driver = askInOrder(afterPreflightQuery(ctx(inv(""), "w1"), probes.subList(0, 2)), bin, new Facts()).orElseThrow();
         assertTrue(driver.startsWith("Driver/library version mismatch:") && driver.contains("NVML library is 580.173"), driver);
         Path bin2 = fakeSmi(dir, "", ecc, "580.159.04\n", 0);
         assertTrue(ask(probes.get(2), bin2).orElseThrow().contains("a row remapping failed"));
     }
 
     @Test
-    void theDriverProbeJudgesNvidiaSmiAgainstTheModuleTheProbeBeforeItLearned(@TempDir Path dir) throws Exception {
-        Path bin = fakeSmi(dir, "", "", "580.173\n", 0);
-        var probes = new GpuHealthStep().check(ctx(inv(""), "w1"));
+    void theDriverProbeJudgesPreflightsNvidiaSmiAnswerAgainstTheLoadedModule() {
+        HostContext c = ctx(inv(""), "w1");
+        var probes = new GpuHealthStep().check(c);
         Probe module = probes.get(0);
         assertEquals("cat /proc/driver/nvidia/version 2>/dev/null; true", module.command());
         assertEquals(Optional.empty(), module.judge().apply(new ExecResult(0, "", ""), new Facts()), "the module's version alone is no problem");
         String proc = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (dvs-builder@U22)\n";
-        Map<String, String> learned = module.learn().apply(new ExecResult(0, proc, ""));
-        assertEquals(Map.of("gpu.w1.kernelModule", proc), learned);
-        Facts facts = new Facts();
-        learned.forEach((k, v) -> facts.put(k, v, false));
+        ExecResult procAnswer = new ExecResult(0, proc, "");
+        assertEquals(Map.of("gpu.w1.kernelModule", proc), module.learn().apply(procAnswer));
         Probe driver = probes.get(1);
-        assertEquals("nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>&1", driver.command());
+        assertEquals(module.command(), driver.command(), "no nvidia-smi of its own: the batch asks the module's file once for both");
+        assertTrue(probes.stream().noneMatch(p -> p.command().contains("driver_version")), "no second nvidia-smi for the driver");
+
+        Probe query = afterPreflightQuery(c, List.of()).get(0);
+        String row = "0, NVIDIA H200, GPU-c84ee533-0d1b-b723-49eb-e74b6c7485b2, 143771, %s, Disabled, Default, 00000000:00:06.0\n";
+        Facts newer = new Facts();
+        query.learn().apply(new ExecResult(0, row.formatted("580.173"), "")).forEach((k, v) -> newer.put(k, v, false));
         assertEquals(Optional.of("the loaded kernel module is 580.159.04 but nvidia-smi reports driver 580.173 — fix: reboot the node"
-            + " (drain it first: gpuctl drain HOST)"), driver.judge().apply(sh(driver.command(), bin), facts));
-        assertEquals(Optional.empty(), driver.judge().apply(sh(driver.command(), bin), new Facts()), "no module learned: nothing to compare");
-        Path bin2 = fakeSmi(dir, "", "", "580.159.04\n", 0);
-        assertEquals(Optional.empty(), driver.judge().apply(sh(driver.command(), bin2), facts));
+            + " (drain it first: gpuctl drain HOST)"), driver.judge().apply(procAnswer, newer));
+        assertEquals(Optional.empty(), driver.judge().apply(new ExecResult(0, "", ""), newer), "no module loaded: nothing to compare");
+
+        Facts same = new Facts();
+        query.learn().apply(new ExecResult(0, row.formatted("580.159.04"), "")).forEach((k, v) -> same.put(k, v, false));
+        assertEquals(Optional.empty(), driver.judge().apply(procAnswer, same));
+
+        assertEquals(Optional.of("nvidia-smi on w1 was not asked (see its preflight)"), driver.judge().apply(procAnswer, new Facts()));
     }
 
     @Test

@@ -48,7 +48,17 @@ class H200ProbesTest {
         Map<String, String> learned = p.learn().apply(r);
         assertEquals(Map.of("gpu.h200.count", "1", "gpu.h200.driver", "580.159.04", "gpu.h200.gpusProblem", "",
             "gpu.h200.gpus", "0:" + NvidiaSmi.parseQuery(fixture("nvidia-smi-query-noheader-nounits.txt")).gpus().get(0).uuid(),
-            "gpu.h200.pciBus", "0 GPU-c84ee533-0d1b-b723-49eb-e74b6c7485b2 00000000:00:06.0\n"), learned);
+            "gpu.h200.pciBus", "0 GPU-c84ee533-0d1b-b723-49eb-e74b6c7485b2 00000000:00:06.0\n",
+            "gpu.h200.nvmlDriver", "0\n580.159.04\n"), learned);
+    }
+
+    @Test void gpuHealthsDriverCheckPassesOnTheH200FromPreflightsAnswer() throws IOException {
+        Facts facts = new Facts();
+        probe("nvidia-smi answers").learn().apply(new ExecResult(0, fixture("nvidia-smi-query-noheader-nounits.txt"), ""))
+            .forEach((k, v) -> facts.put(k, v, false));
+        Probe driver = new GpuHealthStep().check(gpuHost()).get(1);
+        assertEquals(Optional.empty(), driver.judge().apply(new ExecResult(0, fixture("proc-driver-nvidia-version.txt"), ""), facts),
+            "module 580.159.04 and preflight's driver_version 580.159.04 agree");
     }
 
     @Test void theParsersReadEveryCapturedFormat() throws IOException {
