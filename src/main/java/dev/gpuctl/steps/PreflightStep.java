@@ -68,7 +68,11 @@ public final class PreflightStep implements Step {
         return new Facts.Key<>("host." + node.name() + ".clock", ClockReading.class, ClockReading::parse);
     }
 
+    /** A failed preflight check's fix: preflight only reads. */
+    public static final String FIX = "see the problem; preflight checks are not changed by gpuctl";
+
     @Override public String id() { return "preflight"; }
+    @Override public String fix(Probe probe, boolean failed, String host, String inventory) { return FIX; }
     @Override public String title() { return "preflight (read-only)"; }
     @Override public boolean runsOn(HostContext ctx) { return true; }
 
