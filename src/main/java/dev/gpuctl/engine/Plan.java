@@ -98,6 +98,12 @@ public record Plan(String cluster, String summary, List<String> cidrConflicts, L
             }
             if (!r.onlyIfChanged().isEmpty()) m.put("onlyIfChanged", String.join(" ", r.onlyIfChanged()));
             if (r.journal() != null) m.put("journal", r.journal().what());
+        } else if (op instanceof Op.Await a) {
+            m.put("kind", "wait");
+            m.put("until", a.until().what());
+            m.put("command", a.until().command());
+            m.put("waitUpTo", a.until().waitUpTo().toSeconds() + "s");
+            if (a.orElse() != null) m.put("orElse", a.orElse());
         } else if (op instanceof Op.WriteFile w) {
             m.put("kind", "write");
             if (w.unless() != null) m.put("skipWhen", w.unless());

@@ -219,6 +219,11 @@ public final class PlanText {
                     if (op.containsKey("journal")) sb.append("          journalled first: ").append(op.get("journal")).append('\n');
                     sb.append("          $ ").append(op.get("command")).append('\n');
                 }
+                case "wait" -> {
+                    sb.append("          wait up to ").append(op.get("waitUpTo")).append(", asking every 2 s, until: ").append(op.get("until")).append('\n');
+                    sb.append("          $ ").append(op.get("command")).append('\n');
+                    if (op.containsKey("orElse")) sb.append("          when it gives up: $ ").append(op.get("orElse")).append('\n');
+                }
                 case "write" -> {
                     if (op.containsKey("skipWhen")) sb.append("          skip when: $ ").append(op.get("skipWhen")).append('\n');
                     sb.append("          write ").append(op.get("path")).append(" (").append(op.get("mode")).append(' ')

@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 
 /**
@@ -71,23 +72,23 @@ public final class Preflight {
     /** Every problem across these hosts, each with the hosts it concerns. */
     public static List<Problem> problems(Inventory inv, List<Node> nodes, Facts facts) {
         List<Problem> problems = new ArrayList<>();
-        problems.addAll(duplicates(nodes, facts, "hostname", "hostname"));
-        problems.addAll(duplicates(nodes, facts, "machineId", "machine-id (cloned image? run: rm /etc/machine-id && systemd-machine-id-setup, then reboot)"));
-        problems.addAll(duplicates(nodes, facts, "productUuid", "product_uuid (/sys/class/dmi/id/product_uuid; cloned VMs: give each its own UUID)"));
+        problems.addAll(duplicates(nodes, facts, PreflightStep.HostIdentity::hostname, "hostname"));
+        problems.addAll(duplicates(nodes, facts, PreflightStep.HostIdentity::machineId,
+            "machine-id (cloned image? run: rm /etc/machine-id && systemd-machine-id-setup, then reboot)"));
+        problems.addAll(duplicates(nodes, facts, PreflightStep.HostIdentity::productUuid,
+            "product_uuid (/sys/class/dmi/id/product_uuid; cloned VMs: give each its own UUID)"));
         for (Node n : nodes) {
-            var clock = facts.get("host." + n.name() + ".clock");
-            var local = facts.get("host." + n.name() + ".clockLocal");
-            if (clock.isPresent() && local.isPresent()) {
+            facts.get(PreflightStep.clock(n)).ifPresent(clock -> {
                 try {
-                    double skew = Double.parseDouble(clock.get()) - Double.parseDouble(local.get());
+                    double skew = Double.parseDouble(clock.host()) - Double.parseDouble(clock.local());
                     if (Math.abs(skew) > MAX_SKEW_SECONDS) {
                         problems.add(new Problem(Kind.CLOCK, List.of(n.name()), n.name() + ": clock is " + String.format("%+.0f", skew)
                             + " s off this machine's (more than " + (int) MAX_SKEW_SECONDS + " s): set the time (chronyc makestep)"));
                     }
                 } catch (NumberFormatException e) {
-                    problems.add(new Problem(Kind.CLOCK, List.of(n.name()), n.name() + ": cannot read its clock: " + clock.get()));
+                    problems.add(new Problem(Kind.CLOCK, List.of(n.name()), n.name() + ": cannot read its clock: " + clock.host()));
                 }
-            }
+            });
         }
         for (CidrCheck.Conflict c : CidrCheck.check(liveRanges(inv, nodes, facts))) {
             problems.add(new Problem(Kind.CIDR, c.hosts(), c.message()));
@@ -100,9 +101,9 @@ public final class Preflight {
     /** Which cross-host checks a host took part in: those whose facts its preflight probes learned. */
     public static List<Kind> checkedOn(Node n, Facts facts) {
         List<Kind> kinds = new ArrayList<>();
-        if (facts.get("host." + n.name() + ".machineId").isPresent()) kinds.add(Kind.UNIQUE);
-        if (facts.get("host." + n.name() + ".clock").isPresent()) kinds.add(Kind.CLOCK);
-        if (facts.get("host." + n.name() + ".ip").isPresent()) kinds.add(Kind.CIDR);
+        if (facts.get(PreflightStep.identity(n).name()).isPresent()) kinds.add(Kind.UNIQUE);
+        if (facts.get(PreflightStep.clock(n).name()).isPresent()) kinds.add(Kind.CLOCK);
+        if (facts.get(PreflightStep.network(n).name()).isPresent()) kinds.add(Kind.CIDR);
         if (n.isMaster() && facts.get(ClusterIdentityStep.caFact(n.name())).isPresent()) kinds.add(Kind.IDENTITY);
         return kinds;
     }
@@ -161,11 +162,11 @@ public final class Preflight {
         return ClusterIdentity.problem(seen).map(m -> new Problem(Kind.IDENTITY, List.of(master.name()), m));
     }
 
-    private static List<Problem> duplicates(List<Node> nodes, Facts facts, String key, String label) {
+    private static List<Problem> duplicates(List<Node> nodes, Facts facts, Function<PreflightStep.HostIdentity, String> field, String label) {
         Map<String, String> seen = new LinkedHashMap<>();
         List<Problem> problems = new ArrayList<>();
         for (Node n : nodes) {
-            facts.get("host." + n.name() + "." + key).filter(v -> !v.isBlank()).ifPresent(v -> {
+            facts.get(PreflightStep.identity(n)).map(field).filter(v -> !v.isBlank()).ifPresent(v -> {
                 String other = seen.putIfAbsent(v, n.name());
                 if (other != null) {
                     problems.add(new Problem(Kind.UNIQUE, List.of(n.name(), other), n.name() + " and " + other + " have the same " + label + ": " + v));

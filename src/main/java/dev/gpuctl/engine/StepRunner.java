@@ -365,6 +365,18 @@ final class StepRunner {
             changed.addAll(r.changes());
             return true;
         }
+        if (op instanceof Op.Await a) {
+            List<String> still = probe(List.of(a.until()), true);
+            if (!still.isEmpty()) {
+                if (a.orElse() != null) {
+                    ExecResult undo = exec(a.orElse());
+                    if (!undo.ok()) log.line("after the wait gave up, '" + a.orElse() + "' failed too: exit " + undo.exit());
+                }
+                throw new OpFailed(a.what(), facts.mask(facts.substitute(a.until().command())),
+                    new ExecResult(1, "", "still after waiting up to " + a.until().waitUpTo().toSeconds() + " s: " + String.join("\n", still)));
+            }
+            return false;
+        }
         if (op instanceof Op.WriteFile w) {
             if (w.unless() != null && exec(w.unless()).ok()) return false;
             // user data (a manifest, say) is used byte for byte; only gpuctl's own templates hold {{fact}}s

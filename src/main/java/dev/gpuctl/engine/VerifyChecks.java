@@ -7,14 +7,11 @@ import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.steps.CertificatesStep;
 import dev.gpuctl.steps.Facts;
-import dev.gpuctl.steps.GpuHealthStep;
-import dev.gpuctl.steps.GpuRecordStep;
 import dev.gpuctl.steps.HostContext;
 import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.PreflightStep;
 import dev.gpuctl.steps.Probe;
 import dev.gpuctl.steps.Repair;
-import dev.gpuctl.steps.SchedulingStep;
 import dev.gpuctl.steps.Step;
 import java.io.PrintWriter;
 import java.time.Instant;
@@ -259,45 +256,13 @@ final class VerifyChecks {
                     .map(p -> facts.mask(p.message())).toList();
                 checks.computeIfAbsent(n.name(), h -> new CopyOnWriteArrayList<>())
                     .add(new VerifyReport.Check("preflight", kind.what, mine.isEmpty(), String.join("\n", mine),
-                        mine.isEmpty() ? "" : PREFLIGHT_FIX));
+                        mine.isEmpty() ? "" : PreflightStep.FIX));
             }
         }
     }
 
-    /** The command that makes a failed check right: a cluster check's fix is the whole ordered run ({@link Step#readsCluster}). */
-    static String fix(Step step, String host, String inventory) {
-        if (step instanceof PreflightStep) return PREFLIGHT_FIX;
-        if (step instanceof CertificatesStep) return CertificatesStep.fix(inventory);
-        if (step instanceof GpuHealthStep || step instanceof GpuRecordStep) return GPU_FIX;
-        if (step instanceof SchedulingStep) return "gpuctl uncordon -i " + inventory + " NODE… once its maintenance is done";
-        if (step.readsCluster()) return "gpuctl bootstrap " + inventory;
-        return "gpuctl bootstrap --only " + step.id() + " --hosts " + host + " " + inventory;
-    }
-
-    /** A GPU's health is changed by no bootstrap step: the fix is the problem's own, or a repair. */
-    static final String GPU_FIX = "the fix named in the problem (gpuctl does not change a GPU's health)";
-
-    /**
-     * The fix of a failed GPU check on {@code node}: {@code gpuctl repair} does what the problem names (hold its jobs,
-     * restart the plugin, reset the GPU, reboot) and proves it, or leaves the node cordoned naming the human step.
-     */
-    static String repairFix(String node, String inventory) {
-        return "the fix named in the problem, or: gpuctl repair -i " + inventory + " " + node
-            + " (holds its jobs safe, fixes, proves it; a GPU it cannot bring back is left cordoned for a person)";
-    }
-
-    /** The node a gpu-record check names ("node N: ..."), else {@code host}. */
-    static String gpuNode(String what, String host) {
-        return what.startsWith("node ") && what.indexOf(':') > 5 ? what.substring(5, what.indexOf(':')) : host;
-    }
-
-    private static final String PREFLIGHT_FIX = "see the problem; preflight checks are not changed by gpuctl";
-
     private VerifyReport.Check check(Probe p, Optional<String> problem, Step step, Node node) {
-        String fix = fix(step, node.name(), inv.file().toString());
-        if (problem.isPresent() && (step instanceof GpuHealthStep || step instanceof GpuRecordStep)) {
-            fix = repairFix(gpuNode(p.what(), node.name()), inv.file().toString());
-        }
+        String fix = step.fix(p, problem.isPresent(), node.name(), inv.file().toString());
         String warning = problem.isEmpty() ? step.warning(p, facts, node.name()) : "";
         return new VerifyReport.Check(step.id(), p.what(), problem.isEmpty(), facts.mask(problem.orElse("")),
             problem.isEmpty() && warning.isEmpty() ? "" : fix, warning);

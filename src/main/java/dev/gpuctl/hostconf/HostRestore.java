@@ -35,17 +35,18 @@ public final class HostRestore {
     private static final String J = HostJournal.PATH;
 
     /**
-     * Read-only: the journal's state ("journal present|absent|refused"), how many archived journals there are, every
-     * backup under {@link #BACKUP_ROOTS} (type, owner, path; NUL-separated, as hex so that no name can break the
-     * answer), then the journal itself.
+     * Read-only, one field a line ({@code NAME VALUE}): {@code state} the journal's (present, absent or refused),
+     * {@code archived} how many archived journals there are, {@code backups} every backup under {@link #BACKUP_ROOTS}
+     * (type, owner, path; NUL-separated) and {@code journal} the journal itself, both as hex so that no name or line
+     * can break the answer.
      */
     public static final String PROBE = "J=" + J + "; "
-        + "if [ -L $J ] || { [ -e $J ] && { [ ! -f $J ] || [ \"$(stat -c %u $J)\" != 0 ]; }; }; then echo 'journal refused'; "
-        + "elif [ -f $J ]; then echo 'journal present'; else echo 'journal absent'; fi; "
-        + "echo \"archived $(ls -d " + J + ".restored-* 2>/dev/null | wc -l)\"; echo @@@backups; "
+        + "if [ -L $J ] || { [ -e $J ] && { [ ! -f $J ] || [ \"$(stat -c %u $J)\" != 0 ]; }; }; then echo 'state refused'; "
+        + "elif [ -f $J ]; then echo 'state present'; else echo 'state absent'; fi; "
+        + "echo \"archived $(ls -d " + J + ".restored-* 2>/dev/null | wc -l)\"; printf 'backups '; "
         + "find " + String.join(" ", BACKUP_ROOTS) + " -xdev -name '*" + HostJournal.BACKUP_SUFFIX + "' -printf '%y %U %p\\0' 2>/dev/null"
-        + " | od -An -tx1 -v | tr -d ' \\n'; echo; echo @@@journal; "
-        + "if [ -f $J ] && [ ! -L $J ] && [ \"$(stat -c %u $J)\" = 0 ]; then cat $J; fi";
+        + " | od -An -tx1 -v | tr -d ' \\n'; echo; printf 'journal '; "
+        + "if [ -f $J ] && [ ! -L $J ] && [ \"$(stat -c %u $J)\" = 0 ]; then od -An -tx1 -v $J | tr -d ' \\n'; fi; echo";
 
     /** A backup as found: {@code type} as find's %y (f file, l link, d directory, ...), its owner's uid. */
     public record Backup(String path, char type, long uid) {
@@ -65,32 +66,43 @@ public final class HostRestore {
 
     /** Reads {@link #PROBE}'s answer; IllegalArgumentException when it is not shaped like one. */
     public static Answer answer(String stdout) {
-        int b = stdout.indexOf("\n@@@backups\n");
-        int j = stdout.indexOf("\n@@@journal\n");
-        if (b < 0 || j < b) throw new IllegalArgumentException("not the restore probe's answer");
-        String[] head = stdout.substring(0, b).split("\n");
-        if (head.length != 2 || !head[0].matches("journal (present|absent|refused)") || !head[1].matches("archived [0-9]+")) {
-            throw new IllegalArgumentException("unexpected head: " + HostJournal.abbreviate(String.join(" | ", head)));
-        }
-        String hex = stdout.substring(b + "\n@@@backups\n".length(), j).strip();
-        Map<String, Backup> backups = new LinkedHashMap<>();
-        if (!hex.isEmpty()) {
-            if (!hex.matches("([0-9a-f]{2})+")) throw new IllegalArgumentException("the backup list is not hex");
-            byte[] bytes = HexFormat.of().parseHex(hex);
-            int from = 0;
-            for (int i = 0; i < bytes.length; i++) {
-                if (bytes[i] != 0) continue;
-                String rec = new String(bytes, from, i - from, StandardCharsets.UTF_8);
-                from = i + 1;
-                String[] f = rec.split(" ", 3);
-                if (f.length != 3 || f[0].length() != 1 || !f[1].matches("[0-9]+") || !f[2].startsWith("/")) {
-                    throw new IllegalArgumentException("unexpected backup entry: " + HostJournal.abbreviate(rec));
-                }
-                backups.put(f[2], new Backup(f[2], f[0].charAt(0), Long.parseLong(f[1])));
+        Map<String, String> fields = new LinkedHashMap<>();
+        for (String line : stdout.split("\n")) {
+            if (line.isEmpty()) continue;
+            String[] f = line.split(" ", 2);
+            if (!FIELDS.contains(f[0]) || fields.putIfAbsent(f[0], f.length > 1 ? f[1] : "") != null) {
+                throw new IllegalArgumentException("unexpected line: " + HostJournal.abbreviate(line));
             }
         }
-        return new Answer(head[0].substring("journal ".length()), Integer.parseInt(head[1].substring("archived ".length())), backups,
-            stdout.substring(j + "\n@@@journal\n".length()));
+        if (!fields.keySet().containsAll(FIELDS)) throw new IllegalArgumentException("not the restore probe's answer: " + fields.keySet());
+        String state = fields.get("state");
+        String archived = fields.get("archived");
+        if (!state.matches("present|absent|refused") || !archived.matches("[0-9]+")) {
+            throw new IllegalArgumentException("unexpected head: " + HostJournal.abbreviate("state " + state + " | archived " + archived));
+        }
+        Map<String, Backup> backups = new LinkedHashMap<>();
+        byte[] bytes = hex(fields.get("backups"), "the backup list");
+        int from = 0;
+        for (int i = 0; i < bytes.length; i++) {
+            if (bytes[i] != 0) continue;
+            String rec = new String(bytes, from, i - from, StandardCharsets.UTF_8);
+            from = i + 1;
+            String[] f = rec.split(" ", 3);
+            if (f.length != 3 || f[0].length() != 1 || !f[1].matches("[0-9]+") || !f[2].startsWith("/")) {
+                throw new IllegalArgumentException("unexpected backup entry: " + HostJournal.abbreviate(rec));
+            }
+            backups.put(f[2], new Backup(f[2], f[0].charAt(0), Long.parseLong(f[1])));
+        }
+        return new Answer(state, Integer.parseInt(archived), backups, new String(hex(fields.get("journal"), "the journal"), StandardCharsets.UTF_8));
+    }
+
+    /** The fields of {@link #PROBE}'s answer, each once. */
+    private static final Set<String> FIELDS = Set.of("state", "archived", "backups", "journal");
+
+    private static byte[] hex(String text, String what) {
+        String h = text.strip();
+        if (!h.matches("([0-9a-f]{2})*")) throw new IllegalArgumentException(what + " is not hex");
+        return HexFormat.of().parseHex(h);
     }
 
     /** One thing restore does: for people, and as shell. */

@@ -39,6 +39,7 @@ public final class CertificatesStep implements Step {
     public static final String ID = "certs";
 
     @Override public String id() { return ID; }
+    @Override public String fix(Probe probe, boolean failed, String host, String inventory) { return fix(inventory); }
     @Override public String title() { return "certificates: expiry, kubelet rotation"; }
     @Override public boolean runsOn(HostContext ctx) { return true; }
     @Override public List<Op> apply(HostContext ctx) { return List.of(); }

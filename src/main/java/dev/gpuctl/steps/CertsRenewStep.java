@@ -7,6 +7,7 @@ import dev.gpuctl.hostconf.Certificates.Standing;
 import dev.gpuctl.hostconf.HostConfException;
 import dev.gpuctl.hostconf.Kube;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,7 +28,7 @@ public final class CertsRenewStep implements Step {
     /** Where a manifest waits while its pod stops: beside the manifest directory, never read by the kubelet. */
     static final String ASIDE = "/etc/kubernetes/gpuctl-restart";
     /** How long the kubelet may take to stop or start a static pod (it looks at the directory every 20 s). */
-    static final int POD_WAIT_S = 120;
+    static final Duration POD_WAIT = Duration.ofSeconds(120);
 
     private final Clock clock;
 
@@ -52,32 +53,60 @@ public final class CertsRenewStep implements Step {
         List<Op> ops = new ArrayList<>();
         ops.add(Op.Run.of("kubeadm certs renew all", "test -f " + Kube.ADMIN_CONF + " && kubeadm certs renew all"));
         String endpoint = ctx.cluster().runtime().criSocket();
-        for (String pod : STATIC_PODS) ops.add(Op.Run.of("restart the " + pod + " static pod", restart(pod, endpoint)));
+        for (String pod : STATIC_PODS) ops.addAll(restart(pod, endpoint));
         ops.addAll(new KubeconfigsStep().apply(ctx));
         return ops;
     }
 
     /**
      * One static pod restarted: its manifest moved aside, the pod waited out, the manifest moved back, the pod waited
-     * for (the API server until it answers /readyz). A run cut off in between finds the manifest aside and puts it
-     * back first. A pod with no manifest (no local etcd: an external one) is skipped.
+     * for (the API server until it answers /readyz); the waits are the engine's ({@link Op.Await}), not shell loops. A
+     * pod that does not stop in time gets its manifest back. A run cut off in between (Ctrl-C during a wait) finds the
+     * manifest aside and puts it back first. A pod with no manifest (no local etcd: an external one) is skipped.
      */
-    static String restart(String pod, String endpoint) {
+    static List<Op> restart(String pod, String endpoint) {
         String m = MANIFESTS + "/" + pod + ".yaml";
         String aside = ASIDE + "/" + pod + ".yaml";
         String running = "crictl --runtime-endpoint " + endpoint + " ps --name '^" + pod + "$' --state running -q 2>/dev/null | grep -q .";
+        String back = "if [ -f " + aside + " ]; then mv -f " + aside + " " + m + "; fi";
+        return List.of(
+            Op.Run.of("move the " + pod + " manifest out of " + MANIFESTS, "install -d -m 0700 " + ASIDE + "; "
+                + "if [ ! -f " + m + " ] && [ -f " + aside + " ]; then mv -f " + aside + " " + m + "; fi; "
+                + "if [ ! -f " + m + " ]; then echo '" + pod + ": no manifest in " + MANIFESTS + ": not restarted'; exit 0; fi; "
+                + "mv -f " + m + " " + aside),
+            Op.Await.of("wait until the kubelet has stopped " + pod, stopped(pod, aside, running)).orElse(back),
+            Op.Run.of("move the " + pod + " manifest back into " + MANIFESTS, back),
+            Op.Await.of("wait until " + pod + " runs again" + (pod.equals("kube-apiserver") ? " and answers /readyz" : ""),
+                started(pod, m, running)));
+    }
+
+    /** Right once the pod whose manifest is aside no longer runs (or when it has no manifest: nothing to restart). */
+    static Probe stopped(String pod, String aside, String running) {
+        return Probe.of(pod + " stopped by the kubelet", "if [ ! -f " + aside + " ]; then echo 'no manifest'; elif " + running
+                + "; then echo running; else echo stopped; fi",
+            r -> r.stdout().strip().equals("running")
+                ? Optional.of(pod + " still running after its manifest left " + MANIFESTS + " (is the kubelet running?)") : Optional.empty())
+            .waitingUpTo(POD_WAIT);
+    }
+
+    /** Right once the pod runs again from its manifest (the API server: and answers /readyz); no manifest: nothing to wait for. */
+    static Probe started(String pod, String manifest, String running) {
         String ready = pod.equals("kube-apiserver")
-            ? running + " && [ \"$(" + Kube.kubectl("get --raw=/readyz 2>/dev/null") + ")\" = ok ]" : running;
-        return "install -d -m 0700 " + ASIDE + "; "
-            + "if [ ! -f " + m + " ] && [ -f " + aside + " ]; then mv -f " + aside + " " + m + "; fi; "
-            + "if [ ! -f " + m + " ]; then echo '" + pod + ": no manifest in " + MANIFESTS + ": not restarted'; exit 0; fi; "
-            + "mv -f " + m + " " + aside + "; i=0; "
-            + "while " + running + "; do i=$((i+1)); if [ $i -ge " + POD_WAIT_S + " ]; then mv -f " + aside + " " + m + "; "
-            + "echo '" + pod + ": still running " + POD_WAIT_S + " s after its manifest left " + MANIFESTS + " (is the kubelet running?)' >&2; exit 1; fi; sleep 1; done; "
-            + "mv -f " + aside + " " + m + "; i=0; "
-            + "until " + ready + "; do i=$((i+1)); if [ $i -ge " + POD_WAIT_S + " ]; then "
-            + "echo '" + pod + ": not running and ready " + POD_WAIT_S + " s after its manifest returned (crictl ps -a --name " + pod
-            + "; journalctl -u kubelet)' >&2; exit 1; fi; sleep 1; done; echo '" + pod + ": restarted'";
+            ? "elif [ \"$(" + Kube.kubectl("get --raw=/readyz 2>/dev/null") + ")\" != ok ]; then echo 'not ready (/readyz)'; " : "";
+        return Probe.of(pod + " running again", "if [ ! -f " + manifest + " ]; then echo 'no manifest'; elif ! " + running
+                + "; then echo 'not running'; " + ready + "else echo restarted; fi",
+            r -> {
+                String s = r.stdout().strip();
+                return s.equals("restarted") || s.equals("no manifest") ? Optional.empty()
+                    : Optional.of(pod + " " + (s.isEmpty() ? "not answering" : s) + " since its manifest returned (crictl ps -a --name "
+                        + pod + "; journalctl -u kubelet)");
+            })
+            .waitingUpTo(POD_WAIT);
+    }
+
+    /** A restart's wait, on the progress stream: the pod and how long, without the failure's hint. */
+    @Override public String whileWaiting(String problem, Duration upTo) {
+        return "waiting up to " + upTo.toSeconds() + "s: " + problem.replaceFirst(" \\(.*\\)$", "");
     }
 
     /** After the renewal: the API server answers, no control-plane certificate is within 30 days, the copies are fresh. */

@@ -20,6 +20,26 @@ public final class GpuHealthStep implements Step {
     public static final String ID = "gpu-health";
 
     @Override public String id() { return ID; }
+    @Override public String fix(Probe probe, boolean failed, String host, String inventory) { return gpuFix(probe, failed, host, inventory); }
+
+    /** A GPU's health is changed by no bootstrap step: a warning's fix is the problem's own. */
+    static final String GPU_FIX = "the fix named in the problem (gpuctl does not change a GPU's health)";
+
+    /**
+     * The fix of a GPU check (this step's, {@link GpuRecordStep}'s): failed, {@code gpuctl repair} on the node it names
+     * does what the problem names (hold its jobs, restart the plugin, reset the GPU, reboot) and proves it, or leaves the
+     * node cordoned naming the human step; passed with a warning, the problem's own.
+     */
+    static String gpuFix(Probe probe, boolean failed, String host, String inventory) {
+        if (!failed) return GPU_FIX;
+        return "the fix named in the problem, or: gpuctl repair -i " + inventory + " " + gpuNode(probe.what(), host)
+            + " (holds its jobs safe, fixes, proves it; a GPU it cannot bring back is left cordoned for a person)";
+    }
+
+    /** The node a gpu-record check names ("node N: ..."), else {@code host}. */
+    static String gpuNode(String what, String host) {
+        return what.startsWith("node ") && what.indexOf(':') > 5 ? what.substring(5, what.indexOf(':')) : host;
+    }
     @Override public String title() { return "GPU health: driver, GPUs present, memory errors, Xid"; }
     @Override public boolean runsOn(HostContext ctx) { return ctx.gpu(); }
 

@@ -22,6 +22,9 @@ public final class GpuRecordStep implements Step {
     public static final String LEGACY_RECORD = "/var/lib/gpuctl/gpus-at-bootstrap";
 
     @Override public String id() { return ID; }
+    @Override public String fix(Probe probe, boolean failed, String host, String inventory) {
+        return GpuHealthStep.gpuFix(probe, failed, host, inventory);
+    }
     @Override public String title() { return "GPUs recorded at bootstrap (node annotation " + ANNOTATION + ")"; }
     @Override public boolean readsCluster() { return true; }
     @Override public boolean runsOn(HostContext ctx) { return ctx.firstMaster() && !GpuStep.gpuNodes(ctx).isEmpty(); }

@@ -47,6 +47,24 @@ public sealed interface Op {
     }
 
     /**
+     * A wait the engine runs (never a shell loop): {@code until} is asked every 2 s until it is right, for up to its
+     * {@link Probe#waitUpTo}; the wait is announced ({@link Step#whileWaiting}) and logged, and a stop request (Ctrl-C)
+     * ends it before its next ask. Still wrong at the end, {@code orElse} (when set) runs on the host to undo what the
+     * wait was for, and the op fails with the probe's problem. Changes nothing itself.
+     *
+     * @param orElse shell run when the wait gives up (a manifest put back, say); null: none
+     */
+    record Await(String what, Probe until, String orElse) implements Op {
+        public Await {
+            if (until.waitUpTo().isZero()) throw new IllegalArgumentException("an Await needs a probe that waits: " + until.what());
+        }
+
+        public static Await of(String what, Probe until) { return new Await(what, until, null); }
+
+        public Await orElse(String undo) { return new Await(what, until, undo); }
+    }
+
+    /**
      * What a {@link Run} records in the host's change journal before it changes anything: for people ({@code what},
      * shown by the plan) and as shell.
      */

@@ -36,7 +36,43 @@ public final class PreflightStep implements Step {
         return new Facts.Key<>("host." + node.name() + ".docker", DockerInfo.Networks.class, DockerInfo.Networks::parse);
     }
 
+    /** A host's hostname, machine-id and product_uuid ("" where it has none), as its preflight read them (the unique check). */
+    public record HostIdentity(String hostname, String machineId, String productUuid) {
+        /** The answer of {@code hostname; cat /etc/machine-id; cat product_uuid}, one a line. */
+        static HostIdentity parse(String answer) {
+            String[] l = answer.strip().split("\n");
+            return new HostIdentity(l[0].strip(), l.length > 1 ? l[1].strip() : "", l.length > 2 ? l[2].strip().toLowerCase(Locale.ROOT) : "");
+        }
+    }
+
+    /** Where a host's identity is learned ({@link HostIdentity}); learned only when the host answered with a machine-id line. */
+    public static Facts.Key<HostIdentity> identity(Node node) {
+        return new Facts.Key<>("host." + node.name() + ".identity", HostIdentity.class, HostIdentity::parse);
+    }
+
+    /**
+     * A host's clock and this machine's when it answered, seconds since the epoch as each printed them (the skew check).
+     * {@code host} is the host's text as it came: the check says when it is not a number.
+     */
+    public record ClockReading(String host, String local) {
+        static ClockReading parse(String text) {
+            int nl = text.lastIndexOf('\n');
+            return new ClockReading(text.substring(0, Math.max(nl, 0)), text.substring(nl + 1));
+        }
+
+        static String text(String host, double local) { return host + "\n" + local; }
+    }
+
+    /** Where a host's clock reading is learned ({@link ClockReading}). */
+    public static Facts.Key<ClockReading> clock(Node node) {
+        return new Facts.Key<>("host." + node.name() + ".clock", ClockReading.class, ClockReading::parse);
+    }
+
+    /** A failed preflight check's fix: preflight only reads. */
+    public static final String FIX = "see the problem; preflight checks are not changed by gpuctl";
+
     @Override public String id() { return "preflight"; }
+    @Override public String fix(Probe probe, boolean failed, String host, String inventory) { return FIX; }
     @Override public String title() { return "preflight (read-only)"; }
     @Override public boolean runsOn(HostContext ctx) { return true; }
 
@@ -68,18 +104,12 @@ public final class PreflightStep implements Step {
                         ? Optional.of("/etc/machine-id is empty: give the host one (systemd-machine-id-setup); the kubelet and cluster networking tell nodes apart by it")
                         : Optional.empty();
                 })
-            .learning(r -> {
-                String[] l = r.stdout().strip().split("\n");
-                if (l.length < 2) return Map.of();
-                // product_uuid: absent in containers and on some boards; then there is nothing to compare
-                return Map.of("host." + n + ".hostname", l[0].strip(), "host." + n + ".machineId", l[1].strip(),
-                    "host." + n + ".productUuid", l.length > 2 ? l[2].strip().toLowerCase(Locale.ROOT) : "");
-            }));
+            // product_uuid: absent in containers and on some boards; then there is nothing to compare
+            .learning(r -> r.stdout().strip().split("\n").length < 2 ? Map.of() : Map.of(identity(ctx.node()).name(), r.stdout())));
         if (HostContext.literalNodeIp(ctx.node()).isEmpty()) probes.add(nodeIp(ctx));
         probes.add(Probe.of("clock (compared with this machine's)", "date +%s.%N", r -> r.ok() ? Optional.empty()
                 : Optional.of("cannot read the clock"))
-            .learning(r -> Map.of("host." + n + ".clock", r.stdout().strip(),
-                "host." + n + ".clockLocal", String.valueOf(System.currentTimeMillis() / 1000.0))));
+            .learning(r -> Map.of(clock(ctx.node()).name(), ClockReading.text(r.stdout().strip(), System.currentTimeMillis() / 1000.0))));
         probes.add(Probe.of("interface addresses and routes (for the CIDR check)", "ip -j addr; echo; ip -j route",
                 r -> r.ok() ? Optional.empty() : Optional.of(r.exit() == 127
                     ? "the ip command is missing: install iproute2 (apt-get install iproute2)"

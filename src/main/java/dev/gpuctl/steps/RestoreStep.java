@@ -87,8 +87,11 @@ public final class RestoreStep implements Step {
             new Op.Send("the archive's checked members, uploaded", upload, UPLOAD, "0600").unless(done()),
             Sh.aptInstall("etcd's restore tool (etcdutl, package etcd-client)", List.of("etcd-client"))
                 .unless("command -v etcdutl || command -v etcdctl"),
+            Op.Run.of("check the archive on the master; stop the control plane (its manifests aside)", stopScript(uploadSha256, sha256))
+                .unless(done()),
+            Op.Await.of("wait until etcd and the API server have stopped", stopped(sha256, criSocket(ctx))).orElse("rm -f -- " + UPLOAD),
             Op.Run.of("restore etcd, the PKI and the configuration; start the control plane",
-                script(uploadSha256, sha256, ctx.cluster().runtime().criSocket())).unless(done()),
+                script(uploadSha256, sha256)).unless(done()),
             // what bootstrap leaves besides the master's files: the ssh user's kubeconfig, this machine's copy
             ControlPlaneStep.userKubeconfigOp(ctx),
             ControlPlaneStep.fetchKubeconfigOp(ctx));
@@ -99,33 +102,71 @@ public final class RestoreStep implements Step {
         return "grep -qx " + sha256 + " " + MARKER;
     }
 
+    private static String criSocket(HostContext ctx) { return ctx.cluster().runtime().criSocket(); }
+
+    /** Where the first part of a restore leaves the path of the directory that holds what the master had. */
+    static final String RESTORING = "/var/backups/gpuctl-restoring";
+    /** How long the kubelet may take to stop etcd and the API server once their manifests have left. */
+    static final Duration STOP_WAIT = Duration.ofSeconds(120);
+
     /**
-     * The master's restore script (see the class comment); the work directory and the upload are removed however it ends.
-     * @param uploadSha256 the uploaded (repacked) archive's sha256, checked on the master before anything moves
-     * @param sha256       the backup archive's own, written to the marker at the end
+     * The restore's first part: the upload checked against its sha256 and its snapshot's own integrity, before anything
+     * on the master moves; then the directory for what the master had made (or the one a cut-off restore made, named in
+     * {@link #RESTORING}) and the running control plane's static pod manifests moved into it. The upload is removed
+     * when this fails; else it stays for {@link #script}.
      */
-    static String script(String uploadSha256, String sha256, String criSocket) {
-        String crictl = "crictl --runtime-endpoint " + Sh.quote(criSocket);
-        StringBuilder paths = new StringBuilder();
-        for (String p : BackupArchive.HOST_PATHS) paths.append(' ').append(p);
-        return "set -eu; umask 077; b=" + UPLOAD + "; "
+    static String stopScript(String uploadSha256, String sha256) {
+        return "set -eu; umask 077; b=" + UPLOAD + "; ok=0; "
             + "find /var/tmp -maxdepth 1 -name 'gpuctl-restore.*' -type d -user root -exec rm -rf -- {} + ; "
-            + "d=$(mktemp -d " + WORK_PREFIX + "XXXXXXXX); trap 'rm -rf -- \"$d\" \"$b\"' EXIT; "
-            + "mv -f -- \"$b\" \"$d/a.tar.gz\"; "
-            + "echo '" + uploadSha256 + "  '\"$d/a.tar.gz\" | sha256sum -c --quiet - "
-            + "|| { echo 'the archive on the master does not match its sha256 " + uploadSha256 + " (damaged upload): run restore again' >&2; exit 1; }; "
-            + "mkdir \"$d/x\"; tar -xzf \"$d/a.tar.gz\" -C \"$d/x\" " + BackupArchive.SNAPSHOT + "; "
-            + "tar -xzf \"$d/a.tar.gz\" -C \"$d/x\" etc/kubernetes/manifests/etcd.yaml 2>/dev/null || true; "
+            + "d=$(mktemp -d " + WORK_PREFIX + "XXXXXXXX); trap 'rm -rf -- \"$d\"; [ $ok = 1 ] || rm -f -- \"$b\"' EXIT; "
+            + checkUpload(uploadSha256, "$b")
+            + "mkdir \"$d/x\"; tar -xzf \"$b\" -C \"$d/x\" " + BackupArchive.SNAPSHOT + "; "
             // the snapshot's own integrity (its appended hash), before anything on the master is stopped or moved
             + "if command -v etcdutl >/dev/null 2>&1; then etcdutl snapshot status \"$d/x/" + BackupArchive.SNAPSHOT + "\" >/dev/null; "
             + "else ETCDCTL_API=3 etcdctl snapshot status \"$d/x/" + BackupArchive.SNAPSHOT + "\" >/dev/null; fi; "
-            + "ts=$(date -u +%Y%m%dT%H%M%SZ); aside=/var/backups/gpuctl-before-restore-$ts; mkdir -p /var/backups; install -d -m 0700 \"$aside\"; "
-            // stop the control plane: the kubelet stops a static pod whose manifest leaves the directory
-            + "if ls /etc/kubernetes/manifests/*.yaml >/dev/null 2>&1; then mkdir \"$aside/manifests-running\"; "
-            + "mv /etc/kubernetes/manifests/*.yaml \"$aside/manifests-running/\"; i=0; "
-            + "while [ -n \"$(" + crictl + " ps --name '^(etcd|kube-apiserver)$' -q 2>/dev/null)\" ]; do i=$((i+1)); "
-            + "[ $i -le 120 ] || { echo \"the control plane did not stop within 120 s after its manifests were moved to $aside/manifests-running\" >&2; exit 1; }; "
-            + "sleep 1; done; fi; "
+            + "aside=$(cat " + RESTORING + " 2>/dev/null || true); "
+            + "if [ -z \"$aside\" ] || [ ! -d \"$aside\" ]; then ts=$(date -u +%Y%m%dT%H%M%SZ); aside=/var/backups/gpuctl-before-restore-$ts; "
+            + "mkdir -p /var/backups; install -d -m 0700 \"$aside\"; echo \"$aside\" >" + RESTORING + "; fi; "
+            // stop the control plane: the kubelet stops a static pod whose manifest leaves the directory (the engine waits)
+            + "if ls /etc/kubernetes/manifests/*.yaml >/dev/null 2>&1; then mkdir -p \"$aside/manifests-running\"; "
+            + "mv /etc/kubernetes/manifests/*.yaml \"$aside/manifests-running/\"; echo \"the control plane's manifests moved to $aside/manifests-running\"; fi; "
+            + "ok=1";
+    }
+
+    private static String checkUpload(String uploadSha256, String file) {
+        return "echo '" + uploadSha256 + "  '\"" + file + "\" | sha256sum -c --quiet - "
+            + "|| { echo 'the archive on the master does not match its sha256 " + uploadSha256 + " (damaged upload): run restore again' >&2; exit 1; }; ";
+    }
+
+    /**
+     * Right once etcd and the API server no longer run (their manifests moved aside by {@link #stopScript}), or when the
+     * master is already restored from this archive (nothing was stopped).
+     */
+    static Probe stopped(String sha256, String criSocket) {
+        return Probe.of("etcd and the API server stopped by the kubelet", "if grep -qx " + sha256 + " " + MARKER + " 2>/dev/null; then echo restored; "
+                + "else crictl --runtime-endpoint " + Sh.quote(criSocket) + " ps --name '^(etcd|kube-apiserver)$' -q 2>/dev/null; fi",
+            r -> r.stdout().isBlank() || r.stdout().strip().equals("restored") ? Optional.empty()
+                : Optional.of("the control plane still runs after its manifests were moved aside (" + RESTORING + " names where)"))
+            .waitingUpTo(STOP_WAIT);
+    }
+
+    /**
+     * The restore's second part, with the control plane stopped ({@link #stopScript}, {@link #stopped}); the work directory
+     * and the upload are removed however it ends.
+     * @param uploadSha256 the uploaded (repacked) archive's sha256, checked on the master again before anything moves
+     * @param sha256       the backup archive's own, written to the marker at the end
+     */
+    static String script(String uploadSha256, String sha256) {
+        StringBuilder paths = new StringBuilder();
+        for (String p : BackupArchive.HOST_PATHS) paths.append(' ').append(p);
+        return "set -eu; umask 077; b=" + UPLOAD + "; "
+            + "d=$(mktemp -d " + WORK_PREFIX + "XXXXXXXX); trap 'rm -rf -- \"$d\" \"$b\"' EXIT; "
+            + "aside=$(cat " + RESTORING + " 2>/dev/null || true); "
+            + "[ -n \"$aside\" ] && [ -d \"$aside\" ] || { echo 'no directory for what the master had (" + RESTORING + "): run restore again' >&2; exit 1; }; "
+            + "mv -f -- \"$b\" \"$d/a.tar.gz\"; "
+            + checkUpload(uploadSha256, "$d/a.tar.gz")
+            + "mkdir \"$d/x\"; tar -xzf \"$d/a.tar.gz\" -C \"$d/x\" " + BackupArchive.SNAPSHOT + "; "
+            + "tar -xzf \"$d/a.tar.gz\" -C \"$d/x\" etc/kubernetes/manifests/etcd.yaml 2>/dev/null || true; "
             + "systemctl stop kubelet.service || true; "
             + "for p in" + paths + "; do if [ -e \"/$p\" ]; then mkdir -p \"$aside/$(dirname \"$p\")\"; mv -- \"/$p\" \"$aside/$p\"; fi; done; "
             + "if [ -e /var/lib/etcd ]; then mv /var/lib/etcd \"$aside/var-lib-etcd\"; fi; "
@@ -143,7 +184,7 @@ public final class RestoreStep implements Step {
             + "c=" + KUBELET_CURRENT + "; if [ ! -e \"$c\" ] && [ ! -L \"$c\" ]; then "
             + "n=$(ls -1 /var/lib/kubelet/pki/kubelet-client-2*.pem 2>/dev/null | sort | tail -n 1); "
             + "if [ -n \"$n\" ]; then ln -s -- \"$n\" \"$c\"; fi; fi; "
-            + "install -d -m 0700 " + Kube.DIR + "; echo " + sha256 + " >" + MARKER + "; "
+            + "install -d -m 0700 " + Kube.DIR + "; echo " + sha256 + " >" + MARKER + "; rm -f " + RESTORING + "; "
             + "systemctl enable kubelet.service >/dev/null 2>&1 || true; systemctl restart kubelet.service; "
             + "echo \"restored; what the master had is in $aside\"";
     }

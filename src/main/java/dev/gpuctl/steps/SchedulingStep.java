@@ -13,6 +13,9 @@ import java.util.Optional;
  */
 public final class SchedulingStep implements Step {
     @Override public String id() { return "scheduling"; }
+    @Override public String fix(Probe probe, boolean failed, String host, String inventory) {
+        return "gpuctl uncordon -i " + inventory + " NODE… once its maintenance is done";
+    }
     @Override public String title() { return "no node left cordoned"; }
     @Override public boolean readsCluster() { return true; }
     @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }

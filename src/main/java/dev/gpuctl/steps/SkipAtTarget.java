@@ -31,6 +31,7 @@ public final class SkipAtTarget implements Step {
     @Override public boolean readsCluster() { return inner.readsCluster(); }
     @Override public String whileWaiting(String problem, Duration upTo) { return inner.whileWaiting(problem, upTo); }
     @Override public FailureKind failureKind() { return inner.failureKind(); }
+    @Override public String fix(Probe probe, boolean failed, String host, String inventory) { return inner.fix(probe, failed, host, inventory); }
     @Override public List<Op> prepareOnMaster(HostContext masterCtx) { return inner.prepareOnMaster(masterCtx); }
     @Override public List<Op> apply(HostContext ctx) { return inner.apply(ctx); }
     @Override public List<Probe> check(HostContext ctx) { return inner.check(ctx).stream().map(this::guarded).toList(); }

@@ -47,6 +47,20 @@ public interface Step {
      */
     default String warning(Probe probe, Facts facts, String host) { return ""; }
 
+    /**
+     * What makes a check of this step right, for verify's report: shown when the check failed, or passed with a
+     * {@link #warning}. By default the bootstrap run that applies this step: on this host, or (a step that reads the
+     * cluster, {@link #readsCluster}) the whole ordered run.
+     *
+     * @param probe     the check
+     * @param failed    true when it failed; false when it passed with a warning
+     * @param host      where it was asked
+     * @param inventory the inventory file, as the commands name it
+     */
+    default String fix(Probe probe, boolean failed, String host, String inventory) {
+        return readsCluster() ? "gpuctl bootstrap " + inventory : "gpuctl bootstrap --only " + id() + " --hosts " + host + " " + inventory;
+    }
+
     /** What a failed proof of this step means ({@link FailureKind#BROKEN} unless the step says otherwise). */
     default FailureKind failureKind() { return FailureKind.BROKEN; }
 

@@ -401,16 +401,26 @@ public final class UpgradeSteps {
         }
 
         @Override public List<Op> apply(HostContext ctx) {
-            String n = Sh.quote(node.name());
-            String want = node.gpu() ? Facts.ref(GpuStep.gpuCountFact(node)) : "";
-            String jp = "'{.status.nodeInfo.kubeletVersion} {.status.conditions[?(@.type==\"Ready\")].status} {.status.allocatable.nvidia\\.com/gpu}'";
-            String wait = "end=$(( $(date +%s) + " + WAIT.toSeconds() + " )); while :; do s=$(" + Kube.kubectl("get node " + n + " -o jsonpath=" + jp)
-                + "); set -- $s; if echo \"$1\" | grep -qE '" + versionRegex(target) + "' && [ \"$2\" = True ]"
-                + (node.gpu() ? " && [ \"${3:-0}\" = \"" + want + "\" ]" : "") + "; then break; fi;"
-                + " if [ $(date +%s) -ge $end ]; then echo \"" + node.name() + " not back after " + WAIT.toMinutes() + " min: kubelet $1, Ready ${2:-?}"
-                + (node.gpu() ? ", nvidia.com/gpu ${3:-0} of " + want : "") + "\" >&2; exit 1; fi; sleep 2; done";
-            return List.of(Op.Run.of("wait until " + node.name() + " is Ready at " + target + (node.gpu() ? " with its GPUs allocatable" : ""), wait),
-                Op.Run.of("uncordon " + node.name(), Kube.kubectl("uncordon " + n)));
+            return List.of(Op.Await.of("wait until " + node.name() + " is Ready at " + target + (node.gpu() ? " with its GPUs allocatable" : ""), up()),
+                Op.Run.of("uncordon " + node.name(), Kube.kubectl("uncordon " + Sh.quote(node.name()))));
+        }
+
+        /** What the apply waits for: the node Ready at the target with every GPU, cordoned or not (it uncordons next). */
+        Probe up() {
+            return Probe.of(node.name() + " Ready at " + target + (node.gpu() ? " with every GPU" : ""), Kube.kubectl("get nodes " + NODES.outputFlag()),
+                    r -> Optional.empty())
+                .judgedWithFacts((r, facts) -> {
+                    if (!r.ok()) return Optional.of("kubectl failed: " + r.tail(2));
+                    NodeState s = nodeStates(r.stdout()).get(node.name());
+                    if (s == null) return Optional.of(node.name() + " is not a node of the cluster");
+                    return back(new NodeState(s.name(), s.kubelet(), s.ready(), false, s.gpus()), target,
+                        node.gpu() ? facts.get(GpuStep.gpuCountFact(node)) : Optional.empty());
+                })
+                .waitingUpTo(WAIT);
+        }
+
+        @Override public String whileWaiting(String problem, Duration upTo) {
+            return "waiting up to " + upTo.toSeconds() + "s: " + problem;
         }
     }
 

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryLoader;
 import dev.gpuctl.steps.Facts;
+import dev.gpuctl.steps.PreflightStep;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -72,15 +73,10 @@ class PreflightTest {
 
     @Test void duplicatesNameBothHostsAndAnAbsentProductUuidIsNotADuplicate() {
         Facts f = new Facts();
-        for (String h : List.of("m", "w1", "w2")) {
-            f.put("host." + h + ".hostname", h, false);
-            f.put("host." + h + ".productUuid", "", false);
-        }
-        f.put("host.m.machineId", "aaa", false);
-        f.put("host.w1.machineId", "bbb", false);
-        f.put("host.w2.machineId", "bbb", false);
-        f.put("host.w1.productUuid", "4c4c4544-0031", false);
-        f.put("host.m.productUuid", "4c4c4544-0031", false);
+        // what preflight's probe learns: hostname, machine-id, product_uuid (an absent one: no line)
+        f.put(PreflightStep.identity(INV.node("m").orElseThrow()).name(), "m\naaa\n4C4C4544-0031\n", false);
+        f.put(PreflightStep.identity(INV.node("w1").orElseThrow()).name(), "w1\nbbb\n4c4c4544-0031\n", false);
+        f.put(PreflightStep.identity(INV.node("w2").orElseThrow()).name(), "w2\nbbb\n", false);
         List<Preflight.Problem> problems = Preflight.problems(INV, INV.nodes(), f);
         assertEquals(2, problems.size(), problems::toString);
         assertEquals(List.of("w2", "w1"), problems.get(0).hosts());
@@ -101,10 +97,11 @@ class PreflightTest {
 
     @Test void clockSkewNamesTheHost() {
         Facts f = new Facts();
-        f.put("host.w1.clock", "1000.5", false);
-        f.put("host.w1.clockLocal", "1100.0", false);
+        f.put(PreflightStep.clock(INV.node("w1").orElseThrow()).name(), "1000.5\n1100.0", false);
         List<Preflight.Problem> problems = Preflight.problems(INV, INV.nodes(), f);
         assertEquals(List.of("w1"), problems.get(0).hosts());
         assertTrue(problems.get(0).message().startsWith("w1: clock is -100 s off"), problems.get(0)::message);
+        f.put(PreflightStep.clock(INV.node("w1").orElseThrow()).name(), "Thu Dec  4\n1100.0", false);
+        assertEquals("w1: cannot read its clock: Thu Dec  4", Preflight.problems(INV, INV.nodes(), f).get(0).message());
     }
 }

@@ -313,6 +313,38 @@ class RunnerTest {
         assertTrue(progress.toString().contains("w1           marker     interrupted"), progress::toString);
     }
 
+    /** A step on w1 whose apply waits (Op.Await) for /etc/up to say yes, then writes the marker. */
+    static final class AwaitStep implements Step {
+        static final Probe UP = Probe.equals("up", "cat /etc/up", "yes");
+        @Override public String id() { return "await"; }
+        @Override public String title() { return "await"; }
+        @Override public boolean runsOn(HostContext ctx) { return ctx.node().name().equals("w1"); }
+        @Override public List<Probe> check(HostContext ctx) { return List.of(UP); }
+        @Override public List<Op> apply(HostContext ctx) {
+            return List.of(Op.Await.of("wait until up", UP.waitingUpTo(Duration.ofMinutes(10))), Op.Run.of("after", "apply-marker after"));
+        }
+        @Override public String whileWaiting(String problem, Duration upTo) { return "waiting: " + problem; }
+    }
+
+    @Test void aStopEndsAnAwaitBeforeItsNextAskAndTheOpsAfterItDoNotRun(@TempDir Path dir) throws Exception {
+        Inventory inv = inv(dir);
+        osOnAllHosts("debian");
+        Runner runner = new Runner(inv, n -> hosts.computeIfAbsent(n.name(), ScriptedHost::new), new PrintWriter(progress),
+            new Runner.Options(false, 1, Set.of(), Duration.ofSeconds(5)));
+        var result = java.util.concurrent.Executors.newSingleThreadExecutor().submit(
+            () -> runner.run(List.of(preflight(), new Phase("wait", "wait", List.of(new AwaitStep()), false))));
+        ScriptedHost w1 = hosts.get("w1");
+        // the wait has begun once the probe was asked again after the check and the first ask of the wait
+        while (w1.commands.stream().filter(c -> c.equals("cat /etc/up")).count() < 3) Thread.sleep(50);
+        runner.requestStop();
+        Runner.Result r = result.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        assertTrue(r.wasInterrupted());
+        assertEquals(Runner.Outcome.INTERRUPTED, r.outcomes().get("w1").get("await"));
+        assertFalse(w1.files.containsKey("/etc/marker"), "the op after the wait did not run");
+        assertTrue(String.join("\n", r.interrupted()).contains("w1 in step await"), r.interrupted()::toString);
+        assertTrue(progress.toString().contains("w1           await      waiting: got ''"), progress::toString);
+    }
+
     @Test void abortCutsRunningCommandsOffByClosingTheConnections(@TempDir Path dir) throws Exception {
         Inventory inv = inv(dir);
         osOnAllHosts("debian");

@@ -128,6 +128,45 @@ class StepRunnerTest {
         assertEquals(1, host.commands.size());
     }
 
+    @Test void anAwaitAsksItsProbeAgainUntilItIsRightAnnouncesTheWaitAndChangesNothing() throws IOException {
+        Path counter = dir.resolve("asked");
+        Path after = dir.resolve("after");
+        // wrong on the first ask, right on the second
+        String bump = "n=$(cat " + counter + " 2>/dev/null || echo 0); echo $((n + 1)) > " + counter + "; [ $n -ge 1 ]";
+        List<String> announced = new java.util.ArrayList<>();
+        boolean changed;
+        try (HostLog log = log()) {
+            StepRunner sr = new StepRunner(host.remote(), log, facts, Duration.ofSeconds(30), null, (problem, deadline) -> announced.add(problem));
+            changed = sr.apply(List.of(Op.Await.of("wait until it settles", Probe.succeeds("settled", bump).waitingUpTo(Duration.ofSeconds(30)))));
+            sr.apply(List.of(Op.Run.of("after", "touch " + after)));
+        }
+        assertFalse(changed, "a wait changes nothing on the host");
+        assertEquals("2", Files.readString(counter).strip(), "asked until right, then no more");
+        assertEquals(List.of("exit 1"), announced, "the wait is announced with the problem it started from");
+        assertTrue(Files.exists(after));
+        assertTrue(logText().contains("waiting up to "), logText());
+    }
+
+    @Test void anAwaitThatGivesUpRunsItsUndoAndFailsWithTheProbesProblem() throws IOException {
+        Path undone = dir.resolve("undone");
+        Op.Await await = Op.Await.of("wait for what never comes", Probe.equals("never", "echo no", "yes").waitingUpTo(Duration.ofSeconds(1)))
+            .orElse("touch " + undone);
+        StepRunner.OpFailed failed;
+        try (HostLog log = log()) {
+            failed = org.junit.jupiter.api.Assertions.assertThrows(StepRunner.OpFailed.class, () -> runner(log).apply(List.of(await)));
+        }
+        assertEquals("wait for what never comes", failed.what);
+        assertEquals("echo no", failed.command);
+        assertEquals(1, failed.result.exit());
+        assertEquals("still after waiting up to 1 s: never: got 'no', expected 'yes'", failed.result.stderr());
+        assertTrue(Files.exists(undone), "the undo ran when the wait gave up");
+        assertThrowsOnAZeroWait();
+    }
+
+    private static void assertThrowsOnAZeroWait() {
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> Op.Await.of("no wait", Probe.succeeds("x", "true")));
+    }
+
     @Test void secretsAreMaskedInTheBatchesLogEntries() throws IOException {
         facts.put("password", "hunter2-secret", true);
         try (HostLog log = log()) {

@@ -9,6 +9,7 @@ import dev.gpuctl.remote.Remote;
 import dev.gpuctl.steps.HostContext;
 import dev.gpuctl.steps.Op;
 import dev.gpuctl.steps.Phase;
+import dev.gpuctl.steps.PreflightStep;
 import dev.gpuctl.steps.Probe;
 import dev.gpuctl.steps.Step;
 import java.io.IOException;
@@ -117,7 +118,7 @@ class VerifyModeTest extends ShHosts {
         @Override public List<Probe> check(HostContext ctx) {
             String n = ctx.node().name();
             return List.of(Probe.succeeds("machine-id readable", "cat machine-id")
-                .learning(r -> Map.of("host." + n + ".hostname", n, "host." + n + ".machineId", r.stdout().strip())));
+                .learning(r -> Map.of(PreflightStep.identity(ctx.node()).name(), n + "\n" + r.stdout().strip())));
         }
         @Override public List<Op> apply(HostContext ctx) { return List.of(); }
     }

@@ -40,7 +40,7 @@ class HostRestoreTest {
 
     static String answerText(String state, int archived, List<String> backups, String journal) {
         String hex = backups.isEmpty() ? "" : HexFormat.of().formatHex(backups.stream().map(b -> b + "\0").collect(Collectors.joining()).getBytes());
-        return "journal " + state + "\narchived " + archived + "\n@@@backups\n" + hex + "\n@@@journal\n" + journal;
+        return "state " + state + "\narchived " + archived + "\nbackups " + hex + "\njournal " + HexFormat.of().formatHex(journal.getBytes()) + "\n";
     }
 
     @Test void theAnswerIsReadWhateverTheBackupsAreCalled() {
@@ -50,7 +50,8 @@ class HostRestoreTest {
         assertEquals(1, a.archived());
         assertEquals(Map.of("/etc/a b\nc.gpuctl-orig", new Backup("/etc/a b\nc.gpuctl-orig", 'f', 0),
             "/etc/fstab.gpuctl-orig", new Backup("/etc/fstab.gpuctl-orig", 'l', 0)), a.backups());
-        assertThrows(IllegalArgumentException.class, () -> HostRestore.answer("journal present\n"));
+        assertThrows(IllegalArgumentException.class, () -> HostRestore.answer("state present\n"));
+        assertThrows(IllegalArgumentException.class, () -> HostRestore.answer(answerText("present", 0, List.of(), "") + "state absent\n"), "a field twice");
         assertThrows(IllegalArgumentException.class, () -> HostRestore.answer(answerText("maybe", 0, List.of(), "")));
     }
 

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.inventory.InventoryLoader;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -34,24 +35,48 @@ class CertsRenewStepTest {
         assertTrue(step.runsOn(new HostContext(inv, inv.node("m1").orElseThrow())));
         assertTrue(!step.runsOn(new HostContext(inv, inv.node("w1").orElseThrow())));
         List<Op> ops = step.apply(new HostContext(inv, inv.node("m1").orElseThrow()));
-        assertEquals(List.of("kubeadm certs renew all", "restart the etcd static pod", "restart the kube-apiserver static pod",
-                "restart the kube-controller-manager static pod", "restart the kube-scheduler static pod",
-                "admin.conf for the ssh user", "admin.conf rebuilt on this machine"),
-            ops.stream().map(Op::what).toList());
-        Op.FetchKubeconfig fetch = (Op.FetchKubeconfig) ops.get(6);
+        List<String> whats = ops.stream().map(Op::what).toList();
+        assertEquals("kubeadm certs renew all", whats.get(0));
+        int at = 1;
+        for (String pod : CertsRenewStep.STATIC_PODS) {
+            assertEquals(List.of("move the " + pod + " manifest out of /etc/kubernetes/manifests", "wait until the kubelet has stopped " + pod,
+                "move the " + pod + " manifest back into /etc/kubernetes/manifests",
+                "wait until " + pod + " runs again" + (pod.equals("kube-apiserver") ? " and answers /readyz" : "")), whats.subList(at, at + 4));
+            assertTrue(ops.get(at + 1) instanceof Op.Await && ops.get(at + 3) instanceof Op.Await, "the waits are the engine's");
+            at += 4;
+        }
+        assertEquals(List.of("admin.conf for the ssh user", "admin.conf rebuilt on this machine"), whats.subList(at, whats.size()));
+        Op.FetchKubeconfig fetch = (Op.FetchKubeconfig) ops.get(at + 1);
         assertEquals(inv.localKubeconfig(), fetch.localPath());
         assertEquals(null, fetch.newClusterFact(), "after a renewal, another CA is refused, never adopted");
     }
 
     @Test void aRestartMovesTheManifestOutWaitsForTheContainerToGoMovesItBackAndWaitsForItAgain() {
-        String s = CertsRenewStep.restart("kube-apiserver", "unix:///run/containerd/containerd.sock");
-        int putBackFirst = s.indexOf("if [ ! -f /etc/kubernetes/manifests/kube-apiserver.yaml ] && [ -f /etc/kubernetes/gpuctl-restart/kube-apiserver.yaml ]");
-        int out = s.indexOf("mv -f /etc/kubernetes/manifests/kube-apiserver.yaml /etc/kubernetes/gpuctl-restart/kube-apiserver.yaml");
-        int gone = s.indexOf("while crictl --runtime-endpoint unix:///run/containerd/containerd.sock ps --name '^kube-apiserver$' --state running -q");
-        int back = s.indexOf("mv -f /etc/kubernetes/gpuctl-restart/kube-apiserver.yaml /etc/kubernetes/manifests/kube-apiserver.yaml; i=0; until");
-        int ready = s.indexOf("get --raw=/readyz", back);
-        assertTrue(putBackFirst >= 0 && putBackFirst < out && out < gone && gone < back && back < ready, s);
-        assertTrue(!CertsRenewStep.restart("etcd", "unix:///x").contains("readyz"), "only the API server answers /readyz");
+        List<Op> ops = CertsRenewStep.restart("kube-apiserver", "unix:///run/containerd/containerd.sock");
+        String out = ((Op.Run) ops.get(0)).command();
+        int putBackFirst = out.indexOf("if [ ! -f /etc/kubernetes/manifests/kube-apiserver.yaml ] && [ -f /etc/kubernetes/gpuctl-restart/kube-apiserver.yaml ]");
+        int aside = out.indexOf("mv -f /etc/kubernetes/manifests/kube-apiserver.yaml /etc/kubernetes/gpuctl-restart/kube-apiserver.yaml");
+        assertTrue(putBackFirst >= 0 && putBackFirst < aside, out);
+        assertTrue(!out.contains("while") && !out.contains("sleep"), "no wait in the shell: " + out);
+
+        Op.Await gone = (Op.Await) ops.get(1);
+        assertTrue(gone.until().command().contains("crictl --runtime-endpoint unix:///run/containerd/containerd.sock ps --name '^kube-apiserver$' --state running -q"));
+        assertEquals(Optional.of("kube-apiserver still running after its manifest left /etc/kubernetes/manifests (is the kubelet running?)"),
+            gone.until().judge().apply(new ExecResult(0, "running\n", ""), new Facts()));
+        assertEquals(Optional.empty(), gone.until().judge().apply(new ExecResult(0, "stopped\n", ""), new Facts()));
+        assertEquals(Optional.empty(), gone.until().judge().apply(new ExecResult(0, "no manifest\n", ""), new Facts()), "an external etcd: nothing to wait for");
+        assertEquals("if [ -f /etc/kubernetes/gpuctl-restart/kube-apiserver.yaml ]; then mv -f /etc/kubernetes/gpuctl-restart/kube-apiserver.yaml"
+            + " /etc/kubernetes/manifests/kube-apiserver.yaml; fi", gone.orElse(), "a pod that does not stop gets its manifest back");
+        assertEquals(gone.orElse(), ((Op.Run) ops.get(2)).command());
+
+        Op.Await up = (Op.Await) ops.get(3);
+        assertTrue(up.until().command().contains("get --raw=/readyz"), up.until().command());
+        assertEquals(Optional.empty(), up.until().judge().apply(new ExecResult(0, "restarted\n", ""), new Facts()));
+        assertTrue(up.until().judge().apply(new ExecResult(0, "not ready (/readyz)\n", ""), new Facts()).orElseThrow()
+            .startsWith("kube-apiserver not ready (/readyz) since its manifest returned"));
+        assertEquals(120, up.until().waitUpTo().toSeconds());
+        assertTrue(CertsRenewStep.restart("etcd", "unix:///x").stream().noneMatch(o -> o instanceof Op.Await a && a.until().command().contains("readyz")),
+            "only the API server answers /readyz");
     }
 
     @Test void doneMeansNoControlPlaneCertificateWithinThirtyDaysCasAndExternalOnesAside() {

@@ -52,10 +52,10 @@ class NodeLifecycleStepsTest {
         RestoreHostStep step = new RestoreHostStep(List.of("w1"));
         Probe p = step.check(w1).get(0);
         String journal = dev.gpuctl.hostconf.HostJournal.line(new dev.gpuctl.hostconf.HostJournal.FileCreated("/etc/sysctl.d/k8s.conf")) + "\n";
-        String answer = "journal present\narchived 0\n@@@backups\n\n@@@journal\n" + journal;
+        String answer = "state present\narchived 0\nbackups \njournal " + java.util.HexFormat.of().formatHex(journal.getBytes()) + "\n";
         assertEquals(Optional.of("would remove /etc/sysctl.d/k8s.conf (gpuctl created it); archive the journal /var/lib/gpuctl/journal"
             + " (/var/lib/gpuctl/journal.restored-TIME)"), p.judge().apply(new ExecResult(0, answer, ""), new Facts()));
-        assertEquals(Optional.empty(), p.judge().apply(new ExecResult(0, "journal absent\narchived 1\n@@@backups\n\n@@@journal\n", ""), new Facts()));
+        assertEquals(Optional.empty(), p.judge().apply(new ExecResult(0, "state absent\narchived 1\nbackups \njournal \n", ""), new Facts()));
         assertTrue(p.judge().apply(new ExecResult(0, "garbage", ""), new Facts()).orElseThrow().startsWith("could not read the answer"));
 
         List<Op> ops = step.apply(w1);

@@ -36,6 +36,24 @@ class UpgradeStepsTest {
         assertEquals(Optional.of("m: kubelet v1.35.1"), UpgradeSteps.back(s.get("m"), v("1.35.2"), Optional.empty()));
     }
 
+    @Test void aNodeIsWaitedForByTheEngineReadyWithItsGpusCordonedOrNotThenUncordoned(@org.junit.jupiter.api.io.TempDir Path dir) {
+        Inventory inv = InventoryLoader.parse("inv.yaml", "cluster: { name: c, kubernetesVersion: \"1.34\", packages: system }\n"
+            + "nodes:\n  - { name: m, address: 10.1.0.1, role: master, gpu: false }\n  - { name: w1, address: 10.1.0.2, role: worker, gpu: true }\n"
+            + "  - { name: w2, address: 10.1.0.3, role: worker, gpu: true }\n", dir, Map.of("HOME", "/root"));
+        Facts facts = new Facts();
+        facts.put(GpuStep.gpuCountFact(inv.node("w1").orElseThrow()), "2", false);
+        facts.put(GpuStep.gpuCountFact(inv.node("w2").orElseThrow()), "1", false);
+        HostContext master = new HostContext(inv, inv.master());
+        List<Op> w1 = new UpgradeSteps.NodeBack(inv.node("w1").orElseThrow(), v("1.34")).apply(master);
+        assertEquals(List.of("wait until w1 is Ready at 1.34 with its GPUs allocatable", "uncordon w1"), w1.stream().map(Op::what).toList());
+        Op.Await await = (Op.Await) w1.get(0);
+        assertEquals(UpgradeSteps.NodeBack.WAIT, await.until().waitUpTo());
+        assertEquals(Optional.empty(), await.until().judge().apply(new ExecResult(0, NODES, ""), facts), "still cordoned: the next op uncordons it");
+        Op.Await w2 = (Op.Await) new UpgradeSteps.NodeBack(inv.node("w2").orElseThrow(), v("1.35")).apply(master).get(0);
+        assertEquals(Optional.of("w2: not Ready, allocatable nvidia.com/gpu 0 of 1"), w2.until().judge().apply(new ExecResult(0, NODES, ""), facts));
+        assertTrue(!await.until().command().contains("sleep"), await.until().command());
+    }
+
     @Test void versionRegexesMatchAMinorOrExactlyAPatch() {
         assertEquals("v1\\.35\\.", UpgradeSteps.versionRegex(v("1.35")));
         assertEquals("v1\\.35\\.1$", UpgradeSteps.versionRegex(v("1.35.1")));
