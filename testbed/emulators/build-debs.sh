@@ -66,6 +66,7 @@ inst "$HERE/lib/etcdsnap.py" /usr/lib/gpuctl-emu/etcdsnap.py 0644
 inst "$HERE/lib/nodedrain.py" /usr/lib/gpuctl-emu/nodedrain.py 0644
 inst "$HERE/lib/kubeadm_certs.py" /usr/lib/gpuctl-emu/kubeadm_certs.py 0644
 inst "$HERE/lib/kubeadm_uploadcerts.py" /usr/lib/gpuctl-emu/kubeadm_uploadcerts.py 0644
+inst "$HERE/lib/etcd_member.py" /usr/lib/gpuctl-emu/etcd_member.py 0644
 inst "$HERE/lib/static_pods.py" /usr/lib/gpuctl-emu/static_pods.py 0644
 inst "$HERE/lib/kubeupgrade.py" /usr/lib/gpuctl-emu/kubeupgrade.py 0644
 inst "$HERE/lib/mig.py" /usr/lib/gpuctl-emu/mig.py 0644

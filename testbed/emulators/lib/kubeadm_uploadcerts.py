@@ -103,14 +103,20 @@ def upload(client, key, out, print_key=True):
     return key
 
 
-def cmd_phase(argv, parse, client, out, fail):
-    """`kubeadm init phase upload-certs [--upload-certs] [--certificate-key K] [--skip-certificate-key-print]`."""
+def cmd_phase(argv, parse, client, out, fail, load_config=None):
+    """`kubeadm init phase upload-certs [--upload-certs] [--certificate-key K | --config F] [--skip-certificate-key-print]`
+    (with --config, the key is InitConfiguration.certificateKey)."""
     f, _ = parse(argv, {"certificate-key", "config", "kubeconfig", "v"})
+    if "config" in f and "certificate-key" in f:
+        raise fail("can not mix '--config' with arguments [certificate-key]")
     if "upload-certs" not in f:
         out("[upload-certs] Skipping phase. Please see --upload-certs")
         return 0
+    key = f.get("certificate-key")
+    if "config" in f and load_config:
+        key = (load_config(f["config"]).get("InitConfiguration") or {}).get("certificateKey")
     try:
-        upload(client(f.get("kubeconfig")), f.get("certificate-key"), out, "skip-certificate-key-print" not in f)
+        upload(client(f.get("kubeconfig")), key, out, "skip-certificate-key-print" not in f)
     except KeyError_ as e:
         raise fail("error: %s" % e)
     except emu.ApiError as e:

@@ -60,7 +60,7 @@ final class BootstrapCommand implements Callable<Integer> {
     }
 
     @Override public Integer call() {
-        Inventory inv = Inventories.loadForSteps(inventory.resolve(parent.env), parent.env, only);
+        Inventory inv = Inventories.loadHaAware(inventory.resolve(parent.env), parent.env);
         allowLocal.check(inv, inventory.resolve(parent.env), "bootstrap");
         Selection.checkSteps(only);
         Selection.checkHosts(inv, hosts);

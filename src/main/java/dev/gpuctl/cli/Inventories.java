@@ -15,7 +15,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Map;
-import java.util.Set;
 
 /** Loads an inventory for a command; inventory errors become one message and exit code 2. */
 final class Inventories {
@@ -65,25 +64,23 @@ final class Inventories {
         }
     }
 
-    /** The inventory, for a command that connects: more than one master is refused until HA bootstrap is built. */
+    /**
+     * The inventory, for a command that connects but does not manage a control plane of several masters yet: more than
+     * one master is refused, naming what is HA-aware (bootstrap and verify) and what is not (every other command).
+     */
     static Inventory load(Path file, Map<String, String> env) {
         Inventory inv = loadForPlan(file, env);
         if (inv.highlyAvailable()) {
-            throw new GpuctlException(ExitCode.USAGE, file + ": " + inv.masters().size() + " masters: this gpuctl plans a"
-                + " control plane of several masters (gpuctl plan) but does not bootstrap or manage one yet; nothing was"
-                + " changed (keep one master for now; cluster.controlPlaneEndpoint lets it grow later; only bootstrap --only vip"
-                + " runs on several masters)");
+            throw new GpuctlException(ExitCode.USAGE, file + ": " + inv.masters().size() + " masters: only bootstrap and verify"
+                + " handle a control plane of several masters yet; this command (and upgrade, backup, restore, repair, certs,"
+                + " drain, uncordon, remove-node, reset, gpus, job, join-token, kubeconfig) is not HA-aware yet and changed nothing");
         }
         return inv;
     }
 
-    /** The steps that already work on several masters: the VIP (keepalived and haproxy on every master); preflight always runs. */
-    static final Set<String> SEVERAL_MASTERS_STEPS = Set.of("vip");
-
-    /** {@link #load}, but several masters are taken when bootstrap runs only steps that work on several masters. */
-    static Inventory loadForSteps(Path file, Map<String, String> env, Collection<String> only) {
-        if (!only.isEmpty() && SEVERAL_MASTERS_STEPS.containsAll(only)) return loadForPlan(file, env);
-        return load(file, env);
+    /** The inventory for bootstrap and verify, which handle any number of masters (kubeadm join --control-plane). */
+    static Inventory loadHaAware(Path file, Map<String, String> env) {
+        return loadForPlan(file, env);
     }
 
     /** The inventory as written, any number of masters: what plan shows offline. */

@@ -43,7 +43,7 @@ final class VerifyCommand implements Callable<Integer> {
     @ParentCommand GpuctlCommand parent;
 
     @Override public Integer call() throws Exception {
-        Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
+        Inventory inv = Inventories.loadHaAware(inventory.resolve(parent.env), parent.env);
         for (String h : hosts) {
             if (inv.node(h).isEmpty()) throw new GpuctlException(ExitCode.USAGE, "unknown host '" + h + "' for --hosts");
         }

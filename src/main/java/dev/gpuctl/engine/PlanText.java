@@ -36,8 +36,7 @@ public final class PlanText {
                 + " join it as control-plane nodes; etcd survives " + (masters.size() - 1) / 2 + " lost)";
         String line = "Control plane: " + who + ", endpoint " + e.hostPort() + " (" + served + ")\n";
         if (masters.size() > 1) {
-            line += "  not built yet: the control-plane joins of " + String.join(", ", masters.subList(1, masters.size()))
-                + " (kubeadm join --control-plane); bootstrap and the other commands that connect refuse several masters\n";
+            line += "  bootstrap and verify handle several masters; the other commands that connect refuse them (not HA-aware yet)\n";
         }
         return line;
     }

@@ -113,6 +113,20 @@ public final class Kubeadm {
     }
 
     /**
+     * The certificate key {@code kubeadm certs certificate-key} printed: its one line, 64 hex digits (an AES-256 key).
+     *
+     * @throws HostConfException when the output is anything else (the text is not shown: it may be a key)
+     */
+    public static String certificateKey(String output) {
+        String key = output.strip();
+        if (!key.matches("[0-9a-f]{64}")) {
+            throw new HostConfException("kubeadm certs certificate-key printed no key of 64 hex digits (" + output.strip().length()
+                + " characters)");
+        }
+        return key;
+    }
+
+    /**
      * Parses {@code kubeadm token create --print-join-command} output: the line starting with
      * {@code kubeadm join} (warnings before it are skipped), with {@code --token} and
      * {@code --discovery-token-ca-cert-hash} in either {@code --flag value} or

@@ -18,7 +18,15 @@ public final class KubeadmConfig {
      *                             one, so that masters can be added later)
      */
     public record Init(String clusterName, String kubernetesVersion, String nodeName, String advertiseAddress,
-                       String podSubnet, String serviceSubnet, String criSocket, String controlPlaneEndpoint) {
+                       String podSubnet, String serviceSubnet, String criSocket, String controlPlaneEndpoint,
+                       String certificateKey) {
+        /** Without a certificate key (a control plane of one master: nothing is uploaded). */
+        public Init(String clusterName, String kubernetesVersion, String nodeName, String advertiseAddress,
+                    String podSubnet, String serviceSubnet, String criSocket, String controlPlaneEndpoint) {
+            this(clusterName, kubernetesVersion, nodeName, advertiseAddress, podSubnet, serviceSubnet, criSocket,
+                controlPlaneEndpoint, null);
+        }
+
         /** With the master's own address as the endpoint. */
         public Init(String clusterName, String kubernetesVersion, String nodeName, String advertiseAddress,
                     String podSubnet, String serviceSubnet, String criSocket) {
@@ -45,7 +53,7 @@ public final class KubeadmConfig {
             localAPIEndpoint:
               advertiseAddress: "%4$s"
               bindPort: 6443
-            nodeRegistration:
+            %9$snodeRegistration:
               name: "%3$s"
               criSocket: "%7$s"
               kubeletExtraArgs:
@@ -65,7 +73,36 @@ public final class KubeadmConfig {
             kind: KubeletConfiguration
             cgroupDriver: systemd
             """.formatted(c.clusterName(), c.kubernetesVersion(), c.nodeName(), c.advertiseAddress(),
-                c.podSubnet(), c.serviceSubnet(), c.criSocket(), c.controlPlaneEndpoint());
+                c.podSubnet(), c.serviceSubnet(), c.criSocket(), c.controlPlaneEndpoint(),
+                c.certificateKey() == null ? "" : "certificateKey: \"" + c.certificateKey() + "\"\n");
+    }
+
+    /**
+     * The InitConfiguration {@code kubeadm init phase upload-certs --upload-certs --config} reads: only the certificate
+     * key (the key lives in this 0600 file, never in argv).
+     */
+    public static String uploadCerts(String certificateKey) {
+        return """
+            # Written by gpuctl: kubeadm init phase upload-certs --upload-certs --config this-file (removed after it)
+            apiVersion: kubeadm.k8s.io/v1beta4
+            kind: InitConfiguration
+            certificateKey: "%s"
+            """.formatted(certificateKey);
+    }
+
+    /**
+     * JoinConfiguration of another master: the worker's, plus {@code controlPlane} (its own API server's address and
+     * the certificate key that decrypts the kubeadm-certs Secret).
+     */
+    public static String joinControlPlane(Join j, String certificateKey) {
+        requireIp(j.nodeIp(), "advertiseAddress");
+        return join(j).replace("(removed after the join)", "--control-plane (removed after the join)") + """
+            controlPlane:
+              localAPIEndpoint:
+                advertiseAddress: "%s"
+                bindPort: 6443
+              certificateKey: "%s"
+            """.formatted(j.nodeIp(), certificateKey);
     }
 
     /** JoinConfiguration with a bootstrap token: the token lives in this 0600 file, never in argv. */

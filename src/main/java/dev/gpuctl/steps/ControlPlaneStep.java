@@ -42,7 +42,20 @@ public final class ControlPlaneStep implements Step {
         Node n = ctx.node();
         return KubeadmConfig.init(new KubeadmConfig.Init(ctx.cluster().name(), Facts.ref("kubeadm.version"),
             n.name(), ctx.nodeIp(), ctx.cluster().podCidr().toString(), ctx.cluster().serviceCidr().toString(),
-            ctx.cluster().runtime().criSocket(), endpoint(ctx)));
+            ctx.cluster().runtime().criSocket(), endpoint(ctx),
+            ctx.inventory().highlyAvailable() ? Facts.ref(CERTIFICATE_KEY) : null));
+    }
+
+    /** The certificate key of this run (a secret fact: masked in every log, only ever in 0600 files on the master). */
+    public static final String CERTIFICATE_KEY = "controlplane.certificateKey";
+
+    /**
+     * A fresh certificate key ({@code kubeadm certs certificate-key}: 32 random bytes, hex), kept as the secret fact
+     * {@link #CERTIFICATE_KEY}; a line that is not 64 hex digits fails the capture.
+     */
+    public static Op.Capture newCertificateKey() {
+        return new Op.Capture("a new certificate key (kubeadm certs certificate-key)", "kubeadm certs certificate-key",
+            out -> Map.of(CERTIFICATE_KEY, Kubeadm.certificateKey(out)), true);
     }
 
     /**
@@ -100,19 +113,25 @@ public final class ControlPlaneStep implements Step {
     }
 
     @Override public List<Op> apply(HostContext ctx) {
-        return List.of(
-            new Op.Capture("kubeadm's version", "kubeadm version -o short",
-                out -> Map.of("kubeadm.version", out.strip()), false),
-            Op.Run.of("gpuctl's directory", "install -d -m 0700 " + Kube.DIR).unless("test -d " + Kube.DIR),
-            Op.WriteFile.of("kubeadm configuration", CONFIG, config(ctx), "0600"),
+        boolean ha = ctx.inventory().highlyAvailable();
+        List<Op> ops = new ArrayList<>();
+        ops.add(new Op.Capture("kubeadm's version", "kubeadm version -o short",
+            out -> Map.of("kubeadm.version", out.strip()), false));
+        ops.add(Op.Run.of("gpuctl's directory", "install -d -m 0700 " + Kube.DIR).unless("test -d " + Kube.DIR));
+        if (ha) ops.add(newCertificateKey());
+        Op.WriteFile write = Op.WriteFile.of("kubeadm configuration" + (ha ? " (holds the certificate key)" : ""), CONFIG, config(ctx), "0600");
+        ops.add(ha ? write.asSecret() : write);
+        ops.addAll(List.of(
             new Op.Capture("a control plane here before this run", "test -f " + Kube.ADMIN_CONF + " && echo existing || echo new",
                 out -> Map.of(CONTROL_PLANE_BEFORE, out.strip()), false),
-            Op.Run.of("kubeadm init", "kubeadm init --config " + CONFIG + " --skip-token-print")
+            Op.Run.of("kubeadm init" + (ha ? " (the shared certificates uploaded, encrypted under the key)" : ""),
+                    "kubeadm init --config " + CONFIG + " --skip-token-print" + (ha ? " --upload-certs --skip-certificate-key-print" : ""))
                 .unless("test -f " + Kube.ADMIN_CONF),
             new Op.Capture("the cluster CA's hash, recorded on this machine", "cat " + ClusterIdentityStep.CA_CRT,
                 out -> Map.of(ClusterIdentityStep.caFact(ctx.node().name()), caHash(out)), false),
             userKubeconfigOp(ctx),
-            fetchKubeconfigOp(ctx, CONTROL_PLANE_BEFORE));
+            fetchKubeconfigOp(ctx, CONTROL_PLANE_BEFORE)));
+        return List.copyOf(ops);
     }
 
     /** admin.conf installed as the ssh user's ~/.kube/config (the user's own first kept as config.gpuctl-orig). */

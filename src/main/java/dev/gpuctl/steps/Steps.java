@@ -15,6 +15,7 @@ public final class Steps {
             new Phase("hosts", "host preparation", List.of(new ProxyStep(), new TimeSyncStep(), new SwapStep(), new KernelStep(),
                 new RuntimeStep(), new KubePackagesStep(), new DriverHoldStep(), new MigStep()), false),
             new Phase("control-plane", "control plane and pod network", List.of(new LoadBalancerStep(), new ControlPlaneStep(), new CniStep(), new SchedulableStep()), false),
+            new Phase("masters", "the other masters join the control plane", List.of(new ControlPlaneJoinStep()), false),
             new Phase("join", "workers join", List.of(new JoinStep()), false),
             new Phase("gpu", "GPUs", List.of(new GpuStep(), new GpuRecordStep(), new GpuHealthStep()), false),
             new Phase("teams", "teams' queues (Kueue)", List.of(new KueueStep()), false),
@@ -48,7 +49,7 @@ public final class Steps {
      */
     public static List<Phase> only(Set<String> ids) {
         if (ids.isEmpty()) return phases();
-        boolean makesCluster = ids.contains("init") || ids.contains("join");
+        boolean makesCluster = ids.contains("init") || ids.contains("join") || ids.contains("join-masters");
         return phases().stream()
             .map(p -> new Phase(p.id(), p.title(), p.steps().stream()
                 .filter(s -> p.readOnly() ? !(s instanceof ClusterIdentityStep) || makesCluster : ids.contains(s.id()))

@@ -76,4 +76,20 @@ class KubeadmConfigTest {
         org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> KubeadmConfig.join(
             new KubeadmConfig.Join("{{join.endpoint}}", "{{join.token}}", "{{join.caCertHash}}", "w1", "w1.lab", "unix:///run/containerd/containerd.sock")));
     }
+
+    @Test void severalMastersPutTheCertificateKeyInTheFilesOnly() {
+        String key = "ab".repeat(32);
+        var init = docs(KubeadmConfig.init(new KubeadmConfig.Init("ha", "v1.35.0", "m1", "10.0.0.11",
+            "10.244.0.0/16", "10.96.0.0/12", "unix:///run/containerd/containerd.sock", "10.0.0.100:8443", key)));
+        assertEquals(key, init.get(0).get("certificateKey"));
+        assertEquals("m1", at(init.get(0), "nodeRegistration", "name"));
+        var upload = docs(KubeadmConfig.uploadCerts(key));
+        assertEquals(List.of(Map.of("apiVersion", "kubeadm.k8s.io/v1beta4", "kind", "InitConfiguration", "certificateKey", key)), upload);
+        var join = docs(KubeadmConfig.joinControlPlane(new KubeadmConfig.Join("10.0.0.100:8443", "abcdef.0123456789abcdef",
+            "sha256:" + "a".repeat(64), "m2", "10.0.0.12", "unix:///run/containerd/containerd.sock"), key));
+        assertEquals(1, join.size());
+        assertEquals("10.0.0.100:8443", at(join.get(0), "discovery", "bootstrapToken", "apiServerEndpoint"));
+        assertEquals(Map.of("localAPIEndpoint", Map.of("advertiseAddress", "10.0.0.12", "bindPort", 6443), "certificateKey", key),
+            join.get(0).get("controlPlane"));
+    }
 }

@@ -222,4 +222,14 @@ class KubeadmTest {
         assertFalse(Kubeadm.isValidToken(null));
     }
 
+
+    @Test void theCertificateKeyIs64HexDigitsAndIsNeverShownInTheError() {
+        String key = "0123456789abcdef".repeat(4);
+        assertEquals(key, Kubeadm.certificateKey(key + "\n"));
+        for (String bad : List.of("", "0011", key.toUpperCase(), key + "\n" + key, "error: something")) {
+            HostConfException e = org.junit.jupiter.api.Assertions.assertThrows(HostConfException.class, () -> Kubeadm.certificateKey(bad));
+            assertTrue(e.getMessage().startsWith("kubeadm certs certificate-key printed no key of 64 hex digits"), e.getMessage());
+            assertFalse(e.getMessage().contains("0011") || e.getMessage().contains("something"), e.getMessage());
+        }
+    }
 }
