@@ -12,9 +12,11 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -175,18 +177,33 @@ class ClusterBootstrapE2E {
     @Test @Order(5) void aWorkerWhoseDefaultRuntimeIsNotNvidiaIsNamed() throws IOException {
         String w = bed.workers().get(0);
         bed.ok(w, "python3 -c \"import json;p='/etc/docker/daemon.json';d=json.load(open(p));d.pop('default-runtime');json.dump(d,open(p,'w'))\" && systemctl restart docker");
+        Set<String> deleted = new HashSet<>();
         for (JsonNode p : kubectl("get pods -A -o json").path("items")) {
             if (p.path("spec").path("nodeName").asText().equals(w) && p.path("metadata").path("name").asText().contains("nvidia-device-plugin")) {
+                deleted.add(p.path("metadata").path("name").asText());
                 bed.ok(bed.master(), "kubectl --kubeconfig=/etc/kubernetes/admin.conf delete pod -n " + p.path("metadata").path("namespace").asText()
                     + " " + p.path("metadata").path("name").asText());
             }
         }
-        // the kubelet reports the runtime's answer with its heartbeat: wait until the API server has it
-        long deadline = System.nanoTime() + 90_000_000_000L;
-        while (!kubectl("get node " + w + " -o json").path("status").path("allocatable").path("nvidia.com/gpu").asText("0").equals("0")
-            && System.nanoTime() < deadline) {
-            try { Thread.sleep(2000); } catch (InterruptedException e) { Thread.currentThread().interrupt(); }
+        // Wait until the node's GPUs are gone for the right reason: a new plugin pod is ready on it and the kubelet's
+        // heartbeat (which carries the runtime's answer) still gives no GPU. Allocatable alone also reads 0 while the
+        // plugin pod is being replaced, before the kubelet has reported the runtime without nvidia.
+        long deadline = System.nanoTime() + 120_000_000_000L;
+        boolean settled = false;
+        while (!settled && System.nanoTime() < deadline) {
+            boolean newPluginReady = false;
+            for (JsonNode p : kubectl("get pods -A -o json").path("items")) {
+                String name = p.path("metadata").path("name").asText();
+                if (p.path("spec").path("nodeName").asText().equals(w) && name.contains("nvidia-device-plugin") && !deleted.contains(name)
+                    && p.path("status").path("containerStatuses").path(0).path("ready").asBoolean(false)) newPluginReady = true;
+            }
+            settled = newPluginReady
+                && kubectl("get node " + w + " -o json").path("status").path("allocatable").path("nvidia.com/gpu").asText("0").equals("0");
+            if (!settled) {
+                try { Thread.sleep(2000); } catch (InterruptedException e) { Thread.currentThread().interrupt(); }
+            }
         }
+        assertTrue(settled, "the bed never showed " + w + " with a ready plugin pod and no allocatable GPU after docker lost its nvidia default runtime");
         Gpuctl.Run r = Gpuctl.run("bootstrap", "--only", "gpu", "--wait-timeout", "30", full.toString());
         assertEquals(1, r.code(), r::toString);
         assertTrue(r.err().contains("node " + w + " allocatable nvidia.com/gpu = its nvidia-smi count: allocatable nvidia.com/gpu is 0, nvidia-smi counts 1"), r::toString);
