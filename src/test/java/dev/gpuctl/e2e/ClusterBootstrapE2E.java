@@ -188,7 +188,7 @@ class ClusterBootstrapE2E {
         // Wait until the node's GPUs are gone for the right reason: a new plugin pod is ready on it and the kubelet's
         // heartbeat (which carries the runtime's answer) still gives no GPU. Allocatable alone also reads 0 while the
         // plugin pod is being replaced, before the kubelet has reported the runtime without nvidia.
-        long deadline = System.nanoTime() + 120_000_000_000L;
+        long deadline = System.nanoTime() + 240_000_000_000L; // generous: a loaded machine slows the kubelet's heartbeats
         boolean settled = false;
         while (!settled && System.nanoTime() < deadline) {
             boolean newPluginReady = false;
