@@ -37,11 +37,11 @@ final class MasterApi {
         StringBuilder files = new StringBuilder();
         for (String p : manifests(ctx)) files.append(' ').append(Sh.quote(p));
         return "if [ ! -f " + Kube.ADMIN_CONF + " ]; then echo no-admin-conf; exit 0; fi; "
-            + "k() { " + Kube.KUBECTL + " \"$@\"; }; "
+            + "kube_api() { " + Kube.KUBECTL + " \"$@\"; }; "
             + "set --; for m in" + files + "; do if [ -s \"$m\" ]; then set -- \"$@\" \"$m\"; else echo \"missing $m\"; fi; done; "
-            + "if [ $# -eq 0 ]; then echo \"readyz $(k get --raw=/readyz 2>&1 | tr '\\n' ' ')\"; exit 0; fi; "
-            + "f=; for m; do f=\"$f -f $m\"; done; k diff $f >/dev/null 2>&1; s=$?; "
-            + "if [ \"$s\" -ne 0 ] && [ $# -gt 1 ]; then for m; do k diff -f \"$m\" >/dev/null 2>&1; echo \"diff $? $m\"; done; "
+            + "if [ $# -eq 0 ]; then echo \"readyz $(kube_api get --raw=/readyz 2>&1 | tr '\\n' ' ')\"; exit 0; fi; "
+            + "f=; for m; do f=\"$f -f $m\"; done; kube_api diff $f >/dev/null 2>&1; s=$?; "
+            + "if [ \"$s\" -ne 0 ] && [ $# -gt 1 ]; then for m; do kube_api diff -f \"$m\" >/dev/null 2>&1; echo \"diff $? $m\"; done; "
             + "else for m; do echo \"diff $s $m\"; done; fi";
     }
 
