@@ -63,8 +63,10 @@ public final class DockerInfo {
     }
 
     /**
-     * What preflight's docker probe tells, read once: {@code daemon.json} (an object, absent when there is no file)
-     * then {@code docker network inspect bridge} (a list); nothing at all when docker does not run.
+     * What preflight's docker probe tells, read once: {@code daemon.json} (an object, absent when there is no file);
+     * nothing at all when docker does not run. A list that follows ({@code docker network inspect bridge}, which earlier
+     * probes also printed, in recorded logs) gives the bridge's subnets; preflight now reads the bridge from its
+     * interface and route (docker0), without a second docker process.
      *
      * @param reserved the ranges daemon.json reserves ({@link #daemonJsonRanges})
      * @param bridge   the bridge network's subnets ({@link #bridgeSubnets})

@@ -30,7 +30,7 @@ public final class CniStep implements Step {
     static String namespace(Cni cni) { return cni == Cni.FLANNEL ? "kube-flannel" : "calico-system"; }
 
     @Override public List<Probe> check(HostContext ctx) {
-        return List.of(Manifest.applied(ctx.cluster().cni().key() + " manifest", path(ctx)));
+        return List.of(MasterApi.applied(ctx, ctx.cluster().cni().key() + " manifest", path(ctx)));
     }
 
     @Override public List<Op> apply(HostContext ctx) {

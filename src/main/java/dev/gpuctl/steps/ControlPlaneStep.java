@@ -76,9 +76,7 @@ public final class ControlPlaneStep implements Step {
 
     @Override public List<Probe> check(HostContext ctx) {
         List<Probe> probes = new ArrayList<>();
-        probes.add(Probe.equals("API server answers (kubectl get --raw /readyz)",
-                "test -f " + Kube.ADMIN_CONF + " && " + Kube.kubectl("get --raw=/readyz 2>&1"), "ok")
-            .waitingWhileStarting(Sh.UNIT_START_WAIT, r -> !r.stdout().isBlank())); // initialised: starting after a boot
+        probes.add(MasterApi.answers(ctx)); // one kubectl with the CNI's and the device plugin's diffs
         probes.addAll(kubeconfigProbes(ctx));
         return List.copyOf(probes);
     }

@@ -106,7 +106,7 @@ public final class GpuStep implements Step {
                 return stale.isEmpty() ? Optional.empty() : Optional.of("labels left from an earlier GPU sharing setting: " + stale);
             }));
         }
-        probes.add(Manifest.applied("device plugin " + ctx.cluster().devicePlugin().version(), path(ctx)));
+        probes.add(MasterApi.applied(ctx, "device plugin " + ctx.cluster().devicePlugin().version(), path(ctx)));
         for (Node n : gpuNodes(ctx)) probes.add(allocatable(n, ctx.inventory().sharing(n)));
         return probes;
     }

@@ -31,7 +31,16 @@ public final class PreflightStep implements Step {
         return new Facts.Key<>("host." + node.name() + ".ip", IpJson.HostNetwork.class, IpJson.HostNetwork::parse);
     }
 
-    /** The ranges a host's docker uses (daemon.json, the bridge), as its preflight read them; none without docker. */
+    /**
+     * The ranges a running docker reserves: daemon.json's {@code bip}, {@code fixed-cidr} and address pools, read without
+     * starting the docker CLI (a worker's one docker process per run is the runtime step's {@code docker info}). The
+     * bridge docker made is an interface (docker0, or daemon.json's {@code bridge}) with its route, which the interface
+     * and route probe already reports; {@code docker network inspect bridge} repeated that range and cost a docker
+     * process, and {@code docker info >/dev/null} one more to learn that the daemon runs, which its unit tells.
+     */
+    static final String DOCKER_RANGES = "if systemctl is-active --quiet docker 2>/dev/null; then cat /etc/docker/daemon.json 2>/dev/null; fi; true";
+
+    /** The ranges a host's docker reserves (daemon.json), as its preflight read them; none without docker. */
     public static Facts.Key<DockerInfo.Networks> docker(Node node) {
         return new Facts.Key<>("host." + node.name() + ".docker", DockerInfo.Networks.class, DockerInfo.Networks::parse);
     }
@@ -115,9 +124,7 @@ public final class PreflightStep implements Step {
                     ? "the ip command is missing: install iproute2 (apt-get install iproute2)"
                     : "ip -j failed: " + r.tail(1)))
             .learning(r -> Map.of(network(ctx.node()).name(), r.stdout())));
-        probes.add(Probe.of("docker's bridge and address pools, if docker runs (for the CIDR check)",
-                "if command -v docker >/dev/null && docker info >/dev/null 2>&1; then cat /etc/docker/daemon.json 2>/dev/null; echo; docker network inspect bridge; fi",
-                r -> Optional.empty())
+        probes.add(Probe.of("docker's reserved ranges and address pools, if docker runs (for the CIDR check)", DOCKER_RANGES, r -> Optional.empty())
             .learning(r -> Map.of(docker(ctx.node()).name(), r.stdout())));
         if (ctx.gpu()) {
             probes.add(Probe.of("nvidia-smi answers and sees at least one GPU",

@@ -71,6 +71,23 @@ class PreflightTest {
         assertTrue(problems.get(1).contains("w1: route 10.97.0.0/16 via 10.0.0.1 dev eth0"), problems::toString);
     }
 
+    /**
+     * Docker's ranges without a docker process: its bridge from the interface and route it made (docker0), what
+     * daemon.json reserves from preflight's read of the file. A pod network inside 172.16.0.0/12 meets both.
+     */
+    @Test void dockersBridgeAndReservedPoolsAreConflictsReadWithoutTheDockerCli() {
+        Inventory inv = InventoryLoader.parse("inventory.yaml", YAML.replace("10.244.0.0/16", "172.16.0.0/12"), Path.of("."), Map.of("HOME", "/home/admin"));
+        String addr = "[" + ETH + ",{\"ifname\":\"docker0\",\"addr_info\":[{\"family\":\"inet\",\"local\":\"172.17.0.1\",\"prefixlen\":16}]}]";
+        String route = "[{\"dst\":\"172.17.0.0/16\",\"dev\":\"docker0\",\"protocol\":\"kernel\",\"prefsrc\":\"172.17.0.1\",\"flags\":[\"linkdown\"]}]";
+        Facts f = facts("w1", ip(addr, route));
+        f.put(PreflightStep.docker(INV.nodes().get(1)).name(), "{\"default-address-pools\":[{\"base\":\"172.30.0.0/16\",\"size\":24}]}", false);
+        List<String> problems = Preflight.crossHost(inv, inv.nodes(), f);
+        assertEquals(3, problems.size(), problems::toString);
+        assertTrue(problems.stream().anyMatch(p -> p.contains("w1: docker0 172.17.0.1/16")), problems::toString);
+        assertTrue(problems.stream().anyMatch(p -> p.contains("w1: route 172.17.0.0/16 dev docker0")), problems::toString);
+        assertTrue(problems.stream().anyMatch(p -> p.contains("w1: daemon.json default-address-pools[0].base 172.30.0.0/16")), problems::toString);
+    }
+
     @Test void duplicatesNameBothHostsAndAnAbsentProductUuidIsNotADuplicate() {
         Facts f = new Facts();
         // what preflight's probe learns: hostname, machine-id, product_uuid (an absent one: no line)

@@ -22,7 +22,7 @@ record LatencyModel(Duration perCommand, Duration perNvidiaSmi, Duration perKube
     }
 
     /** Where a shell starts a command: the start, after ; & | ( $( newline, then, do, else, !, or timeout N. */
-    private static final String AT_COMMAND = "(?:^|[;&|(\\n]|\\$\\(|\\bthen\\b|\\bdo\\b|\\belse\\b|!)\\s*(?:timeout \\d+\\s+)?";
+    private static final String AT_COMMAND = "(?:^|[;&|({\\n]|\\$\\(|\\bthen\\b|\\bdo\\b|\\belse\\b|!)\\s*(?:timeout \\d+\\s+)?";
     private static final Pattern SMI_PATTERN = Pattern.compile(AT_COMMAND + "nvidia-smi(?![\\w.-])");
     private static final Pattern KUBECTL_PATTERN = Pattern.compile(AT_COMMAND + "kubectl(?![\\w.-])");
 

@@ -14,6 +14,8 @@ class LatencyModelTest {
         assertEquals(0, LatencyModel.kubectlRuns("dpkg-query -W -f='${Package}\\n' kubelet kubeadm kubectl 2>&1 || true"));
         assertEquals(0, LatencyModel.nvidiaSmiRuns("if command -v nvidia-smi >/dev/null; then echo yes; fi"));
         assertEquals(2, LatencyModel.nvidiaSmiRuns("a=$(nvidia-smi -L); b=$(nvidia-smi -q)"));
+        // a shell function's body starts it: MasterApi's one kubectl, called once when nothing differs
+        assertEquals(1, LatencyModel.kubectlRuns("kube_api() { kubectl --kubeconfig=/etc/kubernetes/admin.conf \"$@\"; }; kube_api diff -f a -f b"));
     }
 
     @Test void aBatchCostsEachOfItsCommands() {

@@ -110,7 +110,7 @@ final class SimulatedRemote implements Remote {
         stats.kubectl.add(LatencyModel.kubectlRuns(command));
         stats.countHeavy(self.name(), command);
         Recorded r = answers.computeIfAbsent(key, k -> recording.answer(self.role(), k)
-            .map(a -> new Recorded(a.exit(), fill(a.stdout()), fill(a.stderr()), stats.roundOfStep.applyAsInt(a.step()), a.stdout().contains("@NOW@")))
+            .map(a -> new Recorded(a.exit(), manifestNames(command, fill(a.stdout())), fill(a.stderr()), stats.roundOfStep.applyAsInt(a.step()), a.stdout().contains("@NOW@")))
             .orElse(null));
         if (r == null) {
             stats.unanswered.add(self.name() + ": " + key);
@@ -118,6 +118,17 @@ final class SimulatedRemote implements Remote {
         }
         stats.answered.computeIfAbsent(self.name(), h -> new LongAdder()).increment();
         return r;
+    }
+
+    /**
+     * An answer that names gpuctl's manifests on the master (the master's diff of them prints each path), with the
+     * names as this command asked them: the recording holds {@code NAME-@HASH@.yaml}.
+     */
+    static String manifestNames(String command, String text) {
+        if (!text.contains("-@HASH@.yaml")) return text;
+        Matcher m = MANIFEST.matcher(command);
+        while (m.find()) text = text.replace(m.group(1) + "-@HASH@.yaml", m.group());
+        return text;
     }
 
     /** {@code command} as the recording holds it: this host's identity as tokens, masked as gpuctl's logs mask it. */
