@@ -46,7 +46,7 @@ final class BackupCommand implements Callable<Integer> {
 
     @Override public Integer call() {
         Path invFile = inventory.resolve(parent.env);
-        Inventory inv = Inventories.load(invFile, parent.env);
+        Inventory inv = Inventories.loadHaAware(invFile, parent.env);
         allowLocal.check(inv, invFile, "backup");
         Path archive = out != null ? out.toAbsolutePath().normalize() : Backups.newArchive(inv, Instant.now());
         if (!BackupArchive.safeName(archive.getFileName().toString())) {
