@@ -83,6 +83,9 @@ public final class BackupStep implements Step {
     /** What {@code etcdctl endpoint health} says on this master: "healthy", else "unhealthy: LAST LINE". */
     public static String health(int exit, String out) {
         if (exit == 0 && out.contains(" is healthy")) return "healthy";
+        Optional<String> said = out.lines().filter(l -> l.contains(" is unhealthy: ")).findFirst()
+            .map(l -> l.substring(l.indexOf(" is unhealthy: ") + " is unhealthy: ".length()).strip());
+        if (said.isPresent()) return "unhealthy: " + said.get();
         String last = out.lines().map(String::strip).filter(l -> !l.isEmpty() && !l.startsWith("{")).reduce((a, b) -> b).orElse("no answer");
         return "unhealthy: " + (exit != 0 ? "exit " + exit + ", " : "") + last;
     }

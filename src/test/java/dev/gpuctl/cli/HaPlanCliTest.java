@@ -64,8 +64,8 @@ class HaPlanCliTest {
         for (List<String> command : List.of(List.of("gpus", inv.toString()), List.of("drain", "w1", "-i", inv.toString()))) {
             CliTest.Run r = CliTest.run(command.toArray(String[]::new));
             assertEquals(2, r.code(), r::toString);
-            assertTrue(r.err().contains(inv + ": 3 masters: only bootstrap and verify handle a control plane of several masters"
-                + " yet; this command"), r::toString);
+            assertTrue(r.err().contains(inv + ": 3 masters: only bootstrap, verify, upgrade, certs and backup handle a control"
+                + " plane of several masters yet; this command"), r::toString);
             assertTrue(r.err().contains("is not HA-aware yet and changed nothing"), r::toString);
         }
     }
