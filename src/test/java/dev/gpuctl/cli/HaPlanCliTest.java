@@ -69,4 +69,13 @@ class HaPlanCliTest {
             assertTrue(r.err().contains("is not HA-aware yet and changed nothing"), r::toString);
         }
     }
+
+    @Test void restoreOfSeveralMastersIsRefusedSayingWhatItWouldTake(@TempDir Path dir) throws IOException {
+        Path inv = Files.writeString(dir.resolve("inventory.yaml"), HA);
+        CliTest.Run r = CliTest.run("restore", dir.resolve("none.tar.gz").toString(), inv.toString());
+        assertEquals(2, r.code(), r::toString);
+        assertTrue(r.err().contains(inv + ": 3 masters: restore puts back a control plane of one master; several masters need every"
+            + " etcd member restored from the same snapshot (etcdutl snapshot restore with one --initial-cluster"), r::toString);
+        assertTrue(r.err().contains("Nothing was changed."), r::toString);
+    }
 }
