@@ -90,6 +90,10 @@ def etcdctl(argv, visible=None):
         zlog("warn", "clientv3/retry_interceptor.go:62", "retrying of unary invoker failed", target="etcd-endpoints://0x0/" + ep,
              attempt=0, error="rpc error: code = Unavailable desc = error reading from server: EOF")
         return fail("context deadline exceeded")
+    if pos[0] == "endpoint":
+        return endpoint_health(ep)
+    if pos[0] == "member":
+        return member_list(f.get("write-out") or f.get("w") or "simple")
     if not can_see(path, visible) or not os.path.isdir(os.path.dirname(emu.R(os.path.abspath(path))) or "/"):
         return fail("could not open %s.part (open %s.part: no such file or directory)" % (path, path))
     store = emu.read(DATA_DIR + "/" + STORE)
