@@ -57,11 +57,11 @@ def etcdctl(argv, visible=None):
     if pos[:1] == ["version"] or f.get("version"):
         print("etcdctl version: %s\nAPI version: 3.6" % ETCD_VERSION)
         return 0
-    if pos[:2] != ["snapshot", "save"]:
-        return fail("the test bed's etcdctl emulates only `snapshot save` and `version`")
-    if len(pos) != 3:
+    if pos[:2] not in (["snapshot", "save"], ["endpoint", "health"], ["member", "list"]):
+        return fail("the test bed's etcdctl emulates only `snapshot save`, `endpoint health`, `member list` and `version`")
+    if pos[:2] == ["snapshot", "save"] and len(pos) != 3:
         return fail("snapshot save expects one argument")
-    path = pos[2]
+    path = pos[2] if pos[0] == "snapshot" else None
     ep = (f.get("endpoints") or os.environ.get("ETCDCTL_ENDPOINTS") or "127.0.0.1:2379").split(",")[0]
     for k in ("cacert", "cert", "key"):
         v = f.get(k) or os.environ.get("ETCDCTL_" + k.upper())
@@ -90,6 +90,10 @@ def etcdctl(argv, visible=None):
         zlog("warn", "clientv3/retry_interceptor.go:62", "retrying of unary invoker failed", target="etcd-endpoints://0x0/" + ep,
              attempt=0, error="rpc error: code = Unavailable desc = error reading from server: EOF")
         return fail("context deadline exceeded")
+    if pos[0] == "endpoint":
+        return endpoint_health(ep)
+    if pos[0] == "member":
+        return member_list(f.get("write-out") or f.get("w") or "simple")
     if not can_see(path, visible) or not os.path.isdir(os.path.dirname(emu.R(os.path.abspath(path))) or "/"):
         return fail("could not open %s.part (open %s.part: no such file or directory)" % (path, path))
     store = emu.read(DATA_DIR + "/" + STORE)
@@ -111,6 +115,50 @@ def etcdctl(argv, visible=None):
     zlog("info", "snapshot/v3_snapshot.go:88", "fetched snapshot", endpoint=ep, size="%d B" % len(blob), took="now")
     zlog("info", "snapshot/v3_snapshot.go:97", "saved", path=path)
     print("Snapshot saved at " + path)
+    return 0
+
+
+def _members_and_leader():
+    """(the store's member list, the error when this member cannot reach a quorum: etcd_member's view)."""
+    import etcd_member
+    state = emu.read_json(DATA_DIR + "/" + STORE) or {}
+    try:
+        if etcd_member.clustered(state):
+            etcd_member.leader(state)
+        return etcd_member.members(state), None
+    except etcd_member.Unavailable as e:
+        return etcd_member.members(state), str(e)
+
+
+def endpoint_health(ep):
+    """`etcdctl endpoint health`: a proposal committed through this member (a quorum reachable), else unhealthy on
+    stderr and `Error: unhealthy cluster` (etcdctl/ctlv3/command/ep_command.go)."""
+    t0 = time.time()
+    _, err = _members_and_leader()
+    if err:
+        sys.stderr.write("%s is unhealthy: failed to commit proposal: %s\n" % (ep, err))
+        sys.stderr.write("Error: unhealthy cluster\n")
+        return 1
+    print("%s is healthy: successfully committed proposal: took = %.6fms" % (ep, (time.time() - t0) * 1000))
+    return 0
+
+
+def member_list(fmt):
+    """`etcdctl member list` (simple: ID, Status, Name, Peer Addrs, Client Addrs, Is Learner; json: etcd's
+    MemberListResponse), sorted by ID as etcd's cluster.Members() does. A member list is served without a quorum
+    only with --consistency=s; this one answers from the member's store when it has one."""
+    ms, err = _members_and_leader()
+    if err:
+        return fail(err)
+    ms = sorted(ms, key=lambda m: m["id"])
+    if fmt == "json":
+        print(json.dumps({"header": {"member_id": 0}, "members": [
+            {"ID": m["id"], "name": m["name"], "peerURLs": m["peerURLs"], "clientURLs": m["clientURLs"],
+             **({"isLearner": True} if m.get("isLearner") else {})} for m in ms]}))
+        return 0
+    for m in ms:
+        print("%x, %s, %s, %s, %s, %s" % (m["id"], "started" if m.get("name") else "unstarted", m.get("name", ""),
+                                          ",".join(m["peerURLs"]), ",".join(m["clientURLs"]), "true" if m.get("isLearner") else "false"))
     return 0
 
 

@@ -199,9 +199,28 @@ def cmd_apply(argv, k):
         return 0
     if f.get("certificate-renewal", "true") != "false":
         renew_certificates(k)
+    upgrade_static_pods(k, client, new)
+    k.out("[upgrade/control-plane] The control plane instance for this node was successfully upgraded!")
+    cc["kubernetesVersion"] = v(new)
+    put_configmap(k, client, "kubeadm-config", {"ClusterConfiguration": emu.yaml_dump(cc)})
+    k.out('[upload-config] Storing the configuration used in ConfigMap "kubeadm-config" in the "kube-system" Namespace')
+    kubelet_upgrade(k, client)
+    addons(k, client, new)
+    k.out()
+    k.out('[upgrade] SUCCESS! A control plane node of your cluster was upgraded to "%s".' % v(new))
+    k.out()
+    k.out("[upgrade] Now please proceed with upgrading the rest of the nodes by following the right order.")
+    return 0
+
+
+def upgrade_static_pods(k, client, new):
+    """PerformStaticPodUpgrade: each control-plane component's manifest rewritten to the new image (the old one backed
+    up), the kubelet restarting it; this node's mirror pods then show the new image (as the kubelet reports them). The
+    wait for the API server asks this node's own API server, not the endpoint (another master still runs the old one)."""
     upgraded = "/etc/kubernetes/tmp/kubeadm-upgraded-manifests%d" % (int(time.time() * 1000) % 10 ** 9)
     backup = "/etc/kubernetes/tmp/kubeadm-backup-manifests-%s" % stamp()
     k.out('[upgrade/staticpods] Writing new Static Pod manifests to "%s"' % upgraded)
+    node = emu.hostname()
     for c in CONTROL_PLANE:
         path = "%s/%s.yaml" % (MANIFESTS, c)
         old = emu.read(path) or ""
@@ -209,6 +228,7 @@ def cmd_apply(argv, k):
         if text == old:
             k.out("[upgrade/staticpods] Current and new manifests of %s are equal, skipping upgrade" % c)
             continue
+        k.out('[upgrade/staticpods] Preparing for "%s" upgrade' % c)
         emu.write("%s/%s.yaml" % (upgraded, c), text, 0o600)
         emu.write("%s/%s.yaml" % (backup, c), old, 0o600)
         emu.write(path, text, 0o600)
@@ -216,14 +236,63 @@ def cmd_apply(argv, k):
         k.out("[upgrade/staticpods] Waiting for the kubelet to restart the component")
         k.out("[upgrade/staticpods] This can take up to 5m0s")
         if c == "kube-apiserver":
-            restart_apiserver(k, client, new)
-        k.out('[apiclient] Found 1 Pods for label selector component=%s' % c)
+            restart_apiserver(k, local_client(client), new)
+        pods = mirror_pods(client, c)
+        set_mirror_image(client, pods, node, c, new)
+        k.out('[apiclient] Found %d Pods for label selector component=%s' % (max(1, len(pods)), c))
         k.out('[upgrade/staticpods] Component "%s" upgraded successfully!' % c)
-    k.out("[upgrade/control-plane] The control plane instance for this node was successfully upgraded!")
-    cc["kubernetesVersion"] = v(new)
-    put_configmap(k, client, "kubeadm-config", {"ClusterConfiguration": emu.yaml_dump(cc)})
-    k.out('[upload-config] Storing the configuration used in ConfigMap "kubeadm-config" in the "kube-system" Namespace')
-    kubelet_upgrade(k, client)
+
+
+def local_client(client):
+    """A client of this node's own API server (its manifest's --advertise-address and --secure-port), with the
+    endpoint client's credentials."""
+    text = emu.read(MANIFESTS + "/kube-apiserver.yaml") or ""
+    a = re.search(r"--advertise-address=(\S+)", text)
+    p = re.search(r"--secure-port=(\d+)", text)
+    if not a:
+        return client
+    host = "[%s]" % a.group(1) if ":" in a.group(1) else a.group(1)
+    return emu.Client("https://%s:%s" % (host, p.group(1) if p else "6443"), ca=client.ca, cert=client.cert, key=client.key,
+                      token=client.token, insecure=client.insecure, timeout=client.timeout)
+
+
+def mirror_pods(client, component):
+    try:
+        return client.get("/api/v1/namespaces/kube-system/pods?labelSelector=component%3D" + component)["items"]
+    except (emu.ApiError, KeyError):
+        return []
+
+
+def set_mirror_image(client, pods, node, component, new):
+    for p in pods:
+        if p.get("spec", {}).get("nodeName") != node:
+            continue
+        for ctr in p["spec"].get("containers") or []:
+            ctr["image"] = re.sub(r":v\d+\.\d+\.\d+$", ":" + v(new), ctr["image"])
+        try:
+            client.request("PUT", "/api/v1/namespaces/kube-system/pods/" + p["metadata"]["name"], p)
+        except emu.ApiError:
+            pass
+
+
+def unupgraded(client, new):
+    """UnupgradedControlPlaneInstances: the nodes whose kube-apiserver mirror pod's image is not at the new version."""
+    out = []
+    for p in mirror_pods(client, "kube-apiserver"):
+        img = ((p.get("spec", {}).get("containers") or [{}])[0]).get("image", "")
+        if not img.endswith(":" + v(new)):
+            out.append(p.get("spec", {}).get("nodeName", ""))
+    return sorted(n for n in out if n)
+
+
+def addons(k, client, new):
+    """The addon phase: CoreDNS and kube-proxy upgraded only once every control plane instance runs the new version;
+    until then one skip line per addon naming the instances not upgraded yet."""
+    left = unupgraded(client, new)
+    if left:
+        for _ in ("coredns", "kube-proxy"):
+            k.out("[upgrade/addon] Skipping upgrade of addons because control plane instances [%s] have not been upgraded" % " ".join(left))
+        return
     try:
         ds = client.get("/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy")
         for ctr in ds["spec"]["template"]["spec"]["containers"]:
@@ -233,11 +302,6 @@ def cmd_apply(argv, k):
         pass
     k.out("[upgrade/addon] Applied essential addon: CoreDNS")
     k.out("[upgrade/addon] Applied essential addon: kube-proxy")
-    k.out()
-    k.out('[upgrade] SUCCESS! A control plane node of your cluster was upgraded to "%s".' % v(new))
-    k.out()
-    k.out("[upgrade] Now please proceed with upgrading the rest of the nodes by following the right order.")
-    return 0
 
 
 def renew_certificates(k):
@@ -313,17 +377,41 @@ def cmd_node(argv, k):
     client = k.admin_client(kc)
     k.out("[preflight] Running pre-flight checks")
     try:
-        client.get(CM + "kubeadm-config")
+        cm = client.get(CM + "kubeadm-config")
     except emu.ApiError as e:
         raise k.Fail("error: error execution phase preflight: unable to fetch the kubeadm-config ConfigMap: %s" % e)
     if not control_plane:
         k.out("[preflight] Skipping prepull. Not a control plane node.")
         k.out("[upgrade/control-plane] Skipping phase. Not a control plane node.")
         k.out("[upgrade/kubeconfig] Skipping phase. Not a control plane node.")
-    kubelet_upgrade(k, client)
-    if not control_plane:
+        kubelet_upgrade(k, client)
         k.out("[upgrade/addon] Skipping the addon/coredns phase. Not a control plane node.")
         k.out("[upgrade/addon] Skipping the addon/kube-proxy phase. Not a control plane node.")
+        return 0
+    # a control plane: the version `kubeadm upgrade apply` uploaded to kubeadm-config, this node's static pods to it
+    cc = emu.yaml_docs(cm["data"]["ClusterConfiguration"])[0] or {}
+    new = semver(cc.get("kubernetesVersion"))
+    if not new:
+        raise k.Fail("error: error execution phase preflight: unable to parse kubernetesVersion %r of the kubeadm-config ConfigMap" % cc.get("kubernetesVersion"))
+    kubeadm = semver(k.VERSION)
+    if new > kubeadm:
+        raise k.Fail("error: error execution phase control-plane: couldn't upgrade control plane: the cluster version \"%s\" is newer than "
+                     "kubeadm's \"%s\": upgrade kubeadm first" % (v(new), v(kubeadm)))
+    k.out("[upgrade/preflight] Pulling images required for setting up a Kubernetes cluster")
+    k.out("[upgrade/preflight] This might take a minute or two, depending on the speed of your internet connection")
+    k.out("[upgrade/preflight] You can also perform this action beforehand using 'kubeadm config images pull'")
+    k.out('[upgrade/control-plane] Upgrading your Static Pod-hosted control plane instance to version "%s"...' % v(new))
+    if f.get("dry-run") == "true":
+        k.out("[dryrun] Would write new static Pod manifests for %s with image tag %s" % (", ".join(CONTROL_PLANE), v(new)))
+        return 0
+    if f.get("certificate-renewal", "true") != "false":
+        renew_certificates(k)
+    upgrade_static_pods(k, client, new)
+    k.out("[upgrade/control-plane] The control plane instance for this node was successfully upgraded!")
+    k.out("[upgrade/kubeconfig] The kubeconfig files for this node were successfully upgraded!")
+    kubelet_upgrade(k, client)
+    addons(k, client, new)
+    k.out("[upgrade] The upgrade for this node was successfully completed!")
     return 0
 
 

@@ -1,21 +1,24 @@
 package dev.gpuctl.cli;
 
-import dev.gpuctl.workflow.BackupWorkflow;
 import dev.gpuctl.engine.Backups;
 import dev.gpuctl.engine.NewPrivateFile;
-import dev.gpuctl.engine.StateDir;
 import dev.gpuctl.engine.Runner;
+import dev.gpuctl.engine.StateDir;
 import dev.gpuctl.hostconf.BackupArchive;
 import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.SshOptions;
+import dev.gpuctl.workflow.BackupWorkflow;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -46,7 +49,7 @@ final class BackupCommand implements Callable<Integer> {
 
     @Override public Integer call() {
         Path invFile = inventory.resolve(parent.env);
-        Inventory inv = Inventories.load(invFile, parent.env);
+        Inventory inv = Inventories.loadHaAware(invFile, parent.env);
         allowLocal.check(inv, invFile, "backup");
         Path archive = out != null ? out.toAbsolutePath().normalize() : Backups.newArchive(inv, Instant.now());
         if (!BackupArchive.safeName(archive.getFileName().toString())) {
@@ -66,9 +69,12 @@ final class BackupCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         SshOptions ssh = new SshOptions(java.util.Optional.ofNullable(connection.connect.value), Duration.ofSeconds(15), connection.acceptNewHostKeys, null,
             new dev.gpuctl.remote.SshKeys(), SshOptions.agentFromEnvironment());
-        Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
-        PhaseRuns.judged(PhaseRuns.session(BackupWorkflow.backup(archive), inv, ssh, err,
-                new Runner.Options(dryRunOption.dryRun, 1, Set.of(inv.master().name()), COMMAND_TIMEOUT)),
+        Inventories.checkIdentityFiles(invFile, inv.masters(), ssh);
+        // several masters: each member asked, the snapshot from the first healthy one
+        Set<String> masters = inv.masters().stream().map(Node::name).collect(Collectors.toCollection(LinkedHashSet::new));
+        BackupWorkflow.Backed backed = PhaseRuns.session(BackupWorkflow.backup(inv, archive), inv, ssh, err,
+            new Runner.Options(dryRunOption.dryRun, inv.masters().size(), masters, COMMAND_TIMEOUT));
+        PhaseRuns.judged(backed.result(),
             new PhaseRuns.Outcomes(r -> "interrupted: " + String.join("; ", r.interrupted())
                     + "\nNo archive was kept; the master's work directory is removed by the next backup. Logs: " + r.logDir(),
                 "backup refused; nothing was changed:", "backup failed; no archive was kept:",
@@ -86,6 +92,8 @@ final class BackupCommand implements Callable<Integer> {
             throw new GpuctlException(ExitCode.STEP_FAILED, "the backup does not check out: " + e.getMessage());
         }
         o.println("backup: " + done.archive());
+        backed.member().ifPresent(m -> o.println("etcd member: " + m + " (the first master whose etcd member is healthy; the member list is in "
+            + BackupWorkflow.MEMBERS_FILE + ")"));
         o.println("sha256: " + done.sha256() + "  (" + done.sumFile() + ")");
         o.println("content:");
         o.print(done.listing().indent(2));

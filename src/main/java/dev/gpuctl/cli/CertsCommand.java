@@ -1,14 +1,17 @@
 package dev.gpuctl.cli;
 
-import dev.gpuctl.workflow.VerifyWorkflow;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.VerifyText;
 import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.SshOptions;
+import dev.gpuctl.workflow.VerifyWorkflow;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.LinkedHashSet;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -49,7 +52,7 @@ final class CertsCommand implements Runnable {
         @ParentCommand CertsCommand certs;
 
         @Override public Integer call() {
-            Inventory inv = Inventories.load(inventory.resolve(certs.parent.env), certs.parent.env);
+            Inventory inv = Inventories.loadHaAware(inventory.resolve(certs.parent.env), certs.parent.env);
             SshOptions ssh = connection.ssh();
             Inventories.checkIdentityFiles(inventory.resolve(certs.parent.env), inv.nodes(), ssh);
             return check(inv, ssh, spec);
@@ -58,7 +61,8 @@ final class CertsCommand implements Runnable {
 
     @Command(name = "renew",
         description = {"Renew the control plane's certificates and restart the control plane to use them.",
-            "kubeadm certs renew all on the master; its static pods (etcd, kube-apiserver, kube-controller-manager,"
+            "kubeadm certs renew all on the master (with several masters: on each, one at a time, each only while the other"
+                + " masters' API servers are ready); its static pods (etcd, kube-apiserver, kube-controller-manager,"
                 + " kube-scheduler) restarted one at a time and each waited for; the new admin.conf to the master's"
                 + " ~/.kube/config, rebuilt into .gpuctl/ and into a kubeconfig merged by gpuctl kubeconfig --merge; then every"
                 + " certificate checked again. Takes the bootstrap lock. Running it again is safe. CAs (ten years) are not renewed."})
@@ -73,16 +77,19 @@ final class CertsCommand implements Runnable {
         @ParentCommand CertsCommand certs;
 
         @Override public Integer call() {
-            Inventory inv = Inventories.load(inventory.resolve(certs.parent.env), certs.parent.env);
+            Inventory inv = Inventories.loadHaAware(inventory.resolve(certs.parent.env), certs.parent.env);
             allowLocal.check(inv, inventory.resolve(certs.parent.env), "certs renew");
             PrintWriter err = spec.commandLine().getErr();
             SshOptions ssh = connection.ssh();
             Inventories.checkIdentityFiles(inventory.resolve(certs.parent.env), inv.nodes(), ssh);
-            PhaseRuns.judged(PhaseRuns.session(VerifyWorkflow.renewCertificates(), inv, ssh, err,
-                    new Runner.Options(dryRunOption.dryRun, 1, Set.of(inv.master().name()), commandTimeout)),
+            // one master at a time (several masters: one round each, refused while another master's API server is not ready)
+            Set<String> masters = inv.masters().stream().map(Node::name).collect(Collectors.toCollection(LinkedHashSet::new));
+            PhaseRuns.judged(PhaseRuns.session(VerifyWorkflow.renewCertificates(inv), inv, ssh, err,
+                    new Runner.Options(dryRunOption.dryRun, 1, masters, commandTimeout)),
                 new PhaseRuns.Outcomes(r -> "interrupted at " + String.join(", ", r.interrupted())
                         + ". A static pod's manifest moved aside is put back by the next run: run gpuctl certs renew again.\nLogs: " + r.logDir(),
-                    "preflight refused; nothing was changed:", "certs renew stopped after a failure:",
+                    inv.highlyAvailable() ? "certs renew refused; nothing more was changed (a master the progress above shows renewed keeps its"
+                        + " new certificates):" : "preflight refused; nothing was changed:", "certs renew stopped after a failure:",
                     "Fix the cause and run gpuctl certs renew again: renewing twice is safe."));
             if (dryRunOption.dryRun) {
                 spec.commandLine().getOut().println("dry run complete: nothing was changed");

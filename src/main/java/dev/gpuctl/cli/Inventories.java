@@ -71,14 +71,17 @@ final class Inventories {
     static Inventory load(Path file, Map<String, String> env) {
         Inventory inv = loadForPlan(file, env);
         if (inv.highlyAvailable()) {
-            throw new GpuctlException(ExitCode.USAGE, file + ": " + inv.masters().size() + " masters: only bootstrap and verify"
-                + " handle a control plane of several masters yet; this command (and upgrade, backup, restore, repair, certs,"
+            throw new GpuctlException(ExitCode.USAGE, file + ": " + inv.masters().size() + " masters: only bootstrap, verify, upgrade, certs and"
+                + " backup handle a control plane of several masters yet; this command (and restore, repair,"
                 + " drain, uncordon, remove-node, reset, gpus, job, join-token, kubeconfig) is not HA-aware yet and changed nothing");
         }
         return inv;
     }
 
-    /** The inventory for bootstrap and verify, which handle any number of masters (kubeadm join --control-plane). */
+    /**
+     * The inventory for the commands that handle any number of masters: bootstrap and verify (kubeadm join
+     * --control-plane), upgrade (upgrade node on the other masters), certs (every master) and backup (a healthy member).
+     */
     static Inventory loadHaAware(Path file, Map<String, String> env) {
         return loadForPlan(file, env);
     }

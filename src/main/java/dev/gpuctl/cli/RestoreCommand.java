@@ -47,6 +47,13 @@ final class RestoreCommand implements Callable<Integer> {
         io.positional = inventoryArg;
         io.option = inventoryOption;
         Path invFile = io.resolve(parent.env);
+        Inventory whole = Inventories.loadForPlan(invFile, parent.env);
+        if (whole.highlyAvailable()) {
+            throw new GpuctlException(ExitCode.USAGE, invFile + ": " + whole.masters().size() + " masters: restore puts back a control plane"
+                + " of one master; several masters need every etcd member restored from the same snapshot (etcdutl snapshot restore"
+                + " with one --initial-cluster naming every member), which gpuctl does not do yet. Nothing was changed. An HA backup"
+                + " records its members in " + BackupWorkflow.MEMBERS_FILE + ".");
+        }
         Inventory inv = Inventories.load(invFile, parent.env);
         allowLocal.check(inv, invFile, "restore");
         Path archive = file.toAbsolutePath().normalize();

@@ -27,7 +27,8 @@ import picocli.CommandLine.Spec;
     description = {"Upgrade the cluster's Kubernetes to the inventory's version (or --to), one minor or a patch at a time.",
         "Preflight on every host, the control plane on the master (kubeadm upgrade apply, which renews admin.conf: its"
             + " copies on the master, in .gpuctl/ and in a kubeconfig merged by gpuctl kubeconfig --merge are refreshed),"
-            + " then its node, then the workers in batches (drain, kubeadm upgrade node, kubelet and kubectl, wait Ready"
+            + " then its node; with several masters, then each other master, one at a time (kubeadm upgrade node, its node"
+            + " drained and back; refused while another master's API server is not ready), then the workers in batches (drain, kubeadm upgrade node, kubelet and kubectl, wait Ready"
             + " with every GPU, uncordon). Run it again after a failure or Ctrl-C: nodes already at the target are skipped."
             + " Shares bootstrap's lock, held from the first change to the last batch.",
         "--dry-run connects and checks every phase; the offline view, connecting to nothing, is gpuctl plan --upgrade --details."})
@@ -69,7 +70,13 @@ final class UpgradeCommand implements Callable<Integer> {
     static String planText(Inventory inv, UpgradePolicy.Options o, List<String> warnings, boolean details) {
         List<String> workers = inv.nodes().stream().filter(n -> !n.isMaster()).map(Node::name).toList();
         StringBuilder sb = new StringBuilder("Upgrade to ").append(o.target()).append(": the control plane on ").append(inv.master().name())
-            .append(", then its node, then the workers ").append(o.batchSize()).append(" at a time:");
+            .append(", then its node, ");
+        List<String> others = inv.masters().stream().skip(1).map(Node::name).toList();
+        if (!others.isEmpty()) {
+            sb.append("then the other masters one at a time (kubeadm upgrade node; each only while the other masters' API servers are ready): ")
+                .append(String.join(", ", others)).append(", ");
+        }
+        sb.append("then the workers ").append(o.batchSize()).append(" at a time:");
         List<List<String>> batches = UpgradePolicy.batches(workers, o.batchSize());
         for (int i = 0; i < batches.size(); i++) sb.append(i == 0 ? " " : ", then ").append(batches.get(i));
         sb.append(".\nNodes already at ").append(o.target()).append(" are skipped. Drains wait up to ").append(o.drainTimeout().toSeconds())
@@ -78,7 +85,7 @@ final class UpgradeCommand implements Callable<Integer> {
     }
 
     @Override public Integer call() {
-        Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
+        Inventory inv = Inventories.loadHaAware(inventory.resolve(parent.env), parent.env);
         allowLocal.check(inv, inventory.resolve(parent.env), "upgrade");
         UpgradePolicy.Options o = options(inv, to, maxUnavailable, drainTimeout, force);
         PrintWriter out = spec.commandLine().getOut();
@@ -106,7 +113,9 @@ final class UpgradeCommand implements Callable<Integer> {
         PhaseRuns.judged(done.result(), new PhaseRuns.Outcomes(
             r -> PhaseRuns.whereEachHostStopped(r, "Run the same command again to resume: nodes already at " + o.target()
                 + " are skipped.\nLogs: " + r.logDir()),
-            "upgrade refused; nothing was changed on any host:", "upgrade stopped after a failure:",
+            done.mastersDone().isEmpty() ? "upgrade refused; nothing was changed on any host:"
+                : "upgrade refused after " + String.join(", ", done.mastersDone()) + " (at " + o.target() + "); nothing more was changed:",
+            "upgrade stopped after a failure:",
             "Fix the cause and run upgrade again: nodes already at " + o.target() + " are skipped."));
         if (!done.left().isEmpty()) {
             throw new GpuctlException(ExitCode.STEP_FAILED, "upgrade left nodes where GPU jobs still run (every other node is at "

@@ -46,6 +46,9 @@ public final class Certificates {
 
     public enum Standing { OK, EXPIRING, EXPIRED, MISSING }
 
+    /** The kubeconfig only the master kubeadm init ran on has (Kubernetes 1.29+). */
+    public static final String SUPER_ADMIN_CONF = "super-admin.conf";
+
     /**
      * One certificate's expiry.
      *
@@ -53,9 +56,17 @@ public final class Certificates {
      * @param authority the CA that signed it, as kubeadm names it ("ca", "etcd-ca"); empty for CAs and kubeconfigs
      */
     public record Cert(String name, Kind kind, Instant notAfter, String authority, boolean externallyManaged) {
+        /**
+         * MISSING when kubeadm reported it missing, except super-admin.conf: kubeadm writes it only on the master kubeadm
+         * init ran on, a joined master has none, and its absence "will not cause an error" (kubeadm-certs docs).
+         */
         public Standing standing(Instant now) {
-            return notAfter == null ? Standing.MISSING : Certificates.standing(notAfter, now);
+            if (notAfter == null) return optional() ? Standing.OK : Standing.MISSING;
+            return Certificates.standing(notAfter, now);
         }
+
+        /** Whether kubeadm may lawfully report it missing: super-admin.conf on a master that joined. */
+        public boolean optional() { return kind == Kind.CONTROL_PLANE && name.equals(SUPER_ADMIN_CONF); }
 
         /** Whole days left (negative once expired). */
         public long daysLeft(Instant now) {

@@ -27,10 +27,24 @@ public final class BackupStep implements Step {
     private static final String TLS = "--endpoints=https://127.0.0.1:2379 --cacert=/etc/kubernetes/pki/etcd/ca.crt"
         + " --cert=/etc/kubernetes/pki/etcd/server.crt --key=/etc/kubernetes/pki/etcd/server.key";
 
+    /** Where an HA backup records the etcd member list in the archive (restored with gpuctl's own directory). */
+    public static final String MEMBERS_FILE = "etc/kubernetes/gpuctl/backup-etcd-members.txt";
+
     private final Path archive;
+    /** The masters in inventory order when the control plane has several: the snapshot is taken on the first healthy one. */
+    private final List<String> members;
 
     /** @param archive where the archive lands on this machine; its .sha256 file is written beside it */
     public BackupStep(Path archive) {
+        this(archive, List.of());
+    }
+
+    /**
+     * @param members the masters in inventory order (several: the snapshot is taken on the first whose etcd member is
+     *                healthy, as {@link EtcdHealth} found, and the member list is packed as {@link #MEMBERS_FILE})
+     */
+    public BackupStep(Path archive, List<String> members) {
+        this.members = List.copyOf(members);
         this.archive = archive.toAbsolutePath().normalize();
         if (!BackupArchive.safeName(this.archive.getFileName().toString())) {
             throw new IllegalArgumentException("a backup's file name must be letters, digits, '.', '_' and '-': " + this.archive.getFileName());
@@ -42,6 +56,71 @@ public final class BackupStep implements Step {
         return new Phase("backup", "control-plane backup", List.of(new BackupStep(archive)), false);
     }
 
+    /**
+     * A control plane of several masters: every master's etcd member asked whether it is healthy (read-only), then the
+     * backup on the first healthy one, in inventory order.
+     */
+    public static List<Phase> haPhases(Path archive, List<String> masters) {
+        return List.of(new Phase("etcd-health", "etcd member health on every master (read-only)", List.of(new EtcdHealth(masters)), true),
+            new Phase("backup", "control-plane backup from the first healthy etcd member", List.of(new BackupStep(archive, masters)), false));
+    }
+
+    /** The fact a master's {@link EtcdHealth} probe learns: "healthy", or why not. */
+    public static String healthFact(String master) { return "backup.etcd." + master; }
+
+    /** The first of {@code masters} (inventory order) whose member {@code health} says is healthy; empty when none is. */
+    public static Optional<String> chosenMember(List<String> masters, java.util.function.Function<String, Optional<String>> health) {
+        return masters.stream().filter(m -> health.apply(m).filter("healthy"::equals).isPresent()).findFirst();
+    }
+
+    /** Why no member can be backed up: each master and what its etcd said. */
+    static String noHealthyMember(List<String> masters, java.util.function.Function<String, Optional<String>> health) {
+        return "no master's etcd member is healthy, so there is nothing consistent to back up: " + String.join("; ",
+            masters.stream().map(m -> m + ": " + health.apply(m).orElse("not asked")).toList())
+            + " (gpuctl verify shows the members and the quorum)";
+    }
+
+    /** What {@code etcdctl endpoint health} says on this master: "healthy", else "unhealthy: LAST LINE". */
+    public static String health(int exit, String out) {
+        if (exit == 0 && out.contains(" is healthy")) return "healthy";
+        Optional<String> said = out.lines().filter(l -> l.contains(" is unhealthy: ")).findFirst()
+            .map(l -> l.substring(l.indexOf(" is unhealthy: ") + " is unhealthy: ".length()).strip());
+        if (said.isPresent()) return "unhealthy: " + said.get();
+        String last = out.lines().map(String::strip).filter(l -> !l.isEmpty() && !l.startsWith("{")).reduce((a, b) -> b).orElse("no answer");
+        return "unhealthy: " + (exit != 0 ? "exit " + exit + ", " : "") + last;
+    }
+
+    /** Every master's etcd member asked, read-only: {@code etcdctl endpoint health} against its own client port. */
+    public static final class EtcdHealth implements Step {
+        private final List<String> masters;
+
+        EtcdHealth(List<String> masters) { this.masters = List.copyOf(masters); }
+
+        @Override public String id() { return "etcd-health"; }
+        @Override public String title() { return "etcd member healthy (etcdctl endpoint health)"; }
+        @Override public boolean runsOn(HostContext ctx) { return masters.contains(ctx.node().name()); }
+        @Override public List<Op> apply(HostContext ctx) { return List.of(); }
+
+        @Override public List<Probe> check(HostContext ctx) {
+            String host = ctx.node().name();
+            return List.of(Probe.of("etcd member on " + host + " (etcdctl endpoint health)",
+                    etcdctl(ctx.cluster().runtime().criSocket(), "endpoint health") + " 2>&1", r -> Optional.empty())
+                .learning(r -> Map.of(healthFact(host), health(r.exit(), r.stdout()))));
+        }
+    }
+
+    /**
+     * A shell command running etcdctl with the member's client TLS against this master's own member: the host's
+     * etcdctl when it has one, else the one in the running etcd container ({@code crictl exec}).
+     */
+    static String etcdctl(String criSocket, String args) {
+        String crictl = "crictl --runtime-endpoint " + Sh.quote(criSocket);
+        return "{ if command -v etcdctl >/dev/null 2>&1; then ETCDCTL_API=3 etcdctl " + TLS + " " + args + "; else "
+            + "id=$(" + crictl + " ps --name '^etcd$' --state running -q | head -n 1); "
+            + "if [ -z \"$id\" ]; then echo 'no running etcd container on this master'; false; else "
+            + crictl + " exec \"$id\" etcdctl " + TLS + " " + args + "; fi; fi; }";
+    }
+
     public Path archive() { return archive; }
 
     /** The sha256 file beside an archive: {@code NAME.sha256}. */
@@ -51,10 +130,24 @@ public final class BackupStep implements Step {
 
     @Override public String id() { return "backup"; }
     @Override public String title() { return "control-plane backup (etcd snapshot, PKI, configuration)"; }
-    @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }
+    @Override public boolean runsOn(HostContext ctx) { return members.isEmpty() ? ctx.firstMaster() : members.contains(ctx.node().name()); }
 
+    /**
+     * The archive on this machine, checked. With several masters: on a master other than the chosen one (the first with a
+     * healthy member) there is nothing to do; with none healthy, the first master fails naming each member's answer.
+     */
     @Override public List<Probe> check(HostContext ctx) {
-        return List.of(Probe.of("backup archive " + archive + " on this machine, checked", "true", r -> inspect(archive).problem()));
+        if (members.isEmpty()) {
+            return List.of(Probe.of("backup archive " + archive + " on this machine, checked", "true", r -> inspect(archive).problem()));
+        }
+        String host = ctx.node().name();
+        return List.of(Probe.of("backup archive " + archive + " on this machine, checked (taken on the first healthy etcd member)", "true",
+            r -> Optional.empty()).judgedWithFacts((r, facts) -> {
+                var health = (java.util.function.Function<String, Optional<String>>) m -> facts.get(healthFact(m));
+                Optional<String> chosen = chosenMember(members, health);
+                if (chosen.isEmpty()) return host.equals(members.get(0)) ? Optional.of(noHealthyMember(members, health)) : Optional.empty();
+                return chosen.get().equals(host) ? inspect(archive).problem() : Optional.empty();
+            }));
     }
 
     @Override public List<Op> apply(HostContext ctx) {
@@ -65,7 +158,8 @@ public final class BackupStep implements Step {
                 "find /var/tmp -maxdepth 1 -name 'gpuctl-backup.*' -type d -user root -exec rm -rf -- {} + ; "
                     + "umask 077 && mktemp -d " + WORK_PREFIX + "XXXXXXXX",
                 out -> Map.of(DIR_FACT, workDir(out)), false),
-            Op.Run.of("etcd snapshot and archive (in the work directory)", snapshotAndPack(dir, name, ctx.cluster().runtime().criSocket())),
+            Op.Run.of("etcd snapshot" + (members.isEmpty() ? "" : " from " + ctx.node().name() + "'s member, the member list") + " and archive (in the work directory)",
+                snapshotAndPack(dir, name, ctx.cluster().runtime().criSocket(), members.isEmpty() ? Optional.empty() : Optional.of(ctx.node().name()))),
             new Op.Fetch("the archive to this machine", dir + "/" + name, archive, true),
             new Op.Fetch("its sha256 to this machine", dir + "/" + name + ".sha256", sumFile(archive), true),
             Op.Run.of("remove the work directory", "rm -rf -- " + dir));
@@ -86,6 +180,11 @@ public final class BackupStep implements Step {
      * and its sha256 line. On any failure the work directory and a partial snapshot are removed.
      */
     static String snapshotAndPack(String dir, String name, String criSocket) {
+        return snapshotAndPack(dir, name, criSocket, Optional.empty());
+    }
+
+    /** @param member with several masters, this master's name: the member list is packed as {@link #MEMBERS_FILE} */
+    static String snapshotAndPack(String dir, String name, String criSocket, Optional<String> member) {
         String crictl = "crictl --runtime-endpoint " + Sh.quote(criSocket);
         String inPod = "/var/lib/etcd/gpuctl-snapshot.db";
         StringBuilder paths = new StringBuilder();
@@ -102,13 +201,16 @@ public final class BackupStep implements Step {
             + "mv -f -- " + inPod + " \"$d/" + BackupArchive.SNAPSHOT + "\"; "
             + "fi; "
             + "grep -q '^Snapshot saved at ' \"$d/etcdctl.out\" || { cat \"$d/etcdctl.out\" >&2; exit 1; }; "
+            + member.map(m -> "mkdir -p \"$d/meta/" + MEMBERS_FILE.substring(0, MEMBERS_FILE.lastIndexOf('/')) + "\"; "
+                + "{ echo " + Sh.quote("# etcd members (etcdctl member list) when the snapshot was taken from " + m) + "; "
+                + etcdctl(criSocket, "member list") + "; } >\"$d/meta/" + MEMBERS_FILE + "\"; ").orElse("")
             + "set --; for p in" + paths + "; do if [ -e \"/$p\" ]; then set -- \"$@\" \"$p\"; fi; done; "
             + "[ $# -gt 0 ] || { echo 'no control-plane file is on the master (/etc/kubernetes/pki, ...)' >&2; exit 1; }; "
             // regular files and directories only, each named once (no links: a restore refuses them)
             + "(cd / && find \"$@\" \\( -type d -o -type f \\) -print0) >\"$d/members\"; "
             + "tar -czf \"$d/" + name + "\" --no-recursion --hard-dereference -C \"$d\" " + BackupArchive.SNAPSHOT
-            + " -C / --null -T \"$d/members\"; "
-            + "rm -f -- \"$d/" + BackupArchive.SNAPSHOT + "\" \"$d/etcdctl.out\" \"$d/members\"; "
+            + " -C / --null -T \"$d/members\"" + (member.isPresent() ? " -C \"$d/meta\" " + MEMBERS_FILE : "") + "; "
+            + "rm -rf -- \"$d/" + BackupArchive.SNAPSHOT + "\" \"$d/etcdctl.out\" \"$d/members\"" + (member.isPresent() ? " \"$d/meta\"" : "") + "; "
             + "cd \"$d\" && sha256sum " + name + " >" + name + ".sha256";
     }
 

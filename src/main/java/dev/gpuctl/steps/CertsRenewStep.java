@@ -18,7 +18,9 @@ import java.util.Optional;
  * restarted one at a time the way kubeadm documents it (the manifest moved out of /etc/kubernetes/manifests, the
  * kubelet stops the pod, the manifest moved back, the kubelet starts it again), each waited for; then the new
  * admin.conf to the ssh user's ~/.kube/config, rebuilt into this machine's .gpuctl/ and into a kubeconfig merged before
- * ({@link KubeconfigsStep}). Asked for, so it always renews:
+ * ({@link KubeconfigsStep}). With several masters there is one step per master ({@link #on}), run one master at a time:
+ * each master renews its own certificates and restarts its own static pods, its own API server waited for (not the
+ * endpoint's, which another master answers); the copies of admin.conf are the first master's. Asked for, so it always renews:
  * renewing again is safe (kubeadm keeps each key, subject and SANs and signs for one more year).
  */
 public final class CertsRenewStep implements Step {
@@ -31,14 +33,25 @@ public final class CertsRenewStep implements Step {
     static final Duration POD_WAIT = Duration.ofSeconds(120);
 
     private final Clock clock;
+    /** The master this step renews on; empty: the first master. */
+    private final Optional<String> master;
 
     public CertsRenewStep() { this(Clock.systemUTC()); }
 
-    public CertsRenewStep(Clock clock) { this.clock = clock; }
+    public CertsRenewStep(Clock clock) { this(clock, Optional.empty()); }
+
+    private CertsRenewStep(Clock clock, Optional<String> master) { this.clock = clock; this.master = master; }
+
+    /** The renewal on this master only (a control plane of several masters: one phase per master, in order). */
+    public static CertsRenewStep on(String master) { return new CertsRenewStep(Clock.systemUTC(), Optional.of(master)); }
 
     @Override public String id() { return "certs-renew"; }
-    @Override public String title() { return "control-plane certificates renewed, static pods restarted, kubeconfigs refreshed"; }
-    @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }
+    @Override public String title() {
+        return "control-plane certificates renewed, static pods restarted" + (master.isPresent() ? " on " + master.get() : ", kubeconfigs refreshed");
+    }
+    @Override public boolean runsOn(HostContext ctx) {
+        return master.map(m -> ctx.node().name().equals(m)).orElseGet(ctx::firstMaster);
+    }
     @Override public boolean readsCluster() { return true; }
 
     /** Renewal is what the command is for: the check says so, so that apply runs (and a dry run shows it). */
@@ -53,8 +66,8 @@ public final class CertsRenewStep implements Step {
         List<Op> ops = new ArrayList<>();
         ops.add(Op.Run.of("kubeadm certs renew all", "test -f " + Kube.ADMIN_CONF + " && kubeadm certs renew all"));
         String endpoint = ctx.cluster().runtime().criSocket();
-        for (String pod : STATIC_PODS) ops.addAll(restart(pod, endpoint));
-        ops.addAll(new KubeconfigsStep().apply(ctx));
+        for (String pod : STATIC_PODS) ops.addAll(restart(pod, endpoint, UpgradeSteps.apiServerUrl(ctx.node())));
+        if (ctx.firstMaster()) ops.addAll(new KubeconfigsStep().apply(ctx));
         return ops;
     }
 
@@ -64,7 +77,7 @@ public final class CertsRenewStep implements Step {
      * pod that does not stop in time gets its manifest back. A run cut off in between (Ctrl-C during a wait) finds the
      * manifest aside and puts it back first. A pod with no manifest (no local etcd: an external one) is skipped.
      */
-    static List<Op> restart(String pod, String endpoint) {
+    static List<Op> restart(String pod, String endpoint, String apiServer) {
         String m = MANIFESTS + "/" + pod + ".yaml";
         String aside = ASIDE + "/" + pod + ".yaml";
         String running = "crictl --runtime-endpoint " + endpoint + " ps --name '^" + pod + "$' --state running -q 2>/dev/null | grep -q .";
@@ -77,7 +90,7 @@ public final class CertsRenewStep implements Step {
             Op.Await.of("wait until the kubelet has stopped " + pod, stopped(pod, aside, running)).orElse(back),
             Op.Run.of("move the " + pod + " manifest back into " + MANIFESTS, back),
             Op.Await.of("wait until " + pod + " runs again" + (pod.equals("kube-apiserver") ? " and answers /readyz" : ""),
-                started(pod, m, running)));
+                started(pod, m, running, apiServer)));
     }
 
     /** Right once the pod whose manifest is aside no longer runs (or when it has no manifest: nothing to restart). */
@@ -89,10 +102,13 @@ public final class CertsRenewStep implements Step {
             .waitingUpTo(POD_WAIT);
     }
 
-    /** Right once the pod runs again from its manifest (the API server: and answers /readyz); no manifest: nothing to wait for. */
-    static Probe started(String pod, String manifest, String running) {
+    /**
+     * Right once the pod runs again from its manifest (the API server: and this master's own, {@code apiServer},
+     * answers /readyz); no manifest: nothing to wait for.
+     */
+    static Probe started(String pod, String manifest, String running, String apiServer) {
         String ready = pod.equals("kube-apiserver")
-            ? "elif [ \"$(" + Kube.kubectl("get --raw=/readyz 2>/dev/null") + ")\" != ok ]; then echo 'not ready (/readyz)'; " : "";
+            ? "elif [ \"$(" + Kube.kubectl("--server=" + Sh.quote(apiServer) + " get --raw=/readyz 2>/dev/null") + ")\" != ok ]; then echo 'not ready (/readyz)'; " : "";
         return Probe.of(pod + " running again", "if [ ! -f " + manifest + " ]; then echo 'no manifest'; elif ! " + running
                 + "; then echo 'not running'; " + ready + "else echo restarted; fi",
             r -> {
@@ -112,11 +128,13 @@ public final class CertsRenewStep implements Step {
     /** After the renewal: the API server answers, no control-plane certificate is within 30 days, the copies are fresh. */
     @Override public List<Probe> verify(HostContext ctx) {
         List<Probe> probes = new ArrayList<>();
-        probes.add(Probe.equals("API server answers (kubectl get --raw /readyz)", Kube.kubectl("get --raw=/readyz 2>&1"), "ok"));
+        String own = UpgradeSteps.apiServerUrl(ctx.node());
+        probes.add(Probe.equals("API server on " + ctx.node().name() + " answers (kubectl get --raw /readyz)",
+            Kube.kubectl("--server=" + Sh.quote(own) + " get --raw=/readyz 2>&1"), "ok"));
         probes.add(Probe.of("every control-plane certificate has more than 30 days left (kubeadm certs check-expiration)",
             "kubeadm certs check-expiration 2>&1", r -> r.ok() ? notRenewed(r.stdout(), clock.instant())
                 : Optional.of("kubeadm certs check-expiration: exit " + r.exit() + ": " + Probe.oneLine(r.stdout()))));
-        probes.addAll(new KubeconfigsStep().check(ctx));
+        if (ctx.firstMaster()) probes.addAll(new KubeconfigsStep().check(ctx));
         return probes;
     }
 

@@ -12,7 +12,7 @@ import java.util.List;
 public final class KubeconfigsStep implements Step {
     @Override public String id() { return "kubeconfigs"; }
     @Override public String title() { return "admin.conf's copies refreshed (the ssh user's ~/.kube/config, this machine's, a merged kubeconfig)"; }
-    @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }
+    @Override public boolean runsOn(HostContext ctx) { return ctx.firstMaster(); }
 
     /** The master's and this machine's copies hold the master's admin.conf credentials. */
     @Override public List<Probe> check(HostContext ctx) {

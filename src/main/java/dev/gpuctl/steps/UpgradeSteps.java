@@ -3,6 +3,7 @@ package dev.gpuctl.steps;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.gpuctl.hostconf.ApiServerImage;
 import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.hostconf.KubeadmConfig;
 import dev.gpuctl.hostconf.KubeFields;
 import dev.gpuctl.hostconf.KubeVersion;
 import dev.gpuctl.hostconf.NvidiaSmi;
@@ -76,12 +77,44 @@ public final class UpgradeSteps {
         Node m = inv.master();
         String master = m.name();
         List<Phase> phases = new ArrayList<>();
+        if (inv.highlyAvailable()) phases.add(apiServersReady(inv, m));
         phases.add(new Phase("control-plane", "control plane to " + o.target() + " (on " + master + ")",
             List.of(new KubeadmPackage(o.target(), Set.of(master)), new ControlPlane(o.target()), new KubeconfigsStep()), false));
         phases.add(drain(List.of(master), o));
         phases.add(new Phase("master-node", "node " + master + ": kubelet and kubectl to " + o.target() + ", back",
             List.of(new KubeletPackages(o.target(), Set.of(master)), new NodeBack(m, o.target())), false));
         return phases;
+    }
+
+    /** The masters after the first, in inventory order: each upgraded with {@code kubeadm upgrade node}, one at a time. */
+    public static List<Node> otherMasters(Inventory inv) {
+        return inv.masters().stream().skip(1).toList();
+    }
+
+    /**
+     * Another master's part (a control plane of several masters), after the first master's: the other masters' API
+     * servers ready (refused otherwise: the VIP never without a healthy backend), then kubeadm to the target and
+     * {@code kubeadm upgrade node} on it (its static pods moved to the version {@code kubeadm upgrade apply} uploaded),
+     * then its node drained, kubelet and kubectl, back and uncordoned.
+     */
+    public static List<Phase> otherMasterPhases(Inventory inv, Options o, Node m) {
+        String name = m.name();
+        Phase d = drain(List.of(name), o);
+        return List.of(apiServersReady(inv, m),
+            new Phase("control-plane-node", "control plane instance on " + name + " to " + o.target() + " (kubeadm upgrade node)",
+                List.of(new KubeadmPackage(o.target(), Set.of(name)), new ControlPlaneNode(o.target(), m)), false),
+            new Phase(d.id(), d.title(), d.steps(), d.readOnly()),
+            new Phase("master-node", "node " + name + ": kubelet and kubectl to " + o.target() + ", back",
+                List.of(new KubeletPackages(o.target(), Set.of(name)), new NodeBack(m, o.target())), false));
+    }
+
+    /**
+     * Read-only, before {@code m} goes down: every other master's API server answers {@code /readyz}. Refused otherwise,
+     * so that the VIP is never left without a ready backend while {@code m}'s API server restarts.
+     */
+    public static Phase apiServersReady(Inventory inv, Node m) {
+        return new Phase("api-servers-ready", "the other masters' API servers ready before " + m.name() + " goes down",
+            List.of(new ApiServersReady(m, inv.masters().stream().filter(n -> !n.name().equals(m.name())).toList())), true);
     }
 
     /** The workers in batches of {@link Options#batchSize}, in inventory order. */
@@ -102,10 +135,11 @@ public final class UpgradeSteps {
             new Phase("back", label + ": Ready with every GPU, uncordoned", nodes.stream().map(n -> (Step) new NodeBack(n, o.target())).toList(), false));
     }
 
-    /** Every phase of the upgrade, for the plan: preflight and backup, the master's, then each batch's. */
+    /** Every phase of the upgrade, for the plan: preflight and backup, the first master's, the other masters', then each batch's. */
     public static List<Phase> phases(Inventory inv, Options o, Path backup) {
         List<Phase> phases = new ArrayList<>(preparePhases(inv, o, backup));
         phases.addAll(masterPhases(inv, o));
+        for (Node m : otherMasters(inv)) phases.addAll(otherMasterPhases(inv, o, m));
         List<List<String>> batches = batches(inv, o);
         for (int i = 0; i < batches.size(); i++) phases.addAll(batchPhases(inv, o, batches.get(i), label(i, batches)));
         return phases;
@@ -293,13 +327,10 @@ public final class UpgradeSteps {
 
         @Override public String id() { return "control-plane"; }
         @Override public String title() { return "kubeadm upgrade plan, kubeadm upgrade apply " + target; }
-        @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }
+        @Override public boolean runsOn(HostContext ctx) { return ctx.firstMaster(); }
 
         @Override public List<Probe> check(HostContext ctx) {
-            return List.of(Probe.of("kube-apiserver's image at " + target + " (" + PreflightStep.APISERVER_MANIFEST + ")",
-                "sed -n 's/^[[:space:]]*image:[[:space:]]*//p' " + PreflightStep.APISERVER_MANIFEST,
-                r -> PreflightStep.imageVersion(r.stdout()).flatMap(KubeVersion::parse).filter(target::metBy).isPresent() ? Optional.empty()
-                    : Optional.of("kube-apiserver runs " + PreflightStep.imageVersion(r.stdout()).orElse("(unknown)") + ", not " + target)));
+            return List.of(manifestAt(target));
         }
 
         @Override public List<Op> apply(HostContext ctx) {
@@ -310,12 +341,7 @@ public final class UpgradeSteps {
 
         @Override public List<Probe> verify(HostContext ctx) {
             List<Probe> probes = new ArrayList<>(check(ctx));
-            probes.add(Probe.of("the API server answers at " + target + " (kubectl version)", Kube.kubectl("version -o json"),
-                r -> {
-                    var m = Pattern.compile("\"serverVersion\"[^}]*?\"gitVersion\"\\s*:\\s*\"([^\"]+)\"").matcher(r.stdout());
-                    return m.find() && KubeVersion.parse(m.group(1)).filter(target::metBy).isPresent() ? Optional.empty()
-                        : Optional.of("the API server does not answer at " + target + ": " + r.tail(2));
-                }).waitingUpTo(Duration.ofMinutes(2)));
+            probes.add(ownApiServerAt(ctx.node(), target));
             probes.add(Probe.of("kubeadm-config's kubernetesVersion at " + target,
                 Kube.kubectl("-n kube-system get configmap kubeadm-config -o jsonpath='{.data.ClusterConfiguration}'"),
                 r -> {
@@ -325,6 +351,99 @@ public final class UpgradeSteps {
                 }));
             return probes;
         }
+    }
+
+    /** kube-apiserver's image in this master's static-pod manifest at the target. */
+    static Probe manifestAt(KubeVersion target) {
+        return Probe.of("kube-apiserver's image at " + target + " (" + PreflightStep.APISERVER_MANIFEST + ")",
+            "sed -n 's/^[[:space:]]*image:[[:space:]]*//p' " + PreflightStep.APISERVER_MANIFEST,
+            r -> PreflightStep.imageVersion(r.stdout()).flatMap(KubeVersion::parse).filter(target::metBy).isPresent() ? Optional.empty()
+                : Optional.of("kube-apiserver runs " + PreflightStep.imageVersion(r.stdout()).orElse("(unknown)") + ", not " + target));
+    }
+
+    /**
+     * This master's own API server (not the endpoint: behind a VIP another master may still run the old version)
+     * answers at the target, waited for up to 2 minutes while the kubelet restarts it.
+     */
+    static Probe ownApiServerAt(Node master, KubeVersion target) {
+        return Probe.of("the API server on " + master.name() + " answers at " + target + " (kubectl version)",
+            Kube.kubectl("--server=" + Sh.quote(apiServerUrl(master)) + " version -o json"),
+            r -> serverVersion(r.stdout()).filter(target::metBy).isPresent() ? Optional.empty()
+                : Optional.of("the API server on " + master.name() + " does not answer at " + target + ": " + r.tail(2)))
+            .waitingUpTo(Duration.ofMinutes(2));
+    }
+
+    /** The serverVersion's gitVersion of {@code kubectl version -o json}. */
+    public static Optional<KubeVersion> serverVersion(String json) {
+        var m = Pattern.compile("\"serverVersion\"[^}]*?\"gitVersion\"\\s*:\\s*\"([^\"]+)\"").matcher(json);
+        return m.find() ? KubeVersion.parse(m.group(1)) : Optional.empty();
+    }
+
+    /** A master's own API server: https://NODE_IP:6443 (its address when the inventory gives no IP). */
+    public static String apiServerUrl(Node master) {
+        return "https://" + KubeadmConfig.hostForUrl(HostContext.literalNodeIp(master).orElse(master.address())) + ":"
+            + dev.gpuctl.inventory.ControlPlaneEndpoint.API_SERVER_PORT;
+    }
+
+    /** Another master's control plane instance at the target: {@code kubeadm upgrade node} on it. */
+    static final class ControlPlaneNode implements Step {
+        private final KubeVersion target;
+        private final Node master;
+
+        ControlPlaneNode(KubeVersion target, Node master) { this.target = target; this.master = master; }
+
+        @Override public String id() { return "control-plane-node"; }
+        @Override public String title() { return "kubeadm upgrade node (control plane instance to " + target + ")"; }
+        @Override public boolean runsOn(HostContext ctx) { return ctx.node().name().equals(master.name()); }
+
+        @Override public List<Probe> check(HostContext ctx) {
+            return List.of(manifestAt(target));
+        }
+
+        @Override public List<Op> apply(HostContext ctx) {
+            return List.of(Op.Run.of("kubeadm upgrade node", "kubeadm upgrade node"));
+        }
+
+        @Override public List<Probe> verify(HostContext ctx) {
+            return List.of(manifestAt(target), ownApiServerAt(master, target));
+        }
+    }
+
+    /**
+     * Before a master goes down: every other master's API server answers {@code /readyz} (curl, any certificate: the
+     * question is only whether it is ready). One that does not is a refusal naming it.
+     */
+    static final class ApiServersReady implements Step {
+        private final Node master;
+        private final List<Node> others;
+
+        ApiServersReady(Node master, List<Node> others) { this.master = master; this.others = List.copyOf(others); }
+
+        @Override public String id() { return "api-servers-ready"; }
+        @Override public String title() { return "the API servers of " + others.stream().map(Node::name).toList() + " ready"; }
+        @Override public boolean runsOn(HostContext ctx) { return ctx.node().name().equals(master.name()); }
+        @Override public List<Op> apply(HostContext ctx) { return List.of(); }
+
+        @Override public List<Probe> check(HostContext ctx) {
+            return others.stream().map(n -> Probe.of(n.name() + "'s API server ready (" + apiServerUrl(n) + "/readyz)",
+                readyz(n), r -> notReady(master, n, r.exit(), r.stdout() + r.stderr()))).toList();
+        }
+
+        static String readyz(Node n) {
+            return "curl -sk --max-time 5 -o /dev/null -w '%{http_code}' " + Sh.quote(apiServerUrl(n) + "/readyz");
+        }
+    }
+
+    /**
+     * Why {@code master} must not go down yet: {@code other}'s API server did not answer /readyz with 200 (curl's exit
+     * and the HTTP code it printed); empty when it did.
+     */
+    public static Optional<String> notReady(Node master, Node other, int exit, String out) {
+        if (exit == 0 && out.strip().equals("200")) return Optional.empty();
+        String why = exit != 0 ? "no answer (curl exit " + exit + ")" : "HTTP " + (out.isBlank() ? "(none)" : out.strip());
+        return Optional.of(other.name() + "'s API server is not ready (" + apiServerUrl(other) + "/readyz: " + why + "): "
+            + master.name() + " is not taken down while another master's API server is not ready, so the VIP keeps a healthy"
+            + " backend; bring " + other.name() + " back (gpuctl verify says why) and run upgrade again");
     }
 
     /**
@@ -388,7 +507,7 @@ public final class UpgradeSteps {
 
         @Override public String id() { return "back-" + node.name(); }
         @Override public String title() { return node.name() + " Ready at " + target + (node.gpu() ? " with every GPU" : "") + ", uncordoned"; }
-        @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }
+        @Override public boolean runsOn(HostContext ctx) { return ctx.firstMaster(); }
 
         @Override public List<Probe> check(HostContext ctx) {
             return List.of(Probe.of(title(), Kube.kubectl("get nodes " + NODES.outputFlag()), r -> Optional.empty())

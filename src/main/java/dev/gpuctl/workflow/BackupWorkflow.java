@@ -2,12 +2,16 @@ package dev.gpuctl.workflow;
 
 import dev.gpuctl.engine.Backups;
 import dev.gpuctl.engine.Runner;
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.Node;
 import dev.gpuctl.steps.BackupStep;
+import dev.gpuctl.steps.Facts;
 import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.RestoreGuardStep;
 import dev.gpuctl.steps.RestoreStep;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * {@code gpuctl backup} and {@code gpuctl restore}, each one session on the master alone. The archive's checks and
@@ -19,6 +23,35 @@ public final class BackupWorkflow {
     /** The backup on the master into {@code archive} (0600, NAME.sha256 beside it); {@link Backups#finish} checks it after. */
     public static Workflow<Runner.Result> backup(Path archive) {
         return Workflow.of(List.of(BackupStep.phase(archive)));
+    }
+
+    /** Where the archive of a control plane of several masters records its etcd member list. */
+    public static final String MEMBERS_FILE = BackupStep.MEMBERS_FILE;
+
+    /**
+     * How a backup ended.
+     *
+     * @param result the session's result
+     * @param member the master whose etcd member the snapshot was taken from (empty with one master: the master's own)
+     */
+    public record Backed(Runner.Result result, Optional<String> member) {}
+
+    /**
+     * The backup of a control plane of several masters: every master's etcd member asked (read-only), then the snapshot,
+     * the member list and the rest taken on the first master whose member is healthy ({@link BackupStep#haPhases}); one
+     * master: {@link #backup(Path)}'s phase.
+     */
+    public static Workflow<Backed> backup(Inventory inv, Path archive) {
+        List<String> masters = inv.masters().stream().map(Node::name).toList();
+        List<Phase> phases = inv.highlyAvailable() ? BackupStep.haPhases(archive, masters) : List.of(BackupStep.phase(archive));
+        return new Workflow<>() {
+            @Override public List<Phase> first() { return phases; }
+            @Override public Optional<List<Phase>> next(Runner.Result done) { return Optional.empty(); }
+            @Override public Backed outcome(Runner.Result last, Facts learned) {
+                return new Backed(last, inv.highlyAvailable()
+                    ? BackupStep.chosenMember(masters, m -> learned.get(BackupStep.healthFact(m))) : Optional.empty());
+            }
+        };
     }
 
     /**

@@ -6,6 +6,7 @@ import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.StepFailure;
 import dev.gpuctl.hostconf.UpgradePolicy;
 import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.Node;
 import dev.gpuctl.steps.Facts;
 import dev.gpuctl.steps.FailureKind;
 import dev.gpuctl.steps.NodePhases;
@@ -22,7 +23,9 @@ import java.util.Optional;
 
 /**
  * {@code gpuctl upgrade} as rounds of one engine session: preflight and the control-plane backup (a refusal changes
- * nothing; the backup is checked before anything changes), then the master's phases, then each batch of workers. A
+ * nothing; the backup is checked before anything changes), then the first master's phases ({@code kubeadm upgrade
+ * apply}), then each other master's ({@code kubeadm upgrade node}), one master a round, each round refused unless the
+ * other masters' API servers are ready, then each batch of workers. A
  * batch whose drain finds GPU jobs still running ({@link FailureKind#GPU_JOBS_RUNNING}) is uncordoned and left, and the
  * next batch goes on; any other failure ends the upgrade. The cluster's lock is held from the first change to the last
  * batch, so no bootstrap or other command slips in between two batches.
@@ -36,8 +39,10 @@ public final class UpgradeWorkflow implements Workflow<UpgradeWorkflow.Outcome> 
      * @param left    one line per node left because a GPU job still runs there ("w1: still runs ns/pod on 2 GPUs; ...")
      * @param changed whether any step changed anything
      * @param backup  the control-plane backup taken before the first change, checked; empty when none was needed
+     * @param mastersDone the masters whose round completed, in order (a refusal after them changed nothing more)
      */
-    public record Outcome(Runner.Result result, List<String> left, boolean changed, Optional<Backups.Done> backup) {}
+    public record Outcome(Runner.Result result, List<String> left, boolean changed, Optional<Backups.Done> backup,
+                          List<String> mastersDone) {}
 
     /** Where the session is: each round's result is judged by what that round was. */
     private enum Stage { PREPARE, MASTER, BATCH, UNCORDON }
@@ -47,6 +52,9 @@ public final class UpgradeWorkflow implements Workflow<UpgradeWorkflow.Outcome> 
     private final Path backup;
     private final PrintWriter progress;
     private final List<List<String>> batches;
+    private final List<Node> masters;
+    private final List<String> mastersDone = new ArrayList<>();
+    private int nextMaster;
     private final List<String> left = new ArrayList<>();
     private Optional<Backups.Done> done = Optional.empty();
     private Stage stage = Stage.PREPARE;
@@ -59,6 +67,7 @@ public final class UpgradeWorkflow implements Workflow<UpgradeWorkflow.Outcome> 
         this.backup = backup;
         this.progress = progress;
         this.batches = UpgradeSteps.batches(inv, o);
+        this.masters = inv.masters();
     }
 
     /** The upgrade's phases and each host's commands, offline (plan --upgrade). */
@@ -82,9 +91,19 @@ public final class UpgradeWorkflow implements Workflow<UpgradeWorkflow.Outcome> 
                 if (Files.exists(backup)) done = Optional.of(Backups.finish(inv, backup, Backups.DEFAULT_KEEP));
                 if (!round.ok()) return Optional.empty();
                 stage = Stage.MASTER;
+                nextMaster = 1;
                 return Optional.of(UpgradeSteps.masterPhases(inv, o));
             }
-            case MASTER, UNCORDON -> {
+            case MASTER -> {
+                if (!round.ok()) return Optional.empty();
+                mastersDone.add(masters.get(nextMaster - 1).name());
+                if (nextMaster < masters.size()) {
+                    Node m = masters.get(nextMaster++);
+                    return Optional.of(UpgradeSteps.otherMasterPhases(inv, o, m));
+                }
+                return nextBatch();
+            }
+            case UNCORDON -> {
                 return round.ok() ? nextBatch() : Optional.empty();
             }
             case BATCH -> {
@@ -122,6 +141,6 @@ public final class UpgradeWorkflow implements Workflow<UpgradeWorkflow.Outcome> 
         // stopped in the first round (Ctrl-C while the backup was taken): the archive is checked all the same
         if (stage == Stage.PREPARE && done.isEmpty() && Files.exists(backup)) done = Optional.of(Backups.finish(inv, backup, Backups.DEFAULT_KEEP));
         boolean changed = last.outcomes().values().stream().anyMatch(m -> m.containsValue(Runner.Outcome.CHANGED));
-        return new Outcome(last, List.copyOf(left), changed, done);
+        return new Outcome(last, List.copyOf(left), changed, done, List.copyOf(mastersDone));
     }
 }

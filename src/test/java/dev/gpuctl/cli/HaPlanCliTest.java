@@ -32,7 +32,8 @@ class HaPlanCliTest {
         assertEquals(0, r.code(), r::toString);
         assertTrue(r.out().contains("\nControl plane: 3 masters (m1 initialises the cluster, m2, m3 join it as control-plane nodes;"
             + " etcd survives 1 lost), endpoint 10.0.0.100:8443 (a virtual IP kept by keepalived (VRRP) on the masters, haproxy"
-            + " there on 8443 forwarding to each master's API server on 6443)\n  bootstrap and verify handle several masters;"
+            + " there on 8443 forwarding to each master's API server on 6443)\n  bootstrap, verify, upgrade, certs and backup handle"
+            + " several masters;"
             + " the other commands that connect refuse them (not HA-aware yet)\n"), r::toString);
         List<String> header = List.of(r.out().lines().filter(l -> l.trim().startsWith("HOST ")).findFirst().orElseThrow().trim().split(" +"));
         int init = header.indexOf("init");
@@ -57,15 +58,24 @@ class HaPlanCliTest {
         assertTrue(details.out().contains("controlPlaneEndpoint: \"10.0.0.100:8443\""), details::toString);
     }
 
-    @Test void bootstrapAndVerifyTakeSeveralMastersTheOtherCommandsRefuseThem(@TempDir Path dir) throws IOException {
+    @Test void theHaAwareCommandsTakeSeveralMastersTheOtherCommandsRefuseThem(@TempDir Path dir) throws IOException {
         Path inv = Files.writeString(dir.resolve("inventory.yaml"), HA);
         assertEquals(3, Inventories.loadHaAware(inv, java.util.Map.of()).masters().size());
-        for (List<String> command : List.of(List.of("backup", inv.toString()), List.of("drain", "w1", "-i", inv.toString()))) {
+        for (List<String> command : List.of(List.of("gpus", inv.toString()), List.of("drain", "w1", "-i", inv.toString()))) {
             CliTest.Run r = CliTest.run(command.toArray(String[]::new));
             assertEquals(2, r.code(), r::toString);
-            assertTrue(r.err().contains(inv + ": 3 masters: only bootstrap and verify handle a control plane of several masters"
-                + " yet; this command"), r::toString);
+            assertTrue(r.err().contains(inv + ": 3 masters: only bootstrap, verify, upgrade, certs and backup handle a control"
+                + " plane of several masters yet; this command"), r::toString);
             assertTrue(r.err().contains("is not HA-aware yet and changed nothing"), r::toString);
         }
+    }
+
+    @Test void restoreOfSeveralMastersIsRefusedSayingWhatItWouldTake(@TempDir Path dir) throws IOException {
+        Path inv = Files.writeString(dir.resolve("inventory.yaml"), HA);
+        CliTest.Run r = CliTest.run("restore", dir.resolve("none.tar.gz").toString(), inv.toString());
+        assertEquals(2, r.code(), r::toString);
+        assertTrue(r.err().contains(inv + ": 3 masters: restore puts back a control plane of one master; several masters need every"
+            + " etcd member restored from the same snapshot (etcdutl snapshot restore with one --initial-cluster"), r::toString);
+        assertTrue(r.err().contains("Nothing was changed."), r::toString);
     }
 }

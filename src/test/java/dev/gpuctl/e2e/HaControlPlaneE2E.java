@@ -23,7 +23,9 @@ import org.junit.jupiter.api.TestMethodOrder;
  * certificates uploaded under a certificate key, the other two join with kubeadm join --control-plane (the key and the
  * token only in 0600 files, never in a log), the worker joins through the VIP; the VIP holder's host going down leaves
  * kubectl through the VIP working (the other two masters are a majority of etcd); with the host back a re-run changes
- * nothing.
+ * nothing. Day 2 (bootstrapped at 1.34): upgrade to 1.35 (kubeadm upgrade apply on the first master, kubeadm upgrade node
+ * on the others one at a time, each master's kubelet and API server asked on its host), certs renew on every master
+ * (each master's certificate asked on its host), a backup from the first healthy etcd member with the member list.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class HaControlPlaneE2E {
@@ -47,6 +49,8 @@ class HaControlPlaneE2E {
         vip = address.substring(0, address.lastIndexOf('.')) + ".202";
         inventory = generated.resolveSibling("inventory.yaml");
         String text = Files.readString(generated).replace("cluster:\n", "cluster:\n  controlPlaneEndpoint: { vip: " + vip + " }\n");
+        assertTrue(text.contains("kubernetesVersion: \"1.35\""), text);
+        text = text.replace("kubernetesVersion: \"1.35\"", "kubernetesVersion: \"1.34\""); // day 2 upgrades it one minor
         for (String m : masters.subList(1, 3)) {
             text = text.replace("{ name: " + m + ", address: " + bed.address(m) + ", role: worker }",
                 "{ name: " + m + ", address: " + bed.address(m) + ", role: master, gpu: false }");
@@ -129,5 +133,77 @@ class HaControlPlaneE2E {
         Gpuctl.Run r = Gpuctl.run("bootstrap", inventory.toString());
         assertEquals(0, r.code(), r::toString);
         assertEquals(0, r.count("changed"), r::toString);
+    }
+
+    // ------------------------------------------------------------------ day 2 (@Order 20..29)
+
+    /** This master's own API server's version (not the VIP's: that is any master's), asked on the master's host. */
+    static String apiServerVersion(String m) {
+        return bed.ok(m, "kubectl --kubeconfig=/etc/kubernetes/admin.conf --server=https://" + bed.address(m) + ":6443 version -o json"
+            + " | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"serverVersion\"][\"gitVersion\"])'").strip();
+    }
+
+    @Test @Order(20) void upgradeAppliesOnTheFirstMasterThenUpgradesEachOtherMasterInTurn() throws IOException {
+        for (String m : masters) assertTrue(apiServerVersion(m).startsWith("v1.34."), m);
+        Files.writeString(inventory, Files.readString(inventory).replace("kubernetesVersion: \"1.34\"", "kubernetesVersion: \"1.35\""));
+        Gpuctl.Run r = Gpuctl.run("upgrade", inventory.toString());
+        assertEquals(0, r.code(), r::toString);
+        // apply on the first master, then each other master's readiness check and upgrade node, in inventory order
+        int at = r.err().indexOf("control plane to 1.35 (on " + masters.get(0) + ")");
+        assertTrue(at >= 0, r::toString);
+        for (String m : masters.subList(1, 3)) {
+            int ready = r.err().indexOf("the other masters' API servers ready before " + m + " goes down", at);
+            int node = r.err().indexOf("control plane instance on " + m + " to 1.35 (kubeadm upgrade node)", at);
+            assertTrue(ready > at && node > ready, m + " out of order:\n" + r);
+            at = node;
+        }
+        assertTrue(r.err().indexOf("batch 1/1 (" + worker + ")", at) > at, "the worker after every master:\n" + r);
+        for (String m : masters) {
+            assertTrue(apiServerVersion(m).startsWith("v1.35."), m);
+            assertTrue(bed.ok(m, "kubelet --version").startsWith("Kubernetes v1.35."), m);
+            assertTrue(bed.ok(m, "grep -h 'image:' /etc/kubernetes/manifests/kube-apiserver.yaml /etc/kubernetes/manifests/kube-scheduler.yaml")
+                .lines().allMatch(l -> l.contains(":v1.35.")), m);
+        }
+        assertTrue(bed.ok(worker, "kubelet --version").startsWith("Kubernetes v1.35."));
+        for (String h : bed.hosts()) {
+            assertFalse(bed.ok(masters.get(0), "kubectl --kubeconfig=/etc/kubernetes/admin.conf get node " + h
+                + " -o jsonpath='{.spec.unschedulable}'").contains("true"), h + " left cordoned");
+        }
+        Gpuctl.Run again = Gpuctl.run("upgrade", inventory.toString());
+        assertEquals(0, again.code(), again::toString);
+        assertEquals(0, again.count("changed"), again::toString);
+        assertTrue(again.out().contains("nothing to upgrade"), again::toString);
+    }
+
+    /** The API server certificate's serial and end date on a master's host. */
+    static String apiServerCert(String m) {
+        return bed.ok(m, "openssl x509 -noout -serial -enddate -in /etc/kubernetes/pki/apiserver.crt");
+    }
+
+    @Test @Order(21) void certsRenewRenewsOnEveryMasterOneAtATime() {
+        java.util.Map<String, String> before = new java.util.LinkedHashMap<>();
+        for (String m : masters) before.put(m, apiServerCert(m));
+        Gpuctl.Run r = Gpuctl.run("certs", "renew", inventory.toString());
+        assertEquals(0, r.code(), r::toString);
+        int at = -1;
+        for (String m : masters) {
+            int renewed = r.err().indexOf("control-plane certificates renewed on " + m);
+            assertTrue(renewed > at, m + " out of order:\n" + r);
+            at = renewed;
+            String now = apiServerCert(m);
+            assertFalse(now.equals(before.get(m)), m + " kept its certificate: " + now);
+            assertTrue(now.contains("notAfter="), now);
+        }
+    }
+
+    @Test @Order(22) void backupTakesTheSnapshotFromTheFirstHealthyMemberAndRecordsTheMembers() throws IOException {
+        Path archive = Files.createTempDirectory("gpuctl-ha-backup").resolve("ha.tar.gz");
+        Gpuctl.Run r = Gpuctl.run("backup", "--out", archive.toString(), inventory.toString());
+        assertEquals(0, r.code(), r::toString);
+        assertTrue(r.out().contains("etcd member: " + masters.get(0) + " "), r::toString);
+        Process p = new ProcessBuilder("tar", "-xzOf", archive.toString(), "etc/kubernetes/gpuctl/backup-etcd-members.txt")
+            .redirectErrorStream(true).start();
+        String members = new String(p.getInputStream().readAllBytes());
+        for (String m : masters) assertTrue(members.contains(", " + m + ", https://" + bed.address(m) + ":2380"), members);
     }
 }

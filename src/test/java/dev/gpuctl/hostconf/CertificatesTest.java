@@ -57,6 +57,14 @@ class CertificatesTest {
         assertEquals(Standing.MISSING, missing.standing(NOW));
     }
 
+    @Test void aJoinedMasterHasNoSuperAdminConfAndThatIsNoProblem() {
+        List<Cert> certs = Certificates.parseCheckExpiration(CHECK_EXPIRATION.replaceFirst("super-admin.conf .*", "!MISSING! super-admin.conf"));
+        Cert superAdmin = certs.stream().filter(c -> c.name().equals("super-admin.conf")).findFirst().orElseThrow();
+        assertNull(superAdmin.notAfter());
+        assertEquals(Standing.OK, superAdmin.standing(NOW), "kubeadm writes it on the init master only");
+        assertEquals(Standing.MISSING, certs.stream().filter(c -> c.name().equals("etcd-server")).findFirst().orElseThrow().standing(NOW));
+    }
+
     @Test void judgesEachCertificateAgainstNowWithThirtyDaysOfWarning() {
         List<Cert> certs = Certificates.parseCheckExpiration(CHECK_EXPIRATION);
         assertEquals(Standing.OK, certs.get(0).standing(NOW));

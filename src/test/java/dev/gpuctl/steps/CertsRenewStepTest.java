@@ -52,7 +52,7 @@ class CertsRenewStepTest {
     }
 
     @Test void aRestartMovesTheManifestOutWaitsForTheContainerToGoMovesItBackAndWaitsForItAgain() {
-        List<Op> ops = CertsRenewStep.restart("kube-apiserver", "unix:///run/containerd/containerd.sock");
+        List<Op> ops = CertsRenewStep.restart("kube-apiserver", "unix:///run/containerd/containerd.sock", "https://10.0.0.1:6443");
         String out = ((Op.Run) ops.get(0)).command();
         int putBackFirst = out.indexOf("if [ ! -f /etc/kubernetes/manifests/kube-apiserver.yaml ] && [ -f /etc/kubernetes/gpuctl-restart/kube-apiserver.yaml ]");
         int aside = out.indexOf("mv -f /etc/kubernetes/manifests/kube-apiserver.yaml /etc/kubernetes/gpuctl-restart/kube-apiserver.yaml");
@@ -75,7 +75,7 @@ class CertsRenewStepTest {
         assertTrue(up.until().judge().apply(new ExecResult(0, "not ready (/readyz)\n", ""), new Facts()).orElseThrow()
             .startsWith("kube-apiserver not ready (/readyz) since its manifest returned"));
         assertEquals(120, up.until().waitUpTo().toSeconds());
-        assertTrue(CertsRenewStep.restart("etcd", "unix:///x").stream().noneMatch(o -> o instanceof Op.Await a && a.until().command().contains("readyz")),
+        assertTrue(CertsRenewStep.restart("etcd", "unix:///x", "https://10.0.0.1:6443").stream().noneMatch(o -> o instanceof Op.Await a && a.until().command().contains("readyz")),
             "only the API server answers /readyz");
     }
 

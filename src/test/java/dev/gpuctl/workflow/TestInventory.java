@@ -20,4 +20,17 @@ final class TestInventory {
         Files.writeString(f, yaml.toString());
         return InventoryLoader.load(f);
     }
+
+    /** Three masters m1, m2, m3 (10.0.0.11-13) behind a VIP and the workers named (10.0.0.21, ...). */
+    static Inventory ha(Path dir, String... workers) throws IOException {
+        StringBuilder yaml = new StringBuilder("cluster: { name: t, kubernetesVersion: \"1.35\", controlPlaneEndpoint: { vip: 10.0.0.100 } }\n"
+            + "nodes:\n");
+        for (int i = 1; i <= 3; i++) yaml.append("  - { name: m").append(i).append(", address: 10.0.0.1").append(i).append(", role: master }\n");
+        for (int i = 0; i < workers.length; i++) {
+            yaml.append("  - { name: ").append(workers[i]).append(", address: 10.0.0.2").append(i + 1).append(", role: worker }\n");
+        }
+        Path f = dir.resolve("inventory.yaml");
+        Files.writeString(f, yaml.toString());
+        return InventoryLoader.load(f);
+    }
 }

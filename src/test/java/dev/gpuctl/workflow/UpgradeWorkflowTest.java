@@ -85,4 +85,47 @@ class UpgradeWorkflowTest {
         upgrade.next(ok());
         assertEquals(Optional.empty(), upgrade.next(failed("control-plane", FailureKind.BROKEN, "kubeadm upgrade apply failed")));
     }
+
+    /** The hosts a round's phase works on. */
+    static List<String> hosts(Inventory inv, Phase phase) {
+        return inv.nodes().stream().filter(n -> phase.steps().stream().anyMatch(st -> st.runsOn(new dev.gpuctl.steps.HostContext(inv, n))))
+            .map(dev.gpuctl.inventory.Node::name).toList();
+    }
+
+    @Test void severalMastersApplyOnTheFirstThenUpgradeNodeOnEachOtherOneRoundEachThenTheWorkers() throws IOException {
+        Inventory ha = TestInventory.ha(dir, "w1");
+        UpgradeWorkflow up = new UpgradeWorkflow(ha, new UpgradePolicy.Options(KubeVersion.parse("1.35").orElseThrow(), 1,
+            Duration.ofSeconds(15), false), dir.resolve("b.tar.gz"), new PrintWriter(progress, true));
+        List<Phase> prepare = up.first();
+        assertEquals(List.of("m1"), hosts(ha, prepare.get(1)), "the backup on the first master only");
+        List<Phase> first = up.next(ok()).orElseThrow();
+        assertEquals(List.of("api-servers-ready", "control-plane", "drain", "master-node"), first.stream().map(Phase::id).toList());
+        assertTrue(first.get(0).readOnly());
+        assertEquals(List.of("m1"), hosts(ha, first.get(0)), "m1 asks the others' API servers before it goes down");
+        assertEquals(List.of("m1"), hosts(ha, first.get(1)), "kubeadm upgrade apply on the first master only");
+        assertTrue(first.get(1).steps().stream().anyMatch(st -> st.title().contains("kubeadm upgrade apply")));
+        for (String m : List.of("m2", "m3")) {
+            List<Phase> round = up.next(ok()).orElseThrow();
+            assertEquals(List.of("api-servers-ready", "control-plane-node", "drain", "master-node"), round.stream().map(Phase::id).toList(), m);
+            assertEquals(List.of(m), hosts(ha, round.get(0)), m);
+            assertTrue(round.get(0).steps().get(0).title().contains("ready") && !round.get(0).steps().get(0).title().contains(m), m);
+            assertEquals(List.of(m), hosts(ha, round.get(1)), "kubeadm and kubeadm upgrade node on " + m + " alone");
+            assertTrue(round.get(1).steps().stream().anyMatch(st -> st.title().startsWith("kubeadm upgrade node")), m);
+            assertEquals(List.of("m1"), hosts(ha, round.get(2)), "the drain runs from the first master");
+            assertTrue(round.get(2).title().equals("drain " + m), round.get(2).title());
+        }
+        assertTrue(up.next(ok()).orElseThrow().get(0).title().startsWith("batch 1/1 (w1)"));
+        assertEquals(Optional.empty(), up.next(ok()));
+        assertEquals(List.of("m1", "m2", "m3"), up.outcome(ok(), new dev.gpuctl.steps.Facts()).mastersDone());
+    }
+
+    @Test void aMasterRoundRefusedEndsTheUpgradeAndNamesTheMastersDone() throws IOException {
+        Inventory ha = TestInventory.ha(dir, "w1");
+        UpgradeWorkflow up = new UpgradeWorkflow(ha, new UpgradePolicy.Options(KubeVersion.parse("1.35").orElseThrow(), 1,
+            Duration.ofSeconds(15), false), dir.resolve("b.tar.gz"), new PrintWriter(progress, true));
+        up.next(ok());
+        up.next(ok()); // m1 done, m2's round handed out
+        assertEquals(Optional.empty(), up.next(failed("api-servers-ready", FailureKind.BROKEN, "m3's API server is not ready")));
+        assertEquals(List.of("m1"), up.outcome(ok(), new dev.gpuctl.steps.Facts()).mastersDone());
+    }
 }
