@@ -13,11 +13,11 @@ public final class Steps {
         return List.of(
             new Phase("preflight", "preflight: every host, read-only", List.of(new PreflightStep(), new ClusterIdentityStep()), true),
             new Phase("hosts", "host preparation", List.of(new ProxyStep(), new TimeSyncStep(), new SwapStep(), new KernelStep(),
-                new RuntimeStep(), new KubePackagesStep(), new DriverHoldStep(), new MigStep()), false),
+                new RuntimeStep(), new DevCharStep(), new KubePackagesStep(), new DriverHoldStep(), new MigStep()), false),
             new Phase("control-plane", "control plane and pod network", List.of(new LoadBalancerStep(), new ControlPlaneStep(), new CniStep(), new SchedulableStep()), false),
             new Phase("masters", "the other masters join the control plane", List.of(new ControlPlaneJoinStep()), false),
             new Phase("join", "workers join", List.of(new JoinStep()), false),
-            new Phase("gpu", "GPUs", List.of(new GpuStep(), new GpuRecordStep(), new GpuHealthStep()), false),
+            new Phase("gpu", "GPUs", List.of(new GpuStep(), new GpuRecordStep(), new GpuHealthStep(), new GpuPodsNvmlStep()), false),
             new Phase("teams", "teams' queues (Kueue)", List.of(new KueueStep()), false),
             new Phase("nfs-server", "NFS server", List.of(new NfsServerStep()), false),
             new Phase("nfs-clients", "NFS clients", List.of(new NfsClientStep()), false));
