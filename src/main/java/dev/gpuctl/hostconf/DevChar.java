@@ -99,7 +99,8 @@ public final class DevChar {
 
     /**
      * The running GPU pods ("NAMESPACE NAME NODE PHASE OWNERKIND/GPUS" lines from kubectl) and {@code nvidia-smi -L}
-     * in each: "NAMESPACE/NAME NODE OWNERKIND EXIT FIRST-LINE" lines. The owner kind is "-" for a bare pod.
+     * in each: "NAMESPACE/NAME NODE OWNERKIND EXIT FIRST-LINE" lines (kubectl's own "command terminated with exit code N"
+     * left out). The owner kind is "-" for a bare pod.
      */
     public static String podsCommand(java.util.function.UnaryOperator<String> kubectl) {
         return kubectl.apply("get pods -A -o 'jsonpath={range .items[*]}{.metadata.namespace}{\" \"}{.metadata.name}{\" \"}{.spec.nodeName}"
@@ -107,7 +108,7 @@ public final class DevChar {
             + " | while read -r ns pod node phase og rest; do gpus=${og#*/}; kind=${og%%/*};"
             + " [ \"$phase\" = Running ] && [ -n \"$gpus\" ] && [ \"$gpus\" != 0 ] || continue;"
             + " out=$(" + kubectl.apply("exec -n \"$ns\" \"$pod\" -- nvidia-smi -L") + " </dev/null 2>&1); rc=$?;"
-            + " printf '%s %s %s %s %s\\n' \"$ns/$pod\" \"$node\" \"${kind:--}\" \"$rc\" \"$(printf '%s' \"$out\" | head -1)\"; done";
+            + " printf '%s %s %s %s %s\\n' \"$ns/$pod\" \"$node\" \"${kind:--}\" \"$rc\" \"$(printf '%s\\n' \"$out\" | grep -v '^command terminated with exit code' | head -1)\"; done";
     }
 
     /** {@link #podsCommand}'s lines read; lines that are not are skipped. */
