@@ -363,6 +363,9 @@ class RepairE2E {
         assertTrue(bed.ok(w1, "ls -l /dev/char/").contains("195:0 -> /dev/nvidia0"), "the links made");
         assertTrue(bed.ok(w1, "cat /lib/udev/rules.d/71-nvidia-dev-char.rules").contains("create-dev-char-symlinks --create-all"), "the rule made");
         String now = probePod();
+        for (long deadline = System.nanoTime() + 60_000_000_000L; now.isEmpty() || now.equals(pod); Thread.sleep(1000), now = probePod()) {
+            assertTrue(System.nanoTime() < deadline, "the DaemonSet's new pod runs on w1: " + probePod());
+        }
         assertNotEquals(pod, now, "the pod was restarted");
         assertTrue(smiIn(now).out().startsWith("GPU 0: "), () -> "the new pod sees its GPU: " + smiIn(probePodQuiet()));
         assertTrue(lastRepair(w1).endsWith(";proved;remedies=dev_char_links,restart_lost_pods"), lastRepair(w1));
