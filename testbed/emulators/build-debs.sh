@@ -206,6 +206,7 @@ mkdir -p "$P/usr/lib/gpuctl-testbed/modules.available.d"
 printf '# nvidia-driver-emu: the NVIDIA kernel modules (NAME DEPENDENCIES...)\nnvidia\nnvidia_modeset nvidia\nnvidia_drm nvidia_modeset nvidia\nnvidia_uvm nvidia\n' \
   > "$P/usr/lib/gpuctl-testbed/modules.available.d/nvidia.list"
 inst "$HERE/lib/nvidia-module" /usr/lib/gpuctl-testbed/modules.hooks.d/nvidia
+inst "$HERE/lib/nvml-generator" /usr/lib/systemd/system-generators/gpuctl-emu-nvml
 inst "$B/nvidia-persistenced" /usr/bin/nvidia-persistenced
 inst "$U/nvidia-persistenced.service" /lib/systemd/system/nvidia-persistenced.service 0644
 script postinst 'mkdir -p /etc/gpuctl-testbed

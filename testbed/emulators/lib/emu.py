@@ -579,6 +579,57 @@ def driver_state():
     return "loaded"
 
 
+# ---------------------------------------------------------------- the driver's device nodes and their /dev/char links
+NVML_LOST = "/run/gpuctl-testbed/nvml-lost"   # pod UIDs whose containers lost their GPUs' device access (one a line)
+
+
+def nvidia_devices():
+    """The device nodes the NVIDIA driver makes on this host, [(path, major, minor)], numbered as on the real H200
+    (src/test/resources/fixtures/real/h200-dev-nvidia.txt): /dev/nvidiaN 195:N, /dev/nvidiactl 195:255,
+    /dev/nvidia-uvm 238:0, /dev/nvidia-uvm-tools 238:1, /dev/nvidia-caps/nvidia-cap1 241:1, nvidia-cap2 241:2."""
+    try:
+        n = int((read(TESTBED + "/gpus", "1") or "1").strip() or "1")
+    except ValueError:
+        n = 1
+    return ([("/dev/nvidia%d" % i, 195, i) for i in range(n)]
+            + [("/dev/nvidiactl", 195, 255), ("/dev/nvidia-uvm", 238, 0), ("/dev/nvidia-uvm-tools", 238, 1),
+               ("/dev/nvidia-caps/nvidia-cap1", 241, 1), ("/dev/nvidia-caps/nvidia-cap2", 241, 2)])
+
+
+def make_nvidia_nodes():
+    """The driver's device nodes made where missing (what nvidia-modprobe does at the module's load): no /dev/char
+    link for them, as the real driver makes none. Returns the paths made."""
+    import stat
+    made = []
+    for path, major, minor in nvidia_devices():
+        p = R(path)
+        if os.path.lexists(p):
+            continue
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        os.mknod(p, 0o666 | stat.S_IFCHR, os.makedev(major, minor))
+        os.chmod(p, 0o666)
+        made.append(path)
+    return made
+
+
+def dev_char_missing():
+    """The driver's device nodes present without their /dev/char/MAJOR:MINOR link to them: what systemd cannot find
+    when it re-applies a container's device rules at a daemon-reload (runc names devices by that path)."""
+    out = []
+    for path, major, minor in nvidia_devices():
+        if not os.path.lexists(R(path)):
+            continue
+        link = R("/dev/char/%d:%d" % (major, minor))
+        if not (os.path.exists(link) and os.path.samefile(link, R(path))):
+            out.append((path, major, minor))
+    return out
+
+
+def nvml_lost():
+    """The pod UIDs whose containers lost their GPUs at a daemon-reload."""
+    return [l.strip() for l in (read(NVML_LOST, "") or "").splitlines() if l.strip()]
+
+
 # ---------------------------------------------------------------- container runtimes over CRI sockets
 CRI_SOCKETS = ["/var/run/containerd/containerd.sock", "/var/run/crio/crio.sock", "/var/run/cri-dockerd.sock"]
 

@@ -140,11 +140,14 @@ final class RepairCommand implements Callable<Integer> {
         if (!fix.failures().isEmpty()) {
             stillWrong.addAll(Repairs.stillWrong(fix));
         } else {
+            err.println(d.dcgmLine());
             Runner.Result proof = runPhases(inv, ssh, err, Workflow.of(Repairs.proofPhases(d)), Duration.ofMinutes(5), next);
             stillWrong.addAll(Repairs.stillWrong(proof));
         }
         boolean proved = stillWrong.isEmpty();
-        Repairs.Outcome o = new Repairs.Outcome(n, d.plan(), proved, stillWrong, began, Duration.between(began, Instant.now()), d.clock());
+        String dcgm = !fix.failures().isEmpty() ? "not run (the remedies failed)" : d.dcgmi() ? (proved ? "passed" : "ran (see stillWrong)")
+            : "skipped: DCGM is not installed on the host";
+        Repairs.Outcome o = new Repairs.Outcome(n, d.plan(), proved, stillWrong, began, Duration.between(began, Instant.now()), d.clock(), dcgm);
         String recordNext = n + (proved ? " was proved healthy but is still cordoned" : " stays cordoned") + "; the repair's audit entry is"
             + " written here. Run `gpuctl repair " + n + "` again once the master answers (a healthy node is only uncordoned).";
         Runner.Result record = runPhases(inv, ssh, err, Workflow.of(Repairs.recordPhases(o)), Duration.ofMinutes(2), recordNext);

@@ -3,6 +3,7 @@ package dev.gpuctl.engine;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.gpuctl.hostconf.ClusterView;
+import dev.gpuctl.hostconf.DevChar;
 import dev.gpuctl.hostconf.GpuHealth;
 import dev.gpuctl.hostconf.RepairPlan;
 import dev.gpuctl.hostconf.Xids;
@@ -46,7 +47,17 @@ public final class Repairs {
     static final Duration DIAGNOSE_TIMEOUT = Duration.ofMinutes(1);
 
     /** A node's diagnosis: its facts, its plan, and what the later phases need (boot id, clock, record). */
-    public record Diagnosis(RepairPlan.Facts facts, RepairPlan.Plan plan, String bootId, long clock, String record) {}
+    /** @param dcgmi the host has DCGM's dcgmi: the proof runs {@code dcgmi diag -r 1}, else says it was skipped */
+    public record Diagnosis(RepairPlan.Facts facts, RepairPlan.Plan plan, String bootId, long clock, String record, boolean dcgmi) {
+        public Diagnosis(RepairPlan.Facts facts, RepairPlan.Plan plan, String bootId, long clock, String record) {
+            this(facts, plan, bootId, clock, record, false);
+        }
+
+        /** The proof's line about DCGM's quick test. */
+        public String dcgmLine() {
+            return facts.node() + ": dcgmi diag -r 1 " + (dcgmi ? "runs as part of the proof" : "skipped: DCGM (dcgmi) is not installed on the host");
+        }
+    }
 
     /**
      * The diagnosis of every node: the answers, or the hosts that could not be asked.
@@ -102,14 +113,30 @@ public final class Repairs {
         Optional<String> pluginPod = view.pods().stream().filter(p -> n.equals(p.node()) && p.name().contains("nvidia-device-plugin"))
             .map(p -> p.namespace() + "/" + p.name()).findFirst();
         int allocatable = state.map(s -> s.allocatable("nvidia.com/gpu")).filter(s -> s.matches("\\d{1,6}")).map(Integer::parseInt).orElse(0);
+        List<DevChar.PodNvml> lostPods = answers.apply(Repair.podsNvmlKey()).filter(ExecResult::ok)
+            .map(r -> DevChar.lostOn(DevChar.parsePods(r.stdout()), n)).orElse(List.of());
         RepairPlan.Facts facts = new RepairPlan.Facts(n, GpuHealth.parseRecord(record), present, smiProblem, driverProblem,
             holders.ok() ? RepairPlan.parseHolders(holders.stdout()) : Map.of(), xids.ok() ? Xids.parse(xids.stdout()) : List.of(),
             answers.apply(Repair.memoryKey(n)).map(r -> GpuHealth.memoryProblems(r.stdout())).orElse(List.of()),
-            new RepairPlan.PluginView(allocatable, pluginPod, state.map(ClusterView.NodeState::unschedulable).orElse(false)), replicas, persistenced);
+            new RepairPlan.PluginView(allocatable, pluginPod, state.map(ClusterView.NodeState::unschedulable).orElse(false)), replicas, persistenced,
+            lostPods, devCharProblem(answers.apply(Repair.devCharKey(n)), answers.apply(Repair.devCharRuleKey(n))));
         String bootId = answers.apply(Repair.bootIdKey(n)).map(r -> r.stdout().strip()).orElse("");
         long clock = answers.apply(Repair.clockKey(n)).map(r -> r.stdout().strip()).filter(s -> s.matches("\\d{1,12}")).map(Long::parseLong)
             .orElse(Instant.now().getEpochSecond());
-        return new Diagnosis(facts, RepairPlan.plan(facts, reboot), bootId, clock, record);
+        boolean dcgmi = answers.apply(Repair.dcgmiKey(n)).map(r -> r.ok() && !r.stdout().isBlank()).orElse(false);
+        return new Diagnosis(facts, RepairPlan.plan(facts, reboot), bootId, clock, record, dcgmi);
+    }
+
+    /**
+     * What is wrong with NVIDIA's prevention on the host: the rule file not NVIDIA's, device nodes without their link;
+     * empty when both are right, or when the host was not asked (no answer).
+     */
+    static Optional<String> devCharProblem(Optional<ExecResult> listing, Optional<ExecResult> rule) {
+        List<String> p = new ArrayList<>();
+        rule.filter(r -> !r.stdout().equals(DevChar.RULE))
+            .ifPresent(r -> p.add(DevChar.RULE_FILE + (r.stdout().isEmpty() ? " is missing" : " differs from NVIDIA's rule")));
+        listing.flatMap(r -> DevChar.linksProblem(r.stdout())).ifPresent(p::add);
+        return p.isEmpty() ? Optional.empty() : Optional.of(String.join("; ", p));
     }
 
     /** The GPUs the proof wants: those recorded at bootstrap (else those present now). */
@@ -121,9 +148,11 @@ public final class Repairs {
     public static List<Phase> remedyPhases(Diagnosis d, Duration drainTimeout, boolean force) {
         String n = d.facts().node();
         List<Phase> phases = new ArrayList<>();
-        phases.add(NodePhases.drain(List.of(n), drainTimeout, force));
+        if (d.plan().holdsJobs()) phases.add(NodePhases.drain(List.of(n), drainTimeout, force));
         for (RepairPlan.Remedy r : d.plan().remedies()) {
             switch (r) {
+                case DEV_CHAR_LINKS -> phases.add(RepairRemedies.devCharLinks(n));
+                case RESTART_LOST_PODS -> phases.add(RepairRemedies.restartLostPods(n, d.facts().lostPods(), force));
                 case RESTART_PLUGIN -> phases.add(RepairRemedies.restartPlugin(n, d.facts().plugin().pod(), gpusWanted(d) * d.facts().replicas()));
                 case RESTART_PERSISTENCED -> phases.add(RepairRemedies.restartPersistenced(n));
                 case RESET_GPU -> phases.add(RepairRemedies.resetGpus(n, d.plan().resetGpus()));
@@ -137,7 +166,7 @@ public final class Repairs {
     /** The proof's phase. */
     public static List<Phase> proofPhases(Diagnosis d) {
         int want = gpusWanted(d);
-        return RepairProof.prove(d.facts().node(), d.record(), d.clock(), want * d.facts().replicas());
+        return RepairProof.prove(d.facts().node(), d.record(), d.clock(), want * d.facts().replicas(), d.plan().holdsJobs(), d.dcgmi());
     }
 
     /** The record of the repair on the node; the uncordon when it was proved. */
@@ -151,9 +180,13 @@ public final class Repairs {
     /** How a repair of one node ended. */
     /** @param answeredSince the host's clock when the repair began (the Xids before it are answered once proved) */
     public record Outcome(String node, RepairPlan.Plan plan, boolean proved, List<String> stillWrong, Instant began, Duration took,
-                          long answeredSince) {
+                          long answeredSince, String dcgm) {
         public Outcome {
             stillWrong = List.copyOf(stillWrong);
+        }
+
+        public Outcome(String node, RepairPlan.Plan plan, boolean proved, List<String> stillWrong, Instant began, Duration took, long answeredSince) {
+            this(node, plan, proved, stillWrong, began, took, answeredSince, "not run");
         }
 
         /** The node annotation's value: when, proved or not, the remedies (letters, digits, ":,;=.-" only). */
@@ -185,6 +218,7 @@ public final class Repairs {
         proof.put("proved", o.proved());
         proof.put("stillWrong", o.stillWrong());
         if (!o.proved()) proof.put("humanStep", o.plan().humanStep());
+        proof.put("dcgmDiag", o.dcgm());
         doc.put("proof", proof);
         try {
             return new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(doc) + "\n";

@@ -18,6 +18,19 @@ public final class RepairPlan {
 
     /** What a repair may do to a node, least disruptive first. */
     public enum Remedy {
+        /**
+         * NVIDIA's prevention made on the host: the /dev/char links of the driver's device nodes and the udev rule that
+         * makes them at every boot ({@link DevChar}): a daemon-reload then takes no GPU from a container.
+         */
+        DEV_CHAR_LINKS("make the /dev/char links of the NVIDIA device nodes (" + DevChar.CREATE + ") and NVIDIA's udev rule "
+            + DevChar.RULE_FILE + " (containers keep their GPUs across systemctl daemon-reload)"),
+        /**
+         * Delete the pods whose containers lost their GPUs (NVIDIA: the container must be deleted; started again, it has
+         * them back): those a controller makes again (ReplicaSet, StatefulSet, DaemonSet); a Job's or a bare pod only with
+         * {@code --force} (its deletion ends its run), else named.
+         */
+        RESTART_LOST_PODS("restart the pods that lost their GPUs (delete them: their controller starts them again with the GPUs;"
+            + " a Job's or a bare pod only with --force)"),
         /** Delete the node's device plugin pod (its DaemonSet makes a new one): clears a sticky unhealthy mark. */
         RESTART_PLUGIN("restart the device plugin pod on the node (clears the plugin's sticky unhealthy mark)"),
         /** {@code systemctl restart nvidia-persistenced}: the unit is enabled but not running. */
@@ -101,11 +114,15 @@ public final class RepairPlan {
      * @param memory      uncorrectable ECC errors, pending or failed row remapping ({@link GpuHealth#memoryProblems})
      * @param replicas    the device plugin's replicas per GPU (1 unless shared)
      * @param persistenced nvidia-persistenced's unit
+     * @param lostPods    the running GPU pods on the node whose nvidia-smi -L says they lost their GPUs
+     * @param devChar     what is wrong with the /dev/char links or NVIDIA's udev rule on the host, when something is
      */
     public record Facts(String node, List<GpuHealth.Recorded> recorded, List<Xids.Gpu> present, String smiProblem,
                         Optional<String> driverProblem, Map<String, List<String>> holders, List<Xids.Xid> xids,
-                        List<String> memory, PluginView plugin, int replicas, Persistenced persistenced) {
+                        List<String> memory, PluginView plugin, int replicas, Persistenced persistenced,
+                        List<DevChar.PodNvml> lostPods, Optional<String> devChar) {
         public Facts {
+            lostPods = List.copyOf(lostPods);
             recorded = List.copyOf(recorded);
             present = List.copyOf(present);
             holders = Map.copyOf(holders);
@@ -118,6 +135,13 @@ public final class RepairPlan {
                      Optional<String> driverProblem, Map<String, List<String>> holders, List<Xids.Xid> xids,
                      List<String> memory, PluginView plugin, int replicas) {
             this(node, recorded, present, smiProblem, driverProblem, holders, xids, memory, plugin, replicas, Persistenced.ABSENT);
+        }
+
+        /** Facts without the /dev/char findings (none lost, the prevention not asked). */
+        public Facts(String node, List<GpuHealth.Recorded> recorded, List<Xids.Gpu> present, String smiProblem,
+                     Optional<String> driverProblem, Map<String, List<String>> holders, List<Xids.Xid> xids,
+                     List<String> memory, PluginView plugin, int replicas, Persistenced persistenced) {
+            this(node, recorded, present, smiProblem, driverProblem, holders, xids, memory, plugin, replicas, persistenced, List.of(), Optional.empty());
         }
 
         /** A driver/library mismatch: nvidia-smi answers nothing else, so what it would list is unknown, not missing. */
@@ -149,6 +173,14 @@ public final class RepairPlan {
 
         /** Nothing found: the repair changes nothing. */
         public boolean healthy() { return findings.isEmpty() && remedies.isEmpty(); }
+
+        /**
+         * The jobs must be held safe first (cordon, wait for the GPU jobs, drain): a remedy changes the GPUs, the driver
+         * or the plugin. The /dev/char links and the restart of pods that already lost their GPUs need no GPU free.
+         */
+        public boolean holdsJobs() {
+            return remedies.stream().anyMatch(r -> r != Remedy.DEV_CHAR_LINKS && r != Remedy.RESTART_LOST_PODS);
+        }
     }
 
     /** Xid 79: the GPU has fallen off the bus; only a reboot (or a human) brings it back. */
@@ -199,6 +231,12 @@ public final class RepairPlan {
                 + " expected for the " + (mismatch ? f.recorded().size() + " GPU(s) recorded" : f.present().size() + " GPU(s) present")
                 + f.plugin().pod().map(p -> " (pod " + p + ")").orElse(" (no plugin pod on the node)"));
         }
+        f.devChar().ifPresent(p -> findings.add("prevention missing: " + GpuHealth.oneLine(p)));
+        if (!f.lostPods().isEmpty()) {
+            findings.add(f.lostPods().size() + " running GPU pod(s) lost their GPUs (nvidia-smi -L in them: \"" + DevChar.LOST + "\"): "
+                + String.join(", ", f.lostPods().stream().map(p -> p.pod() + " (" + (p.owner().equals("-") ? "bare pod" : p.owner()) + ")").toList())
+                + "; a container gets them back only when started again");
+        }
         boolean persistencedDown = f.persistenced().down();
         if (persistencedDown) findings.add("nvidia-persistenced is enabled but not running");
         f.holders().forEach((uuid, ps) -> {
@@ -212,6 +250,9 @@ public final class RepairPlan {
             || (f.present().isEmpty() && !f.recorded().isEmpty() && !mismatch);
         List<Remedy> remedies = new ArrayList<>();
         List<Integer> reset = new ArrayList<>();
+        // the prevention first: cheap, needs no GPU free, and a reboot after it keeps the links (the rule runs at boot)
+        boolean devChar = f.devChar().isPresent() || !f.lostPods().isEmpty();
+        if (devChar) remedies.add(Remedy.DEV_CHAR_LINKS);
         if (needsReboot) {
             remedies.add(Remedy.REBOOT);
         } else if (mismatch) {
@@ -229,9 +270,12 @@ public final class RepairPlan {
             if (persistencedDown) remedies.add(Remedy.RESTART_PERSISTENCED);
             if (!reset.isEmpty()) remedies.add(Remedy.RESET_GPU);
             // the plugin's restart is the cheapest remedy: first, unless the GPUs change (then it must see them changed)
-            if (pluginShort || !reset.isEmpty()) remedies.add(reset.isEmpty() ? 0 : remedies.size(), Remedy.RESTART_PLUGIN);
+            if (pluginShort || !reset.isEmpty()) remedies.add(reset.isEmpty() ? (devChar ? 1 : 0) : remedies.size(), Remedy.RESTART_PLUGIN);
         }
-        boolean sick = needsReboot || mismatch || persistencedDown || !f.hardwareXids().isEmpty() || pluginShort;
+        // a drain before the remedies already restarts the pods (or waits for their jobs): only without one
+        boolean drains = remedies.stream().anyMatch(r -> r != Remedy.DEV_CHAR_LINKS);
+        if (!f.lostPods().isEmpty() && !drains) remedies.add(Remedy.RESTART_LOST_PODS);
+        boolean sick = needsReboot || mismatch || persistencedDown || !f.hardwareXids().isEmpty() || pluginShort || devChar;
         if (!sick) return new Plan(f.node(), List.of(), List.of(), List.of(), HUMAN_STEP);
         return new Plan(f.node(), findings, remedies, reset, HUMAN_STEP);
     }
@@ -244,15 +288,16 @@ public final class RepairPlan {
         p.findings().forEach(s -> sb.append("    - ").append(s).append('\n'));
         sb.append("  plan:\n");
         int n = 1;
-        sb.append("    ").append(n++).append(". hold the jobs safe: cordon ").append(p.node()).append(", wait for its GPU jobs, drain it\n");
+        if (p.holdsJobs()) sb.append("    ").append(n++).append(". hold the jobs safe: cordon ").append(p.node()).append(", wait for its GPU jobs, drain it\n");
         for (Remedy r : p.remedies()) {
             sb.append("    ").append(n++).append(". ").append(r.what());
             if (r == Remedy.RESET_GPU) sb.append(": GPU ").append(String.join(", ", p.resetGpus().stream().map(String::valueOf).toList()));
             sb.append('\n');
         }
         sb.append("    ").append(n++).append(". prove it: every recorded GPU listed by UUID, no new hardware Xid, no uncorrectable ECC error or"
-            + " pending row remap, allocatable nvidia.com/gpu back,"
-            + " a smoke pod asking for every GPU runs nvidia-smi -L\n");
+            + " pending row remap, allocatable nvidia.com/gpu back, every running GPU pod's nvidia-smi -L answers, "
+            + (p.holdsJobs() ? "a smoke pod asking for every GPU runs nvidia-smi -L, " : "")
+            + "dcgmi diag -r 1 where DCGM is installed\n");
         sb.append("    ").append(n).append(". uncordon ").append(p.node()).append(" only when proved; otherwise it stays cordoned\n");
         return sb.toString();
     }

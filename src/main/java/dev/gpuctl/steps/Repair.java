@@ -46,6 +46,16 @@ public final class Repair {
     public static String clockKey(String node) { return "repair." + node + ".clock"; }
     public static String memoryKey(String node) { return "repair." + node + ".memory"; }
     public static String persistencedKey(String node) { return "repair." + node + ".persistenced"; }
+    public static String devCharKey(String node) { return "repair." + node + ".devChar"; }
+    public static String devCharRuleKey(String node) { return "repair." + node + ".devCharRule"; }
+    public static String podsNvmlKey() { return "repair.podsNvml"; }
+    public static String dcgmiKey(String node) { return "repair." + node + ".dcgmi"; }
+
+    /** Where DCGM's dcgmi is ("" when not installed). */
+    public static final String DCGMI = "command -v dcgmi 2>/dev/null; true";
+
+    /** NVIDIA's udev rule file as it is on the host ("" when missing). */
+    public static final String DEV_CHAR_RULE = "cat " + dev.gpuctl.hostconf.DevChar.RULE_FILE + " 2>/dev/null; true";
 
     /** The GPUs, one "INDEX, UUID, BUS" line each. */
     public static final String GPUS = "nvidia-smi --query-gpu=index,uuid,pci.bus_id --format=csv,noheader 2>&1";
@@ -74,7 +84,10 @@ public final class Repair {
 
         @Override public List<Probe> check(HostContext ctx) {
             List<Probe> probes = new ArrayList<>();
-            if (ctx.node().isMaster()) probes.add(Probe.keeping("the cluster's nodes and pods", ClusterView.COMMAND, clusterKey()));
+            if (ctx.node().isMaster()) {
+                probes.add(Probe.keeping("the cluster's nodes and pods", ClusterView.COMMAND, clusterKey()));
+                probes.add(Probe.keeping("nvidia-smi -L in every running GPU pod", GpuPodsNvmlStep.PODS, podsNvmlKey()));
+            }
             String n = ctx.node().name();
             if (nodes.contains(n)) {
                 probes.add(Probe.keeping("the host's clock", CLOCK, clockKey(n)));
@@ -86,6 +99,9 @@ public final class Repair {
                 probes.add(Probe.keeping("the NVML library's driver version", GpuHealthStep.DRIVER, driverKey(n)));
                 probes.add(Probe.keeping("the GPUs' ECC errors and row remapping", GpuHealthStep.MEMORY, memoryKey(n)));
                 probes.add(Probe.keeping("nvidia-persistenced's unit", PERSISTENCED, persistencedKey(n)));
+                probes.add(Probe.keeping("the NVIDIA device nodes and their /dev/char links", dev.gpuctl.hostconf.DevChar.LISTING, devCharKey(n)));
+                probes.add(Probe.keeping("NVIDIA's udev rule for the /dev/char links", DEV_CHAR_RULE, devCharRuleKey(n)));
+                probes.add(Probe.keeping("DCGM's dcgmi (its quick test proves the repair)", DCGMI, dcgmiKey(n)));
             }
             return probes;
         }

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.DcgmDiag;
 import dev.gpuctl.hostconf.GpuHealth;
 import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.hostconf.Xids;
@@ -27,10 +28,20 @@ public final class RepairProof {
      * pinned to the node, asking for every GPU, runs {@code nvidia-smi -L} and lists them.
      */
     public static List<Phase> prove(String node, String record, long since, int want) {
+        return prove(node, record, since, want, true, false);
+    }
+
+    /**
+     * The proof; {@code smoke}: the node was drained, so a smoke pod may ask for every GPU (a repair that held no job,
+     * the /dev/char links and the restart of pods that lost their GPUs, proves the node by its running GPU pods'
+     * own nvidia-smi -L instead: their GPUs are not free for a smoke pod).
+     */
+    public static List<Phase> prove(String node, String record, long since, int want, boolean smoke, boolean dcgmi) {
         // the host first: a GPU still missing fails the proof at once, without waiting for an allocatable that cannot come
-        return List.of(new Phase("prove-host", "prove " + node + "'s GPUs", List.of(new ProveStep(node, record, since, want, false)), false),
-            new Phase("prove-cluster", "prove " + node + " in the cluster", List.of(new ProveStep(node, record, since, want, true),
-                new SmokePodStep(node, want)), false));
+        List<Step> cluster = new ArrayList<>(List.of(new ProveStep(node, record, since, want, true, false)));
+        if (smoke) cluster.add(new SmokePodStep(node, want));
+        return List.of(new Phase("prove-host", "prove " + node + "'s GPUs", List.of(new ProveStep(node, record, since, want, false, dcgmi)), false),
+            new Phase("prove-cluster", "prove " + node + " in the cluster", cluster, false));
     }
 
     /** The Xid lines the kernel logged since {@code since} (seconds since the epoch). */
@@ -63,9 +74,14 @@ public final class RepairProof {
         private final long since;
         private final int want;
         private final boolean onMaster;
+        private final boolean dcgmi;
 
-        /** @param onMaster the cluster's side (allocatable, on the master), else the host's (GPUs and Xids, on the node) */
-        ProveStep(String node, String record, long since, int want, boolean onMaster) {
+        /**
+         * @param onMaster the cluster's side (allocatable, on the master), else the host's (GPUs and Xids, on the node)
+         * @param dcgmi    the host has DCGM's dcgmi: its quick test is part of the host's proof
+         */
+        ProveStep(String node, String record, long since, int want, boolean onMaster, boolean dcgmi) {
+            this.dcgmi = dcgmi;
             this.node = node;
             this.record = record;
             this.since = since;
@@ -81,7 +97,10 @@ public final class RepairProof {
         @Override public boolean runsOn(HostContext ctx) { return onMaster ? ctx.node().isMaster() : ctx.node().name().equals(node); }
 
         @Override public List<Probe> check(HostContext ctx) {
-            if (onMaster) return List.of(Repair.allocatable(node, want).waitingUpTo(COME_BACK));
+            if (onMaster) {
+                return List.of(Repair.allocatable(node, want).waitingUpTo(COME_BACK),
+                    RepairRemedies.LostPodsStep.probe(node).waitingUpTo(COME_BACK));
+            }
             List<Probe> probes = new ArrayList<>();
             probes.add(Probe.of("every GPU recorded at bootstrap listed by nvidia-smi (by UUID)", Repair.GPUS,
                 r -> GpuHealth.missingFromRecord(record, r.ok() ? recordForm(r.stdout()) : "", r.ok() ? "" : r.stdout())));
@@ -91,10 +110,19 @@ public final class RepairProof {
             }));
             probes.add(Probe.of("no hardware Xid since the repair began", xidsSince(since),
                 r -> r.ok() ? newXids(r.stdout()) : Optional.of("exit " + r.exit() + ": " + r.tail(2))));
+            if (dcgmi) probes.add(dcgm());
             return probes;
         }
 
         @Override public List<Op> apply(HostContext ctx) { return List.of(); }
+    }
+
+    /**
+     * NVIDIA DCGM's quick test ({@code dcgmi diag -r 1}) where dcgmi is installed: no failed test; a host without it
+     * passes, its line saying the test was skipped.
+     */
+    static Probe dcgm() {
+        return Probe.of("NVIDIA DCGM's quick test passes (dcgmi diag -r 1 -j)", DcgmDiag.COMMAND, r -> DcgmDiag.problem(r.stdout()));
     }
 
     /** The smoke pod's name on {@code node}. */

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.DevChar;
 import dev.gpuctl.hostconf.GpuHealth;
 import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.remote.ExecResult;
@@ -50,6 +51,78 @@ public final class RepairRemedies {
         }
 
         @Override public List<Probe> verify(HostContext ctx) { return List.of(Repair.allocatable(node, want).waitingUpTo(COME_BACK)); }
+    }
+
+    /** NVIDIA's /dev/char links and udev rule on {@code node} ({@link DevCharStep}'s own check, ops and proof). */
+    public static Phase devCharLinks(String node) {
+        return new Phase("dev-char-links", "make the /dev/char links and NVIDIA's udev rule on " + node, List.of(new DevCharLinksStep(node)), false);
+    }
+
+    static final class DevCharLinksStep implements Step {
+        private final String node;
+
+        DevCharLinksStep(String node) { this.node = node; }
+
+        @Override public String id() { return "dev-char-links"; }
+        @Override public String title() { return "the /dev/char links of the NVIDIA device nodes and NVIDIA's udev rule on " + node; }
+        @Override public boolean runsOn(HostContext ctx) { return ctx.node().name().equals(node); }
+        @Override public List<Probe> check(HostContext ctx) { return List.of(DevCharStep.rule(), DevCharStep.links()); }
+        @Override public List<Op> apply(HostContext ctx) { return DevCharStep.ops(); }
+    }
+
+    /**
+     * Restart the pods on {@code node} that lost their GPUs: delete those a controller makes again; a Job's or a bare
+     * pod only with {@code force} (else named, with the command); proved when no pod on the node has lost them.
+     */
+    public static Phase restartLostPods(String node, List<DevChar.PodNvml> lost, boolean force) {
+        return new Phase("restart-lost-pods", "restart the pods on " + node + " that lost their GPUs", List.of(new LostPodsStep(node, lost, force)), false);
+    }
+
+    /** What is wrong on {@code node} after the restart: pods that still lost their GPUs, each with what to do. */
+    static Optional<String> stillLost(String answer, String node) {
+        List<DevChar.PodNvml> lost = DevChar.lostOn(DevChar.parsePods(answer), node);
+        if (lost.isEmpty()) return Optional.empty();
+        return Optional.of(lost.size() + " pod(s) on " + node + " still without their GPUs: " + String.join(", ", lost.stream()
+            .map(p -> p.pod() + (p.recreated() ? "" : " (" + (p.owner().equals("-") ? "a bare pod" : "a " + p.owner() + "'s pod")
+                + ": not deleted without --force, as its deletion ends its run; delete it and start it again: kubectl delete pod -n "
+                + p.pod().replace("/", " ") + ", or run the repair with --force)")).toList()));
+    }
+
+    static final class LostPodsStep implements Step {
+        private final String node;
+        private final List<DevChar.PodNvml> lost;
+        private final boolean force;
+
+        LostPodsStep(String node, List<DevChar.PodNvml> lost, boolean force) {
+            this.node = node;
+            this.lost = List.copyOf(lost);
+            this.force = force;
+        }
+
+        @Override public String id() { return "restart-lost-pods"; }
+        @Override public String title() { return "restart the pods on " + node + " that lost their GPUs: " + String.join(", ", lost.stream().map(DevChar.PodNvml::pod).toList()); }
+        @Override public boolean readsCluster() { return true; }
+        @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }
+
+        static Probe probe(String node) {
+            return Probe.of("no running GPU pod on " + node + " without its GPUs (nvidia-smi -L in each)", GpuPodsNvmlStep.PODS,
+                r -> stillLost(r.stdout(), node));
+        }
+
+        @Override public List<Probe> check(HostContext ctx) { return List.of(probe(node)); }
+
+        @Override public List<Op> apply(HostContext ctx) {
+            List<Op> ops = new java.util.ArrayList<>();
+            for (DevChar.PodNvml p : lost) {
+                if (!p.recreated() && !force) continue;
+                String[] nsName = p.pod().split("/", 2);
+                ops.add(Op.Run.of("delete pod " + p.pod() + " (" + (p.recreated() ? "its " + p.owner() + " starts it again" : "--force") + ")",
+                    Kube.kubectl("-n " + Sh.quote(nsName[0]) + " delete pod " + Sh.quote(nsName[1]) + " --ignore-not-found --wait=true")));
+            }
+            return ops;
+        }
+
+        @Override public List<Probe> verify(HostContext ctx) { return List.of(probe(node).waitingUpTo(COME_BACK)); }
     }
 
     /** Reset each GPU of {@code indices} on {@code node}, each only while no process holds it (checked first). */

@@ -13,7 +13,7 @@ public final class Steps {
         return List.of(
             new Phase("preflight", "preflight: every host, read-only", List.of(new PreflightStep(), new ClusterIdentityStep()), true),
             new Phase("hosts", "host preparation", List.of(new ProxyStep(), new TimeSyncStep(), new SwapStep(), new KernelStep(),
-                new RuntimeStep(), new KubePackagesStep(), new DriverHoldStep(), new MigStep()), false),
+                new RuntimeStep(), new DevCharStep(), new KubePackagesStep(), new DriverHoldStep(), new MigStep()), false),
             new Phase("control-plane", "control plane and pod network", List.of(new LoadBalancerStep(), new ControlPlaneStep(), new CniStep(), new SchedulableStep()), false),
             new Phase("masters", "the other masters join the control plane", List.of(new ControlPlaneJoinStep()), false),
             new Phase("join", "workers join", List.of(new JoinStep()), false),
@@ -29,6 +29,8 @@ public final class Steps {
      */
     public static List<Phase> verifyPhases() {
         List<Phase> all = new ArrayList<>(phases());
+        // verify only: a kubectl exec in every running GPU pod is a read a bootstrap re-run has no reason to pay for
+        all.add(new Phase("gpu-pods", "running GPU pods see their GPUs", List.of(new GpuPodsNvmlStep()), false));
         all.add(new Phase("scheduling", "scheduling", List.of(new SchedulingStep()), false));
         all.add(certificates());
         return List.copyOf(all);

@@ -37,14 +37,14 @@ class PlanCliTest {
     @Test void thePlanIsTheSummaryWhichHostGetsWhichStepAndWhatChangesWithoutACommandLine() {
         CliTest.Run r = CliTest.run("plan", CliTest.EXAMPLE.toString());
         assertEquals(0, r.code(), r::toString);
-        assertTrue(r.out().contains("Summary: 4 hosts, 16 steps"), r::toString);
+        assertTrue(r.out().contains("Summary: 4 hosts, 17 steps"), r::toString);
         List<String> lines = r.out().lines().toList();
         String header = lines.stream().filter(l -> l.trim().startsWith("HOST ")).findFirst().orElseThrow();
-        assertEquals(List.of("HOST", "ROLE", "GPU", "preflight", "cluster-identity", "proxy", "time", "swap", "kernel", "runtime", "packages", "driver-hold", "init", "cni",
+        assertEquals(List.of("HOST", "ROLE", "GPU", "preflight", "cluster-identity", "proxy", "time", "swap", "kernel", "runtime", "packages", "dev-char-links", "driver-hold", "init", "cni",
             "join", "gpu", "gpu-record", "gpu-health", "nfs"), List.of(header.trim().split(" +")));
-        assertEquals(List.of("master", "master", "no", "x", "x", "x", "x", "x", "x", "x", "x", "-", "x", "x", "-", "x", "x", "-", "x"),
+        assertEquals(List.of("master", "master", "no", "x", "x", "x", "x", "x", "x", "x", "x", "-", "-", "x", "x", "-", "x", "x", "-", "x"),
             List.of(lines.stream().filter(l -> l.startsWith("  master ")).findFirst().orElseThrow().trim().split(" +")));
-        assertEquals(List.of("worker-2", "worker", "yes", "x", "x", "x", "x", "x", "x", "x", "x", "x", "-", "-", "x", "-", "-", "x", "x"),
+        assertEquals(List.of("worker-2", "worker", "yes", "x", "x", "x", "x", "x", "x", "x", "x", "x", "x", "-", "-", "x", "-", "-", "x", "x"),
             List.of(lines.stream().filter(l -> l.startsWith("  worker-2 ")).findFirst().orElseThrow().trim().split(" +")));
         assertTrue(r.out().contains("\n  kernel            kernel modules and sysctl: writes /etc/modules-load.d/k8s.conf, /etc/sysctl.d/k8s.conf; runs "),
             r::toString);
@@ -60,7 +60,7 @@ class PlanCliTest {
         CliTest.Run r = CliTest.run("plan", "--details", CliTest.EXAMPLE.toString());
         assertEquals(0, r.code(), r::toString);
         int details = r.out().indexOf("== phase 0");
-        assertTrue(r.out().indexOf("Summary: 4 hosts, 16 steps") >= 0 && r.out().indexOf("Summary: 4 hosts, 16 steps") < details, r::toString);
+        assertTrue(r.out().indexOf("Summary: 4 hosts, 17 steps") >= 0 && r.out().indexOf("Summary: 4 hosts, 17 steps") < details, r::toString);
         assertTrue(r.out().startsWith(summary.out().substring(0, summary.out().indexOf("Every phase, host"))), "the summary comes first, as it is");
         assertTrue(r.out().contains("[worker-1 172.16.10.100 worker]\n  step preflight:"), r::toString);
         assertTrue(r.out().contains("\n          $ swapoff -a\n"), r::toString);
@@ -114,7 +114,8 @@ class PlanCliTest {
         JsonNode worker1 = doc.get("hostSteps").get(1);
         assertEquals("worker-1", worker1.get("name").asText());
         assertTrue(worker1.get("gpu").asBoolean());
-        assertEquals(List.of("preflight", "cluster-identity", "proxy", "time", "swap", "kernel", "runtime", "packages", "driver-hold", "join", "gpu-health", "nfs"),
+        assertEquals(List.of("preflight", "cluster-identity", "proxy", "time", "swap", "kernel", "runtime", "dev-char-links", "packages", "driver-hold", "join",
+            "gpu-health", "nfs"),
             JSON.convertValue(worker1.get("steps"), List.class));
     }
 

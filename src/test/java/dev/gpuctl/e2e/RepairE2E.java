@@ -299,7 +299,98 @@ class RepairE2E {
         assertJobUntouched();
     }
 
-    @Test @Order(6) void aGpuThatStaysDeadLeavesTheNodeCordonedNamingTheHumanStep() throws Exception {
+    static final String LOST = "Failed to initialize NVML: Unknown Error";
+
+    /** The running pod of the DaemonSet gpu-probe (on w1 only), or "" while there is none. */
+    static String probePod() throws IOException {
+        for (JsonNode p : kubectl("get pods -n default -l app=gpu-probe -o json").path("items")) {
+            if (p.path("status").path("phase").asText().equals("Running") && p.path("metadata").path("deletionTimestamp").isMissingNode()) {
+                return p.path("metadata").path("name").asText();
+            }
+        }
+        return "";
+    }
+
+    static dev.gpuctl.testbed.BedResult smiIn(String pod) {
+        return bed.ssh(bed.master(), KUBECTL + "exec -n default " + pod + " -- nvidia-smi -L 2>&1");
+    }
+
+    /**
+     * NVIDIA's "Failed to initialize NVML: Unknown Error": a bootstrapped worker (the /dev/char links, NVIDIA's udev rule)
+     * keeps a running GPU pod's GPUs across systemctl daemon-reload; the same worker with the links and the rule removed
+     * (a host prepared the old way) loses them at the next daemon-reload; verify names the pod and says to run repair;
+     * the repair makes the links and the rule and restarts that pod only (no drain, no reboot), proves it by the pod's own
+     * nvidia-smi -L, leaves w2's job alone; a second repair changes nothing.
+     */
+    @Test @Order(6) void podsThatLostTheirGpusAtADaemonReloadAreRestartedAndThePreventionMade() throws Exception {
+        bed.ok(bed.master(), "cat > /root/gpu-probe.yaml <<'EOF'\n"
+            + "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: gpu-probe, namespace: default}\n"
+            + "spec:\n  selector: {matchLabels: {app: gpu-probe}}\n  template:\n    metadata: {labels: {app: gpu-probe}}\n    spec:\n"
+            + "      nodeSelector: {kubernetes.io/hostname: " + w1 + "}\n"
+            + "      containers:\n      - name: probe\n        image: nvcr.io/nvidia/cuda:12.8.1-base-ubuntu24.04\n        command: [sleep, \"3600\"]\n"
+            + "        resources: {limits: {nvidia.com/gpu: 1}}\nEOF\n" + KUBECTL + "apply -f /root/gpu-probe.yaml");
+        String pod = "";
+        for (long deadline = System.nanoTime() + 60_000_000_000L; pod.isEmpty(); Thread.sleep(1000)) {
+            pod = probePod();
+            assertTrue(!pod.isEmpty() || System.nanoTime() < deadline, "gpu-probe runs on w1");
+        }
+        assertTrue(smiIn(pod).out().startsWith("GPU 0: "), () -> "the pod sees its GPU: " + smiIn(probePodQuiet()));
+        // prevented after bootstrap: the links and the rule are there, and a daemon-reload takes nothing
+        assertTrue(bed.ok(w1, "ls -l /dev/char/").contains("195:0 -> /dev/nvidia0"), "bootstrap made the links");
+        assertTrue(bed.ok(w1, "cat /lib/udev/rules.d/71-nvidia-dev-char.rules").contains("create-dev-char-symlinks --create-all"));
+        bed.ok(w1, "systemctl daemon-reload");
+        assertEquals("", bed.ok(w1, "cat /run/gpuctl-testbed/nvml-lost 2>/dev/null; true").strip(), "no container lost its GPUs");
+        assertTrue(smiIn(pod).out().startsWith("GPU 0: "), "the GPUs kept across the daemon-reload");
+
+        // a host prepared the old way: no rule, no links; the next daemon-reload takes the pod's GPUs
+        bed.ok(w1, "rm -f /lib/udev/rules.d/71-nvidia-dev-char.rules; find /dev/char -lname '*nvidia*' -delete; systemctl daemon-reload");
+        for (long deadline = System.nanoTime() + 30_000_000_000L; !smiIn(pod).out().contains(LOST); Thread.sleep(1000)) {
+            assertTrue(System.nanoTime() < deadline, "the pod loses NVML: " + smiIn(pod));
+        }
+        Gpuctl.Run v = Gpuctl.run("verify", "--json", "--wait-timeout", "1", inventory.toString());
+        assertTrue(v.failedChecks().containsAll(java.util.Set.of(bed.master() + " gpu-pods-nvml", w1 + " dev-char-links")), v::toString);
+        assertTrue(v.out().contains("default/" + pod + " on " + w1) && v.out().contains("run `gpuctl repair " + w1 + "`"), v::toString);
+
+        String boot = bootId(w1);
+        Gpuctl.Run r = Gpuctl.run("repair", "-i", inventory.toString(), w1);
+        System.out.println("$ gpuctl repair " + w1 + " (lost NVML)\n" + r);
+        assertEquals(0, r.code(), r::toString);
+        assertTrue(r.out().contains("1 running GPU pod(s) lost their GPUs") && r.out().contains("default/" + pod + " (DaemonSet)"), r::toString);
+        assertTrue(r.out().contains(w1 + ": repaired and proved (dev_char_links, restart_lost_pods), back in service"), r::toString);
+        assertFalse(r.err().lines().anyMatch(l -> l.matches("\\S+\\s+(cordon|drain|reboot|reset-gpu|restart-plugin|smoke-pod)\\s.*")), "nothing else:\n" + r.err());
+        assertTrue(r.err().contains(w1 + ": dcgmi diag -r 1 skipped: DCGM (dcgmi) is not installed on the host"), r::toString);
+        assertEquals(boot, bootId(w1), "no reboot");
+        assertTrue(bed.ok(w1, "ls -l /dev/char/").contains("195:0 -> /dev/nvidia0"), "the links made");
+        assertTrue(bed.ok(w1, "cat /lib/udev/rules.d/71-nvidia-dev-char.rules").contains("create-dev-char-symlinks --create-all"), "the rule made");
+        String now = probePod();
+        for (long deadline = System.nanoTime() + 60_000_000_000L; now.isEmpty() || now.equals(pod); Thread.sleep(1000), now = probePod()) {
+            assertTrue(System.nanoTime() < deadline, "the DaemonSet's new pod runs on w1: " + probePod());
+        }
+        assertNotEquals(pod, now, "the pod was restarted");
+        assertTrue(smiIn(now).out().startsWith("GPU 0: "), () -> "the new pod sees its GPU: " + smiIn(probePodQuiet()));
+        assertTrue(lastRepair(w1).endsWith(";proved;remedies=dev_char_links,restart_lost_pods"), lastRepair(w1));
+        assertFalse(cordoned(w1));
+        assertJobUntouched();
+        assertTrue(smiIn(jobPod).out().startsWith("GPU 0: "), "w2's job keeps its GPU");
+        Gpuctl.Run again = Gpuctl.run("repair", "-i", inventory.toString(), w1);
+        assertTrue(again.code() == 0 && again.out().contains(w1 + ": nothing to repair"), again::toString);
+        assertEquals(now, probePod(), "the second repair restarts nothing");
+        bed.ok(bed.master(), KUBECTL + "delete daemonset gpu-probe --ignore-not-found");
+        for (long deadline = System.nanoTime() + 60_000_000_000L; ; Thread.sleep(1000)) {
+            if (kubectl("get pods -n default -l app=gpu-probe -o json").path("items").isEmpty()) break;
+            assertTrue(System.nanoTime() < deadline, "gpu-probe's pods are gone");
+        }
+    }
+
+    static String probePodQuiet() {
+        try {
+            return probePod();
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    @Test @Order(7) void aGpuThatStaysDeadLeavesTheNodeCordonedNamingTheHumanStep() throws Exception {
         gpuFallsOffTheBus(true);
         Gpuctl.Run r = Gpuctl.run("repair", "--drain-timeout", "30s", "-i", inventory.toString(), w1);
         System.out.println("$ gpuctl repair " + w1 + " (dead GPU)\n" + r);
@@ -309,8 +400,8 @@ class RepairE2E {
         assertTrue(cordoned(w1), "w1 stays out of service");
         assertTrue(lastRepair(w1).contains(";not-proved;remedies=reboot"), lastRepair(w1));
         List<Path> audits = audits();
-        assertEquals(5, audits.size(), "one a repair of orders 2, 4 (two: the Xid 48, the driver), 5, 6: " + audits);
-        JsonNode audit = JSON.readTree(audits.get(4).toFile());
+        assertEquals(6, audits.size(), "one a repair of orders 2, 4 (two: the Xid 48, the driver), 5, 6, 7: " + audits);
+        JsonNode audit = JSON.readTree(audits.get(5).toFile());
         assertFalse(audit.path("proof").path("proved").asBoolean(), audit::toString);
         assertTrue(audit.path("proof").path("humanStep").asText().contains("RMA"), audit::toString);
         assertJobUntouched();

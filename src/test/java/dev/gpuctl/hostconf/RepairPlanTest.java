@@ -137,4 +137,36 @@ class RepairPlanTest {
             RepairPlan.parseHolders(U0 + ", 4242, python3\n" + U0 + ", 4243, /usr/bin/python\n"));
         assertEquals(Map.of(), RepairPlan.parseHolders("No running processes found\n"));
     }
+
+    static RepairPlan.Facts nvmlFacts(List<DevChar.PodNvml> lost, Optional<String> devChar, int allocatable) {
+        var f = facts(List.of(G0, G1), "", allocatable, Optional.empty(), Map.of());
+        return new RepairPlan.Facts(f.node(), f.recorded(), f.present(), f.smiProblem(), f.driverProblem(), f.holders(), f.xids(), f.memory(),
+            f.plugin(), f.replicas(), f.persistenced(), lost, devChar);
+    }
+
+    static final DevChar.PodNvml LOST = new DevChar.PodNvml("default/infer-w1-abc", "w1", "ReplicaSet", 255, DevChar.LOST);
+
+    @Test void podsThatLostNvmlGetTheLinksAndARestart_withoutHoldingTheJobs() {
+        var p = RepairPlan.plan(nvmlFacts(List.of(LOST), Optional.of("6 of 6 NVIDIA device node(s) without their /dev/char link"), 2), false);
+        assertEquals(List.of(Remedy.DEV_CHAR_LINKS, Remedy.RESTART_LOST_PODS), p.remedies());
+        assertTrue(!p.holdsJobs(), p.toString());
+        String text = RepairPlan.text(p);
+        assertTrue(text.contains("1 running GPU pod(s) lost their GPUs (nvidia-smi -L in them: \"Failed to initialize NVML: Unknown Error\"):"
+            + " default/infer-w1-abc (ReplicaSet)"), text);
+        assertTrue(text.contains("prevention missing: 6 of 6"), text);
+        assertTrue(!text.contains("hold the jobs safe") && !text.contains("smoke pod"), text);
+    }
+
+    @Test void theMissingPreventionAloneMakesTheLinksOnly() {
+        var p = RepairPlan.plan(nvmlFacts(List.of(), Optional.of(DevChar.RULE_FILE + " is missing"), 2), false);
+        assertEquals(List.of(Remedy.DEV_CHAR_LINKS), p.remedies());
+        assertTrue(!p.healthy());
+    }
+
+    @Test void withAPluginRestartTheLinksComeFirst_andTheDrainRestartsTheLostPods() {
+        var p = RepairPlan.plan(nvmlFacts(List.of(LOST), Optional.of("links missing"), 1), false);
+        assertEquals(List.of(Remedy.DEV_CHAR_LINKS, Remedy.RESTART_PLUGIN), p.remedies());
+        assertTrue(p.holdsJobs());
+        assertTrue(RepairPlan.text(p).contains("hold the jobs safe"), RepairPlan.text(p));
+    }
 }

@@ -99,4 +99,22 @@ class RepairRemediesTest {
         assertEquals(Optional.empty(), ctxless.get(1).judge().apply(new ExecResult(0, "0, Enabled\n1, Enabled\n", ""), null));
         assertTrue(ctxless.get(1).judge().apply(new ExecResult(0, "0, Enabled\n1, Disabled\n", ""), null).orElseThrow().contains("GPU 1 Disabled"));
     }
+
+    static final String LOST_PODS = "default/probe-x w1 DaemonSet 255 Failed to initialize NVML: Unknown Error\n"
+        + "default/train-w1-abc w1 Job 255 Failed to initialize NVML: Unknown Error\n"
+        + "default/train-w2-abc w2 Job 0 GPU 0: NVIDIA H200 (UUID: GPU-9af2b8b1-7895-b3e8-a303-c9f68d62ff6d)\n";
+
+    @Test void podsThatLostTheirGpus_aControllersPodIsDeleted_aJobsOnlyWithForce() {
+        var lost = dev.gpuctl.hostconf.DevChar.lostOn(dev.gpuctl.hostconf.DevChar.parsePods(LOST_PODS), "w1");
+        var step = new RepairRemedies.LostPodsStep("w1", lost, false);
+        List<String> ops = step.apply(null).stream().map(o -> ((Op.Run) o).command()).toList();
+        assertEquals(1, ops.size(), ops::toString);
+        assertTrue(ops.get(0).contains("-n default delete pod probe-x --ignore-not-found --wait=true"), ops::toString);
+        assertEquals(2, new RepairRemedies.LostPodsStep("w1", lost, true).apply(null).size());
+        String still = RepairRemedies.stillLost(LOST_PODS, "w1").orElseThrow();
+        assertTrue(still.startsWith("2 pod(s) on w1 still without their GPUs: default/probe-x, default/train-w1-abc (a Job's pod:"
+            + " not deleted without --force"), still);
+        assertTrue(still.contains("kubectl delete pod -n default train-w1-abc, or run the repair with --force"), still);
+        assertEquals(Optional.empty(), RepairRemedies.stillLost(LOST_PODS, "w2"));
+    }
 }
