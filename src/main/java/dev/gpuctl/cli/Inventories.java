@@ -71,14 +71,17 @@ final class Inventories {
     static Inventory load(Path file, Map<String, String> env) {
         Inventory inv = loadForPlan(file, env);
         if (inv.highlyAvailable()) {
-            throw new GpuctlException(ExitCode.USAGE, file + ": " + inv.masters().size() + " masters: only bootstrap and verify"
-                + " handle a control plane of several masters yet; this command (and upgrade, backup, restore, repair, certs,"
-                + " drain, uncordon, remove-node, reset, gpus, job, join-token, kubeconfig) is not HA-aware yet and changed nothing");
+            throw new GpuctlException(ExitCode.USAGE, file + ": " + inv.masters().size() + " masters: only bootstrap, verify,"
+                + " remove-node and reset handle a control plane of several masters yet; this command (and upgrade, backup, restore,"
+                + " repair, certs, drain, uncordon, gpus, job, join-token, kubeconfig) is not HA-aware yet and changed nothing");
         }
         return inv;
     }
 
-    /** The inventory for bootstrap and verify, which handle any number of masters (kubeadm join --control-plane). */
+    /**
+     * The inventory for bootstrap, verify, remove-node and reset, which handle any number of masters (kubeadm join
+     * --control-plane; a master's etcd member removed before its reset).
+     */
     static Inventory loadHaAware(Path file, Map<String, String> env) {
         return loadForPlan(file, env);
     }

@@ -57,13 +57,13 @@ class HaPlanCliTest {
         assertTrue(details.out().contains("controlPlaneEndpoint: \"10.0.0.100:8443\""), details::toString);
     }
 
-    @Test void bootstrapAndVerifyTakeSeveralMastersTheOtherCommandsRefuseThem(@TempDir Path dir) throws IOException {
+    @Test void bootstrapVerifyRemoveNodeAndResetTakeSeveralMastersTheOtherCommandsRefuseThem(@TempDir Path dir) throws IOException {
         Path inv = Files.writeString(dir.resolve("inventory.yaml"), HA);
         assertEquals(3, Inventories.loadHaAware(inv, java.util.Map.of()).masters().size());
         for (List<String> command : List.of(List.of("backup", inv.toString()), List.of("drain", "w1", "-i", inv.toString()))) {
             CliTest.Run r = CliTest.run(command.toArray(String[]::new));
             assertEquals(2, r.code(), r::toString);
-            assertTrue(r.err().contains(inv + ": 3 masters: only bootstrap and verify handle a control plane of several masters"
+            assertTrue(r.err().contains(inv + ": 3 masters: only bootstrap, verify, remove-node and reset handle a control plane of several masters"
                 + " yet; this command"), r::toString);
             assertTrue(r.err().contains("is not HA-aware yet and changed nothing"), r::toString);
         }
