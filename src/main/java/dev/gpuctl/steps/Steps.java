@@ -30,7 +30,7 @@ public final class Steps {
     public static List<Phase> verifyPhases() {
         List<Phase> all = new ArrayList<>(phases());
         all.add(new Phase("scheduling", "scheduling", List.of(new SchedulingStep()), false));
-        all.add(new Phase(ControlPlaneHaStep.ID, "highly available control plane", List.of(new ControlPlaneHaStep()), false));
+        all.add(new Phase("control-plane-ha", "highly available control plane", List.of(new ControlPlaneHaStep()), false));
         all.add(certificates());
         return List.copyOf(all);
     }
