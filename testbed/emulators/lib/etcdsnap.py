@@ -164,7 +164,10 @@ def table(headers, rows):
     """tablewriter v0.0.5 as etcdctl 3.6 uses it: upper-case centred headers, right-aligned cells."""
     w = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
     line = "+" + "+".join("-" * (x + 2) for x in w) + "+"
-    out = [line, "|" + "|".join(" " + h.upper().center(w[i]) + " " for i, h in enumerate(headers)) + "|", line]
+    def centre(t, width):  # tablewriter's Pad: the odd space goes to the right
+        left = (width - len(t)) // 2
+        return " " * left + t + " " * (width - len(t) - left)
+    out = [line, "|" + "|".join(" " + centre(h.upper(), w[i]) + " " for i, h in enumerate(headers)) + "|", line]
     for r in rows:
         out.append("|" + "|".join(" " + c.rjust(w[i]) + " " for i, c in enumerate(r)) + "|")
     out.append(line)
