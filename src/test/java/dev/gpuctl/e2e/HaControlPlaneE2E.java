@@ -182,6 +182,20 @@ class HaControlPlaneE2E {
         assertEquals(0, r.exit(), "etcd's members healthy again: " + r);
     }
 
+    /** chrony on each host has a source again after `bed up` restarted the bed's network: bounded, then asserted. */
+    static void clocksSynchronised(List<String> hosts) throws InterruptedException {
+        String synced = "chronyc -n tracking 2>/dev/null | grep -q '^Leap status *: Normal' || [ \"$(timedatectl show -p NTPSynchronized --value)\" = yes ]";
+        for (String h : hosts) {
+            BedResult r = null;
+            for (int i = 0; i < 90; i++) {
+                r = bed.ssh(h, synced);
+                if (r.exit() == 0) break;
+                Thread.sleep(1000);
+            }
+            assertEquals(0, r.exit(), h + ": clock synchronised again: " + r);
+        }
+    }
+
     @Test @Order(10) void verifyShowsEachMembersEtcdTheQuorumAndTheVipHolder() throws Exception {
         String holder = holder();
         java.util.Map<String, String> ids = members(masters.get(0));
@@ -252,6 +266,7 @@ class HaControlPlaneE2E {
         assertFalse(nodesThroughTheVip(masters.get(0)).contains("node/" + leaving + "\n"));
         assertEquals("", bed.ok(leaving, "find /etc/kubernetes/manifests /var/lib/etcd -mindepth 1 2>/dev/null; true"),
             "reset: no static pods, no etcd data");
+        clocksSynchronised(List.of(stay.get(0), stay.get(1), worker));
         Gpuctl.Run v = Gpuctl.run("verify", "--json", "--hosts", String.join(",", stay) + "," + worker, inventory.toString());
         for (String m : stay) {
             List<String> quorum = check(controlPlane(v, m), "etcd quorum");
