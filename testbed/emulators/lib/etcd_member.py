@@ -20,6 +20,10 @@ PORT = 2379
 TIMED_OUT = "etcdserver: request timed out"
 NOT_IN_SYNC = "etcdserver: can only promote a learner member which is in sync with leader"
 TOO_MANY_LEARNERS = "etcdserver: too many learner members in cluster"
+NO_LEADER = "etcdserver: no leader"
+NOT_FOUND = "etcdserver: member not found"
+NOT_ENOUGH_STARTED = "etcdserver: re-configuration failed due to not enough started members"
+REMOVED = "etcdserver: the member has been permanently removed from the cluster"
 
 
 class Unavailable(Exception):
@@ -62,6 +66,16 @@ def members(state):
 
 def clustered(state):
     return len(members(state)) > 1 and bool(me().get("clientURL"))
+
+
+def removed(state):
+    """This host's member was removed (etcdctl member remove, kubeadm reset of another host): it serves nothing."""
+    mine = me().get("clientURL")
+    return bool(mine) and bool(members(state)) and not any(m["clientURLs"][0] == mine for m in members(state))
+
+
+def quorum(voters):
+    return voters // 2 + 1
 
 
 def view(state):
@@ -129,6 +143,8 @@ class Peer:
     def serve(self, method, path, who, body):
         """One API request as the cluster serves it (the API server's entry point)."""
         state = self.load_state()
+        if removed(state):
+            return 500, REMOVED
         if not clustered(state):
             return self.local(method, path, who, body)[:2]
         try:
@@ -159,7 +175,11 @@ class Peer:
                     self.store_state(body)
             return 200, {}
         if path == "/emu/etcd/members" and method == "GET":
+            if removed(self.load_state()):
+                return 503, {"message": REMOVED}
             return 200, {"members": members(self.load_state())}
+        if path == "/emu/etcd/endpoint-status" and method == "GET":
+            return 200, self.endpoint_status()
         try:
             state = self.load_state()
             if clustered(state):
@@ -178,6 +198,8 @@ class Peer:
                 return 200, self.add(body, v)
             if path == "/emu/etcd/members/promote" and method == "POST":
                 return self.promote(body["id"])
+            if path == "/emu/etcd/members/remove" and method == "POST":
+                return self.remove(body["id"], v)
         except Unavailable as e:
             return 503, {"message": str(e)}
         except Refused as e:
@@ -199,6 +221,47 @@ class Peer:
             self.store_state(state)
         replicate(state, v)
         return {"member": m, "members": ms, "state": state}
+
+    def endpoint_status(self):
+        """etcd's Maintenance.Status of this member: its ID, the leader it sees (0 and "etcdserver: no leader" without a
+        majority), its revision as the raft index, learner or not."""
+        state = self.load_state()
+        mine = next((m for m in members(state) if is_me(m)), None)
+        out = {"id": mine["id"] if mine else 0, "rv": state.get("rv", 0), "isLearner": bool(mine and mine.get("isLearner")),
+               "leader": 0, "errors": []}
+        if mine is None:
+            out["errors"] = [REMOVED]
+            return out
+        try:
+            lead = leader(state)[0] if clustered(state) else mine
+            out["leader"] = lead["id"]
+        except Unavailable:
+            out["errors"] = [NO_LEADER]
+        return out
+
+    def remove(self, mid, v):
+        """MemberRemove on the leader: refused (etcd's strict reconfiguration check) when the members left would have
+        fewer started voters than their quorum; the new member list reaches the removed member too (it stops serving)."""
+        with self.lock:
+            state = self.load_state()
+            target = next((m for m in members(state) if m["id"] == mid), None)
+            if target is None:
+                return 404, {"message": NOT_FOUND}
+            left = [(m, rv) for m, rv in v if m["id"] != mid and not m.get("isLearner")]
+            started = sum(1 for _, rv in left if rv is not None)
+            if not target.get("isLearner") and started < quorum(len(left)):
+                return 412, {"message": NOT_ENOUGH_STARTED}
+            state["etcd"]["members"] = [m for m in members(state) if m["id"] != mid]
+            state["rv"] = state.get("rv", 0) + 1
+            self.store_state(state)
+        for m, rv in v:
+            if m["id"] == mid and rv is not None and not is_me(m):
+                try:
+                    client(m["clientURLs"][0]).request("POST", "/emu/etcd/replicate", state)
+                except emu.ApiError:
+                    pass
+        replicate(state, [(m, rv) for m, rv in v if m["id"] != mid])
+        return 200, {"members": members(state)}
 
     def promote(self, mid):
         state = self.load_state()

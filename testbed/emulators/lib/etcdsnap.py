@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# etcd snapshot tools of the test bed: `etcdctl snapshot save`, `etcdutl snapshot restore|status`, and the
+# etcd tools of the test bed: `etcdctl snapshot save`, `etcdctl member list|remove`, `etcdctl endpoint status|health`, `etcdutl snapshot restore|status`, and the
 # container runtime's view of the control plane's static pods (`crictl ps`, `crictl exec`), over the emulated API
 # server's store. The store ("etcd's data directory") is /var/lib/etcd/gpuctl-emu/state.json; a snapshot file is
 # that store's bytes followed by their sha256 digest (32 bytes), as a real snapshot is a bbolt file with its sha256
@@ -47,22 +47,14 @@ def flags(argv, with_value):
 
 
 # ---------------------------------------------------------------- etcdctl
-def etcdctl(argv, visible=None):
-    """`etcdctl [--endpoints E] [--cacert F --cert F --key F] snapshot save PATH`. visible: the host paths the
-    caller can see (inside the etcd container: only its mounts), None for the host itself."""
-    try:
-        f, pos = flags(argv, {"endpoints", "cacert", "cert", "key", "dial-timeout", "command-timeout", "write-out", "w"})
-    except ValueError as e:
-        return fail(str(e))
-    if pos[:1] == ["version"] or f.get("version"):
-        print("etcdctl version: %s\nAPI version: 3.6" % ETCD_VERSION)
-        return 0
-    if pos[:2] not in (["snapshot", "save"], ["endpoint", "health"], ["member", "list"]):
-        return fail("the test bed's etcdctl emulates only `snapshot save`, `endpoint health`, `member list` and `version`")
-    if pos[:2] == ["snapshot", "save"] and len(pos) != 3:
-        return fail("snapshot save expects one argument")
-    path = pos[2] if pos[0] == "snapshot" else None
-    ep = (f.get("endpoints") or os.environ.get("ETCDCTL_ENDPOINTS") or "127.0.0.1:2379").split(",")[0]
+def warn_retry(ep, error):
+    zlog("warn", "clientv3/retry_interceptor.go:62", "retrying of unary invoker failed", target="etcd-endpoints://0x0/" + ep,
+         attempt=0, error=error)
+
+
+def dial(f, ep, visible):
+    """etcdctl's connection to ENDPOINT with the flags' TLS files: None when it would connect, else its exit status
+    (the error printed as etcdctl prints it)."""
     for k in ("cacert", "cert", "key"):
         v = f.get(k) or os.environ.get("ETCDCTL_" + k.upper())
         if v and not can_see(v, visible):
@@ -73,27 +65,196 @@ def etcdctl(argv, visible=None):
         return fail('invalid endpoint "%s"' % ep)
     scheme, host, port = m.groups()
     if not emu.port_in_use(int(port), "127.0.0.1" if host in ("localhost", "127.0.0.1") else host):
-        zlog("warn", "clientv3/retry_interceptor.go:62", "retrying of unary invoker failed", target="etcd-endpoints://0x0/" + ep,
-             attempt=0, error="rpc error: code = DeadlineExceeded desc = latest balancer error: last connection error: connection "
-                               "error: desc = \"transport: Error while dialing: dial tcp %s:%s: connect: connection refused\"" % (host, port))
+        warn_retry(ep, "rpc error: code = DeadlineExceeded desc = latest balancer error: last connection error: connection "
+                       "error: desc = \"transport: Error while dialing: dial tcp %s:%s: connect: connection refused\"" % (host, port))
         return fail("context deadline exceeded")
     if scheme == "https" or f.get("cacert"):
         ca = emu.read("/etc/kubernetes/pki/etcd/ca.crt")
         if not (f.get("cacert") and f.get("cert") and f.get("key")) or ca is None:
             return fail("context deadline exceeded")
         if emu.read(f["cacert"]) != ca or not signed_by(f["cert"], f["cacert"]):
-            zlog("warn", "clientv3/retry_interceptor.go:62", "retrying of unary invoker failed", target="etcd-endpoints://0x0/" + ep,
-                 attempt=0, error="rpc error: code = Unavailable desc = connection error: desc = \"transport: authentication handshake "
-                                  "failed: tls: failed to verify certificate: x509: certificate signed by unknown authority\"")
+            warn_retry(ep, "rpc error: code = Unavailable desc = connection error: desc = \"transport: authentication handshake "
+                           "failed: tls: failed to verify certificate: x509: certificate signed by unknown authority\"")
             return fail("context deadline exceeded")
     elif emu.read("/etc/kubernetes/pki/etcd/ca.crt") is not None:
-        zlog("warn", "clientv3/retry_interceptor.go:62", "retrying of unary invoker failed", target="etcd-endpoints://0x0/" + ep,
-             attempt=0, error="rpc error: code = Unavailable desc = error reading from server: EOF")
+        warn_retry(ep, "rpc error: code = Unavailable desc = error reading from server: EOF")
         return fail("context deadline exceeded")
-    if pos[0] == "endpoint":
-        return endpoint_health(ep)
-    if pos[0] == "member":
-        return member_list(f.get("write-out") or f.get("w") or "simple")
+    return None
+
+
+def etcdctl(argv, visible=None):
+    """`etcdctl [--endpoints E] [--cacert F --cert F --key F] [-w simple|table|json] COMMAND`: snapshot save, member
+    list|remove, endpoint status|health [--cluster], version. visible: the host paths the caller can see (inside the
+    etcd container: only its mounts), None for the host itself."""
+    try:
+        f, pos = flags(normalize(argv),
+                       {"endpoints", "cacert", "cert", "key", "dial-timeout", "command-timeout", "write-out", "w"})
+    except ValueError as e:
+        return fail(str(e))
+    if pos[:1] == ["version"] or f.get("version"):
+        print("etcdctl version: %s\nAPI version: 3.6" % ETCD_VERSION)
+        return 0
+    out_fmt = f.get("write-out") or f.get("w") or "simple"
+    if out_fmt not in ("simple", "table", "json", "fields", "protobuf"):
+        return bad_args('unsupported output format "%s"' % out_fmt)
+    cmd = pos[:2]
+    if cmd not in (["snapshot", "save"], ["member", "list"], ["member", "remove"], ["endpoint", "status"], ["endpoint", "health"]):
+        return fail("the test bed's etcdctl emulates snapshot save, member list|remove, endpoint status|health and version")
+    if cmd == ["snapshot", "save"] and len(pos) != 3:
+        return fail("snapshot save expects one argument")
+    if cmd == ["member", "remove"]:
+        if len(pos) != 3:
+            return bad_args("member ID is not provided")
+        try:
+            mid = int(pos[2], 16)
+        except ValueError:
+            return bad_args("bad member ID arg (strconv.ParseUint: parsing %s: invalid syntax), expecting ID in Hex" % json.dumps(pos[2]))
+    ep = (f.get("endpoints") or os.environ.get("ETCDCTL_ENDPOINTS") or "127.0.0.1:2379").split(",")[0]
+    rc = dial(f, ep, visible)
+    if rc is not None:
+        return rc
+    url = ep if ep.startswith("http") else "https://" + ep
+    if cmd == ["snapshot", "save"]:
+        return snapshot_save(pos[2], ep, visible)
+    import etcd_member
+    try:
+        ms = sorted(etcd_member.client(url, timeout=5).get("/emu/etcd/members")["members"], key=lambda m: m["id"])
+    except emu.ApiError as e:
+        msg = (e.body or {}).get("message") if e.status else None
+        if cmd[0] == "endpoint" and f.get("cluster") == "true":
+            return fail("failed to fetch endpoints from etcd cluster member list: " + (msg or "context deadline exceeded"))
+        return fail(msg or "context deadline exceeded")
+    if cmd == ["member", "list"]:
+        return member_list(ms, out_fmt)
+    if cmd == ["member", "remove"]:
+        try:
+            etcd_member.client(url, timeout=5).request("POST", "/emu/etcd/members/remove", {"id": mid})
+        except emu.ApiError as e:
+            return fail((e.body or {}).get("message") if e.status else "context deadline exceeded")
+        print("Member %16x removed from cluster %16x" % (mid, CLUSTER_ID))
+        return 0
+    eps = [m["clientURLs"][0] for m in ms] if f.get("cluster") == "true" else (f.get("endpoints") or ep).split(",")
+    if cmd == ["endpoint", "status"]:
+        return endpoint_status(eps, out_fmt)
+    return endpoint_health(eps, out_fmt)
+
+
+CLUSTER_ID = int(hashlib.sha256(b"gpuctl-emu etcd cluster").hexdigest()[:15], 16)
+
+
+def normalize(argv):
+    """-w X and -wX as --write-out X (etcdctl's shorthand)."""
+    out = []
+    for a in argv:
+        if a == "-w":
+            out.append("--write-out")
+        elif a.startswith("-w") and not a.startswith("--"):
+            out.append("--write-out=" + a[2:].lstrip("="))
+        else:
+            out.append(a)
+    return out
+
+
+def bad_args(msg):
+    print("Error: " + msg, file=sys.stderr)
+    return 128
+
+
+def table(headers, rows):
+    """tablewriter v0.0.5 as etcdctl 3.6 uses it: upper-case centred headers, right-aligned cells."""
+    w = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+    line = "+" + "+".join("-" * (x + 2) for x in w) + "+"
+    def centre(t, width):  # tablewriter's Pad: the odd space goes to the right
+        left = (width - len(t)) // 2
+        return " " * left + t + " " * (width - len(t) - left)
+    out = [line, "|" + "|".join(" " + centre(h.upper(), w[i]) + " " for i, h in enumerate(headers)) + "|", line]
+    for r in rows:
+        out.append("|" + "|".join(" " + c.rjust(w[i]) + " " for i, c in enumerate(r)) + "|")
+    out.append(line)
+    print("\n".join(out))
+
+
+def header(member_id, rv=0):
+    return {"cluster_id": CLUSTER_ID, "member_id": member_id, "revision": rv, "raft_term": 2}
+
+
+def member_list(ms, fmt):
+    rows = [["%x" % m["id"], "started" if m.get("name") else "unstarted", m.get("name", ""), ",".join(m["peerURLs"]),
+             ",".join(m["clientURLs"]), "true" if m.get("isLearner") else "false"] for m in ms]
+    if fmt == "json":
+        h = header(ms[0]["id"] if ms else 0)
+        del h["revision"]
+        print(json.dumps({"header": h, "members": [dict({"ID": m["id"], "name": m.get("name", ""), "peerURLs": m["peerURLs"],
+                                                          "clientURLs": m["clientURLs"]}, **({"isLearner": True} if m.get("isLearner") else {}))
+                                                    for m in ms]}, separators=(",", ":")))
+    elif fmt == "table":
+        table(["ID", "Status", "Name", "Peer Addrs", "Client Addrs", "Is Learner"], rows)
+    else:
+        for r in rows:
+            print(", ".join(r))
+    return 0
+
+
+def endpoint_status(eps, fmt):
+    import etcd_member
+    got, rc = [], 0
+    for ep in eps:
+        try:
+            st = etcd_member.client(ep if ep.startswith("http") else "https://" + ep, timeout=2).get("/emu/etcd/endpoint-status")
+            got.append((ep, st))
+        except emu.ApiError:
+            print("Failed to get the status of endpoint %s (context deadline exceeded)" % ep, file=sys.stderr)
+            rc = 1
+    size = 20480
+    if fmt == "json":
+        print(json.dumps([{"Endpoint": ep, "Status": dict({"header": header(st["id"], st["rv"]), "version": ETCD_VERSION, "dbSize": size,
+                                                             "leader": st["leader"], "raftIndex": st["rv"], "raftTerm": 2,
+                                                             "raftAppliedIndex": st["rv"], "dbSizeInUse": 16384, "storageVersion": "3.6.0"},
+                                                            **({"errors": st["errors"]} if st["errors"] else {}),
+                                                            **({"isLearner": True} if st["isLearner"] else {}))}
+                          for ep, st in got], separators=(",", ":")))
+    else:
+        rows = [[ep, "%x" % st["id"], ETCD_VERSION, "3.6.0", "20 kB", "16 kB", "20%", "0 B",
+                 "true" if st["leader"] == st["id"] and st["id"] else "false", "true" if st["isLearner"] else "false", "2",
+                 str(st["rv"]), str(st["rv"]), ", ".join(st["errors"]), "", "false"] for ep, st in got]
+        if fmt == "table":
+            table(["Endpoint", "ID", "Version", "Storage Version", "DB Size", "In Use", "Percentage not in use", "Quota",
+                   "Is Leader", "Is Learner", "Raft Term", "Raft Index", "Raft Applied Index", "Errors",
+                   "Downgrade Target Version", "Downgrade Enabled"], rows)
+        else:
+            for r in rows:
+                print(", ".join(r))
+    return rc
+
+
+def endpoint_health(eps, fmt):
+    import etcd_member
+    res = []
+    for ep in eps:
+        t0 = time.time()
+        try:
+            st = etcd_member.client(ep if ep.startswith("http") else "https://" + ep, timeout=2).get("/emu/etcd/endpoint-status")
+            err = st["errors"][0] if st["errors"] else None
+        except emu.ApiError:
+            err = "context deadline exceeded"
+        took = "%.6fms" % ((time.time() - t0) * 1000)
+        res.append({"endpoint": ep, "health": err is None, "took": took, **({"error": err} if err else {})})
+    if fmt == "json":
+        print(json.dumps(res, separators=(",", ":")))
+    elif fmt == "table":
+        table(["Endpoint", "Health", "Took", "Error"], [[r["endpoint"], str(r["health"]).lower(), r["took"], r.get("error", "")] for r in res])
+    else:
+        for r in res:
+            if r["health"]:
+                print("%s is healthy: successfully committed proposal: took = %s" % (r["endpoint"], r["took"]))
+            else:
+                print("%s is unhealthy: failed to commit proposal: %s" % (r["endpoint"], r["error"]), file=sys.stderr)
+    if any(not r["health"] for r in res):
+        return fail("unhealthy cluster")
+    return 0
+
+
+def snapshot_save(path, ep, visible):
     if not can_see(path, visible) or not os.path.isdir(os.path.dirname(emu.R(os.path.abspath(path))) or "/"):
         return fail("could not open %s.part (open %s.part: no such file or directory)" % (path, path))
     store = emu.read(DATA_DIR + "/" + STORE)
@@ -115,50 +276,6 @@ def etcdctl(argv, visible=None):
     zlog("info", "snapshot/v3_snapshot.go:88", "fetched snapshot", endpoint=ep, size="%d B" % len(blob), took="now")
     zlog("info", "snapshot/v3_snapshot.go:97", "saved", path=path)
     print("Snapshot saved at " + path)
-    return 0
-
-
-def _members_and_leader():
-    """(the store's member list, the error when this member cannot reach a quorum: etcd_member's view)."""
-    import etcd_member
-    state = emu.read_json(DATA_DIR + "/" + STORE) or {}
-    try:
-        if etcd_member.clustered(state):
-            etcd_member.leader(state)
-        return etcd_member.members(state), None
-    except etcd_member.Unavailable as e:
-        return etcd_member.members(state), str(e)
-
-
-def endpoint_health(ep):
-    """`etcdctl endpoint health`: a proposal committed through this member (a quorum reachable), else unhealthy on
-    stderr and `Error: unhealthy cluster` (etcdctl/ctlv3/command/ep_command.go)."""
-    t0 = time.time()
-    _, err = _members_and_leader()
-    if err:
-        sys.stderr.write("%s is unhealthy: failed to commit proposal: %s\n" % (ep, err))
-        sys.stderr.write("Error: unhealthy cluster\n")
-        return 1
-    print("%s is healthy: successfully committed proposal: took = %.6fms" % (ep, (time.time() - t0) * 1000))
-    return 0
-
-
-def member_list(fmt):
-    """`etcdctl member list` (simple: ID, Status, Name, Peer Addrs, Client Addrs, Is Learner; json: etcd's
-    MemberListResponse), sorted by ID as etcd's cluster.Members() does. A member list is served without a quorum
-    only with --consistency=s; this one answers from the member's store when it has one."""
-    ms, err = _members_and_leader()
-    if err:
-        return fail(err)
-    ms = sorted(ms, key=lambda m: m["id"])
-    if fmt == "json":
-        print(json.dumps({"header": {"member_id": 0}, "members": [
-            {"ID": m["id"], "name": m["name"], "peerURLs": m["peerURLs"], "clientURLs": m["clientURLs"],
-             **({"isLearner": True} if m.get("isLearner") else {})} for m in ms]}))
-        return 0
-    for m in ms:
-        print("%x, %s, %s, %s, %s, %s" % (m["id"], "started" if m.get("name") else "unstarted", m.get("name", ""),
-                                          ",".join(m["peerURLs"]), ",".join(m["clientURLs"]), "true" if m.get("isLearner") else "false"))
     return 0
 
 

@@ -71,16 +71,17 @@ final class Inventories {
     static Inventory load(Path file, Map<String, String> env) {
         Inventory inv = loadForPlan(file, env);
         if (inv.highlyAvailable()) {
-            throw new GpuctlException(ExitCode.USAGE, file + ": " + inv.masters().size() + " masters: only bootstrap, verify, upgrade, certs and"
-                + " backup handle a control plane of several masters yet; this command (and restore, repair,"
-                + " drain, uncordon, remove-node, reset, gpus, job, join-token, kubeconfig) is not HA-aware yet and changed nothing");
+            throw new GpuctlException(ExitCode.USAGE, file + ": " + inv.masters().size() + " masters: only bootstrap, verify, upgrade,"
+                + " certs, backup, remove-node and reset handle a control plane of several masters yet; this command (and restore,"
+                + " repair, drain, uncordon, gpus, job, join-token, kubeconfig) is not HA-aware yet and changed nothing");
         }
         return inv;
     }
 
     /**
      * The inventory for the commands that handle any number of masters: bootstrap and verify (kubeadm join
-     * --control-plane), upgrade (upgrade node on the other masters), certs (every master) and backup (a healthy member).
+     * --control-plane), upgrade (upgrade node on the other masters), certs (every master), backup (a healthy member),
+     * remove-node and reset (a master's etcd member removed before its reset).
      */
     static Inventory loadHaAware(Path file, Map<String, String> env) {
         return loadForPlan(file, env);

@@ -19,7 +19,8 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "reset",
     description = {"Take the whole cluster down, after showing what it will do and asking (unless --yes).",
-        "kubeadm resets every worker, then the master, and removes what reset leaves; this machine's .gpuctl/CLUSTER is"
+        "kubeadm resets every worker, then the masters (one at a time, each removing its own etcd member; the first"
+            + " master last), and removes what reset leaves; this machine's .gpuctl/CLUSTER is"
             + " archived, not deleted. The host preparation stays, unless --restore-host: then every host's files, units,"
             + " package holds and swap are put back as they were before gpuctl, from the change journal it keeps on each"
             + " host. A second reset changes nothing."})
@@ -36,7 +37,7 @@ final class ResetCommand implements Callable<Integer> {
 
     @Override public Integer call() throws IOException {
         Path file = inventory.resolve(parent.env);
-        Inventory inv = Inventories.load(file, parent.env);
+        Inventory inv = Inventories.loadHaAware(file, parent.env);
         allowLocal.check(inv, file, "reset");
         var err = spec.commandLine().getErr();
         err.print(NodeWorkflows.resetPlan(inv, restoreHost));

@@ -265,7 +265,7 @@ final class VerifyChecks {
         String fix = step.fix(p, problem.isPresent(), node.name(), inv.file().toString());
         String warning = problem.isEmpty() ? step.warning(p, facts, node.name()) : "";
         return new VerifyReport.Check(step.id(), p.what(), problem.isEmpty(), facts.mask(problem.orElse("")),
-            problem.isEmpty() && warning.isEmpty() ? "" : fix, warning);
+            problem.isEmpty() && warning.isEmpty() ? "" : fix, warning, facts.mask(step.detail(p, facts, node.name())));
     }
 
     /** The certificate dates the certificate checks learned on a host (none where they did not run). */

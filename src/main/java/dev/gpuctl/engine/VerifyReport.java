@@ -20,11 +20,17 @@ public record VerifyReport(List<HostReport> hosts) {
 
     /**
      * One check's answer. fix is the command that makes it right. warning: set on a check that passed but names
-     * something that soon will not (a certificate with under 30 days left); empty otherwise.
+     * something that soon will not (a certificate with under 30 days left); empty otherwise. detail: what a check
+     * found, for people, whether it passed or not (the HA control plane: each master's etcd member, the quorum, the
+     * VIP's holder); empty for most checks.
      */
-    public record Check(String step, String check, boolean ok, String problem, String fix, String warning) {
+    public record Check(String step, String check, boolean ok, String problem, String fix, String warning, String detail) {
         public Check(String step, String check, boolean ok, String problem, String fix) {
-            this(step, check, ok, problem, fix, "");
+            this(step, check, ok, problem, fix, "", "");
+        }
+
+        public Check(String step, String check, boolean ok, String problem, String fix, String warning) {
+            this(step, check, ok, problem, fix, warning, "");
         }
 
         public boolean warned() { return ok && !warning.isEmpty(); }

@@ -44,6 +44,7 @@ public final class VerifyText {
                 total++;
                 String check = c.check().length() > 72 ? c.check().substring(0, 69) + "..." : c.check();
                 sb.append(String.format(fmt, h.name(), c.step(), check, c.warned() ? "WARN" : c.ok() ? "ok" : "FAIL"));
+                if (!c.detail().isEmpty()) sb.append("      found: ").append(c.detail().replace("\n", "\n             ")).append('\n');
                 if (c.warned()) {
                     warned++;
                     // a certificate's warning is about what comes soon; any other (a job's Xid) about what happened

@@ -31,7 +31,8 @@ public final class CordonStep implements Step {
         return (cordoned ? "cordon (no new pods): " : "uncordon (schedulable again): ") + String.join(", ", nodes);
     }
     @Override public boolean readsCluster() { return true; }
-    @Override public boolean runsOn(HostContext ctx) { return ctx.firstMaster() && !nodes.isEmpty(); }
+    /** On one master: the first that is not among the nodes (a master being removed is drained from another). */
+    @Override public boolean runsOn(HostContext ctx) { return ctx.actingMaster(nodes) && !nodes.isEmpty(); }
 
     /** spec.unschedulable of a node: "true" when cordoned, empty when not. */
     static String unschedulable(String node) {

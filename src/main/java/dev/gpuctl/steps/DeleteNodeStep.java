@@ -13,7 +13,8 @@ public final class DeleteNodeStep implements Step {
     @Override public String id() { return "delete-node"; }
     @Override public String title() { return "delete from the cluster: " + String.join(", ", nodes); }
     @Override public boolean readsCluster() { return true; }
-    @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster() && !nodes.isEmpty(); }
+    /** On one master: the first that is not among the nodes (a master being removed is drained from another). */
+    @Override public boolean runsOn(HostContext ctx) { return ctx.actingMaster(nodes) && !nodes.isEmpty(); }
 
     static String names() { return Kube.kubectl("get nodes -o 'jsonpath={range .items[*]}{.metadata.name}{\"\\n\"}{end}'"); }
 

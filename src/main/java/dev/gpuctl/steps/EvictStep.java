@@ -28,7 +28,8 @@ public final class EvictStep implements Step {
     @Override public String id() { return "drain"; }
     @Override public String title() { return "drain " + String.join(", ", nodes) + (force ? " (forced: GPU jobs evicted too)" : ""); }
     @Override public boolean readsCluster() { return true; }
-    @Override public boolean runsOn(HostContext ctx) { return ctx.firstMaster() && !nodes.isEmpty(); }
+    /** On one master: the first that is not among the nodes (a master being removed is drained from another). */
+    @Override public boolean runsOn(HostContext ctx) { return ctx.actingMaster(nodes) && !nodes.isEmpty(); }
 
     static Optional<String> problem(String podsAnswer, List<String> nodes) {
         var pending = NodeDrain.toEvictOn(NodeDrain.pods(NodeDrain.PODS.list(podsAnswer)), nodes);

@@ -23,7 +23,8 @@ public final class GpuJobsStep implements Step {
     @Override public String id() { return "gpu-jobs"; }
     @Override public String title() { return "wait for the GPU jobs on " + String.join(", ", nodes) + " (up to " + timeout + ")"; }
     @Override public boolean readsCluster() { return true; }
-    @Override public boolean runsOn(HostContext ctx) { return ctx.firstMaster() && !nodes.isEmpty(); }
+    /** On one master: the first that is not among the nodes (a master being removed is drained from another). */
+    @Override public boolean runsOn(HostContext ctx) { return ctx.actingMaster(nodes) && !nodes.isEmpty(); }
 
     /** Every pod in the cluster, the fields the drain reads: one question for all the nodes. */
     static final String PODS = ClusterProbes.pods("-A");

@@ -15,6 +15,16 @@ public record HostContext(Inventory inventory, Node node) {
     public boolean firstMaster() { return node.isMaster() && node.name().equals(inventory.master().name()); }
 
     /**
+     * Whether this host runs the cluster-wide kubectl and etcdctl work of a command that takes {@code leaving} out of
+     * the cluster (or drains them): the first master of the inventory that is not among them, else the first master
+     * (one master draining itself for an upgrade).
+     */
+    public boolean actingMaster(java.util.Collection<String> leaving) {
+        Node acting = inventory.masters().stream().filter(m -> !leaving.contains(m.name())).findFirst().orElse(inventory.master());
+        return node.isMaster() && acting.name().equals(node.name());
+    }
+
+    /**
      * The IP the cluster uses for this node (kubeadm's advertise address on the master, the kubelet's node-ip, the
      * join endpoint): {@link #literalNodeIp} when the inventory gives it, else a reference to what preflight found
      * ({@link #nodeIpFact}), filled in when a command or file is used.

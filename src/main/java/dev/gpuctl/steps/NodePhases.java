@@ -36,11 +36,23 @@ public final class NodePhases {
      * {@link #restoreHosts} on them.
      */
     public static List<Phase> removeNodes(List<String> nodes, Duration timeout, boolean force, boolean restoreHost) {
+        return removeNodes(nodes, List.of(), timeout, force, restoreHost);
+    }
+
+    /**
+     * remove-node's phases where {@code masters} (some of the nodes, of a control plane of several) leave too: after the
+     * drain, each master's etcd member is removed from another master ({@link EtcdMemberRemoveStep}, one at a time),
+     * before its host is reset; the kubectl work runs on the first master that stays ({@link HostContext#actingMaster}).
+     */
+    public static List<Phase> removeNodes(List<String> nodes, List<String> masters, Duration timeout, boolean force, boolean restoreHost) {
         List<Step> drain = force
             ? List.of(new CordonStep(nodes, true, true), new EvictStep(nodes, timeout, true))
             : List.of(new CordonStep(nodes, true, true), new GpuJobsStep(nodes, timeout), new EvictStep(nodes, timeout, false));
-        List<Phase> phases = new ArrayList<>(List.of(new Phase("drain", "drain " + String.join(", ", nodes), drain, false),
-            new Phase("reset", "reset the hosts", List.of(new ResetHostStep(nodes)), false),
+        List<Phase> phases = new ArrayList<>(List.of(new Phase("drain", "drain " + String.join(", ", nodes), drain, false)));
+        for (String m : masters) {
+            phases.add(new Phase("etcd-member", "remove " + m + "'s etcd member", List.of(new EtcdMemberRemoveStep(m)), false));
+        }
+        phases.addAll(List.of(new Phase("reset", "reset the hosts", List.of(new ResetHostStep(nodes)), false),
             new Phase("delete-node", "delete from the cluster", List.of(new DeleteNodeStep(nodes)), false)));
         if (restoreHost) phases.add(restoreHosts(nodes));
         return List.copyOf(phases);
@@ -48,11 +60,24 @@ public final class NodePhases {
 
     /** reset's phases: every worker reset (in parallel), then the master; then, with {@code restoreHost}, {@link #restoreHosts} on every host. */
     public static List<Phase> resetCluster(List<String> workers, String master, boolean restoreHost) {
-        List<Phase> phases = new ArrayList<>(List.of(new Phase("reset-workers", "reset the workers", List.of(new ResetHostStep(workers)), false),
-            new Phase("reset-master", "reset the master", List.of(new ResetHostStep(List.of(master))), false)));
+        return resetCluster(workers, List.of(master), restoreHost);
+    }
+
+    /**
+     * reset's phases for a control plane of several masters: the workers, then each master but the first one at a time
+     * (its kubeadm reset removes its own etcd member while the others still make a quorum), then the first master.
+     */
+    public static List<Phase> resetCluster(List<String> workers, List<String> masters, boolean restoreHost) {
+        List<Phase> phases = new ArrayList<>(List.of(new Phase("reset-workers", "reset the workers", List.of(new ResetHostStep(workers)), false)));
+        List<String> others = new ArrayList<>(masters.subList(1, masters.size()));
+        java.util.Collections.reverse(others);
+        for (String m : others) {
+            phases.add(new Phase("reset-master-" + m, "reset the master " + m + " (its etcd member removed)", List.of(new ResetHostStep(List.of(m))), false));
+        }
+        phases.add(new Phase("reset-master", "reset the master", List.of(new ResetHostStep(List.of(masters.get(0)))), false));
         if (restoreHost) {
             List<String> all = new ArrayList<>(workers);
-            all.add(master);
+            all.addAll(masters);
             phases.add(restoreHosts(all));
         }
         return List.copyOf(phases);

@@ -48,6 +48,12 @@ public interface Step {
     default String warning(Probe probe, Facts facts, String host) { return ""; }
 
     /**
+     * What one of this step's probes found on a host, for people, shown under the check whether it passed or failed
+     * (the etcd member, the quorum, the VIP's holder); "" (the default): nothing beyond ok or its problem.
+     */
+    default String detail(Probe probe, Facts facts, String host) { return ""; }
+
+    /**
      * What makes a check of this step right, for verify's report: shown when the check failed, or passed with a
      * {@link #warning}. By default the bootstrap run that applies this step: on this host, or (a step that reads the
      * cluster, {@link #readsCluster}) the whole ordered run.

@@ -32,6 +32,7 @@ public final class Steps {
         // verify only: a kubectl exec in every running GPU pod is a read a bootstrap re-run has no reason to pay for
         all.add(new Phase("gpu-pods", "running GPU pods see their GPUs", List.of(new GpuPodsNvmlStep()), false));
         all.add(new Phase("scheduling", "scheduling", List.of(new SchedulingStep()), false));
+        all.add(new Phase("control-plane-ha", "highly available control plane", List.of(new ControlPlaneHaStep()), false));
         all.add(certificates());
         return List.copyOf(all);
     }

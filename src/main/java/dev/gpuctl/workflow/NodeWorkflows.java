@@ -50,9 +50,14 @@ public final class NodeWorkflows {
         return Workflow.of(NodePhases.removeNodes(nodes, timeout, force, restoreHost));
     }
 
+    /** The same, where {@code masters} (of several) leave too: their etcd members removed first ({@link NodePhases#removeNodes}). */
+    public static Workflow<Runner.Result> removeNodes(List<String> nodes, List<String> masters, Duration timeout, boolean force, boolean restoreHost) {
+        return Workflow.of(NodePhases.removeNodes(nodes, masters, timeout, force, restoreHost));
+    }
+
     /** Every worker reset, then the master: {@link NodePhases#resetCluster}; with {@code restoreHost}, every host's preparation put back after. */
     public static Workflow<Runner.Result> reset(Inventory inv, boolean restoreHost) {
-        return Workflow.of(NodePhases.resetCluster(workers(inv), inv.master().name(), restoreHost));
+        return Workflow.of(NodePhases.resetCluster(workers(inv), inv.masters().stream().map(Node::name).toList(), restoreHost));
     }
 
     private static List<String> workers(Inventory inv) {
@@ -76,6 +81,10 @@ public final class NodeWorkflows {
         StringBuilder sb = new StringBuilder("reset of cluster " + inv.cluster().name() + ":\n");
         int n = 1;
         if (!workers.isEmpty()) sb.append("  ").append(n++).append(". workers ").append(String.join(", ", workers)).append(", in parallel: ").append(work).append('\n');
+        List<String> others = new java.util.ArrayList<>(inv.masters().stream().skip(1).map(Node::name).toList());
+        java.util.Collections.reverse(others);
+        if (!others.isEmpty()) sb.append("  ").append(n++).append(". masters ").append(String.join(", ", others)).append(", one at a time:"
+            + " the same; kubeadm reset removes each one's etcd member from the cluster\n");
         sb.append("  ").append(n++).append(". master ").append(inv.master().name()).append(": the same; the cluster's etcd data, certificates and"
             + " every workload in it are gone\n");
         if (restoreHost) sb.append("  ").append(n++).append(". every host: ").append(RESTORE_WORK).append('\n');

@@ -32,8 +32,7 @@ class HaPlanCliTest {
         assertEquals(0, r.code(), r::toString);
         assertTrue(r.out().contains("\nControl plane: 3 masters (m1 initialises the cluster, m2, m3 join it as control-plane nodes;"
             + " etcd survives 1 lost), endpoint 10.0.0.100:8443 (a virtual IP kept by keepalived (VRRP) on the masters, haproxy"
-            + " there on 8443 forwarding to each master's API server on 6443)\n  bootstrap, verify, upgrade, certs and backup handle"
-            + " several masters;"
+            + " there on 8443 forwarding to each master's API server on 6443)\n  bootstrap, verify, upgrade, certs, backup, remove-node and reset handle several masters;"
             + " the other commands that connect refuse them (not HA-aware yet)\n"), r::toString);
         List<String> header = List.of(r.out().lines().filter(l -> l.trim().startsWith("HOST ")).findFirst().orElseThrow().trim().split(" +"));
         int init = header.indexOf("init");
@@ -64,8 +63,8 @@ class HaPlanCliTest {
         for (List<String> command : List.of(List.of("gpus", inv.toString()), List.of("drain", "w1", "-i", inv.toString()))) {
             CliTest.Run r = CliTest.run(command.toArray(String[]::new));
             assertEquals(2, r.code(), r::toString);
-            assertTrue(r.err().contains(inv + ": 3 masters: only bootstrap, verify, upgrade, certs and backup handle a control"
-                + " plane of several masters yet; this command"), r::toString);
+            assertTrue(r.err().contains(inv + ": 3 masters: only bootstrap, verify, upgrade, certs, backup, remove-node and reset"
+                + " handle a control plane of several masters yet; this command"), r::toString);
             assertTrue(r.err().contains("is not HA-aware yet and changed nothing"), r::toString);
         }
     }
@@ -77,5 +76,16 @@ class HaPlanCliTest {
         assertTrue(r.err().contains(inv + ": 3 masters: restore puts back a control plane of one master; several masters need every"
             + " etcd member restored from the same snapshot (etcdutl snapshot restore with one --initial-cluster"), r::toString);
         assertTrue(r.err().contains("Nothing was changed."), r::toString);
+    }
+
+    @Test void removeNodeTakesOneMasterAtATimeAndResetShowsTheMastersOrder(@TempDir Path dir) throws IOException {
+        Path inv = Files.writeString(dir.resolve("inventory.yaml"), HA);
+        CliTest.Run two = CliTest.run("remove-node", "-i", inv.toString(), "m2", "m3");
+        assertEquals(2, two.code(), two::toString);
+        assertTrue(two.err().contains("remove-node takes one master at a time (etcd changes its members one at a time): m2, m3."
+            + " Nothing was changed."), two::toString);
+        CliTest.Run reset = CliTest.run("reset", "--dry-run", "-i", inv.toString());
+        assertTrue(reset.err().contains("  2. masters m3, m2, one at a time: the same; kubeadm reset removes each one's etcd member from"
+            + " the cluster\n  3. master m1: the same;"), reset::toString);
     }
 }

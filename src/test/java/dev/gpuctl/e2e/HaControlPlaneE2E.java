@@ -135,6 +135,161 @@ class HaControlPlaneE2E {
         assertEquals(0, r.count("changed"), r::toString);
     }
 
+    // ---- day 2: see and shrink the control plane (@Order 10..19) ----
+
+    /** etcdctl on a master as kubeadm's docs run it, inside the etcd static pod (kubeadm puts no etcdctl on the host). */
+    static BedResult etcdctl(String master, String args) {
+        return bed.ssh(master, "id=$(crictl ps --name '^etcd$' --state running -q | head -n 1); crictl exec \"$id\" etcdctl"
+            + " --endpoints=https://127.0.0.1:2379 --cacert=/etc/kubernetes/pki/etcd/ca.crt --cert=/etc/kubernetes/pki/etcd/server.crt"
+            + " --key=/etc/kubernetes/pki/etcd/server.key " + args);
+    }
+
+    /** name -> hex ID, from {@code etcdctl member list} (simple: "ID, started, NAME, PEER, CLIENT, IS LEARNER"). */
+    static java.util.Map<String, String> members(String master) {
+        BedResult r = etcdctl(master, "member list");
+        assertEquals(0, r.exit(), r.toString());
+        java.util.Map<String, String> out = new java.util.TreeMap<>();
+        for (String l : r.out().strip().split("\n")) {
+            String[] f = l.split(", ");
+            out.put(f[2], f[0]);
+        }
+        return out;
+    }
+
+    /** The control-plane checks of one host in {@code verify --json}: check -> [ok, detail]. */
+    static java.util.Map<String, List<String>> controlPlane(Gpuctl.Run r, String host) throws IOException {
+        java.util.Map<String, List<String>> out = new java.util.LinkedHashMap<>();
+        for (var h : new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.out()).path("hosts")) {
+            if (!h.path("name").asText().equals(host)) continue;
+            for (var c : h.path("checks")) {
+                if (c.path("step").asText().equals("control-plane")) {
+                    out.put(c.path("check").asText(), List.of(c.path("ok").asText(), c.path("detail").asText(), c.path("problem").asText()));
+                }
+            }
+        }
+        return out;
+    }
+
+    static List<String> check(java.util.Map<String, List<String>> checks, String prefix) {
+        return checks.entrySet().stream().filter(e -> e.getKey().startsWith(prefix)).map(java.util.Map.Entry::getValue).findFirst()
+            .orElseGet(() -> fail("no check '" + prefix + "' in " + checks));
+    }
+
+    /** Every member healthy again, as the first master's etcdctl sees it: bounded, then asserted. */
+    static void allMembersHealthy() throws InterruptedException {
+        BedResult r = null;
+        for (int i = 0; i < 60; i++) {
+            r = etcdctl(masters.get(0), "endpoint health --cluster");
+            if (r.exit() == 0) break;
+            Thread.sleep(1000);
+        }
+        assertEquals(0, r.exit(), "etcd's members healthy again: " + r);
+    }
+
+    /** chrony on each host has a source again after `bed up` restarted the bed's network: bounded, then asserted. */
+    static void clocksSynchronised(List<String> hosts) throws InterruptedException {
+        String synced = "chronyc -n tracking 2>/dev/null | grep -q '^Leap status *: Normal' || [ \"$(timedatectl show -p NTPSynchronized --value)\" = yes ]";
+        for (String h : hosts) {
+            BedResult r = null;
+            for (int i = 0; i < 90; i++) {
+                r = bed.ssh(h, synced);
+                if (r.exit() == 0) break;
+                Thread.sleep(1000);
+            }
+            assertEquals(0, r.exit(), h + ": clock synchronised again: " + r);
+        }
+    }
+
+    @Test @Order(10) void verifyShowsEachMembersEtcdTheQuorumAndTheVipHolder() throws Exception {
+        String holder = holder();
+        java.util.Map<String, String> ids = members(masters.get(0));
+        assertEquals(new java.util.TreeSet<>(masters), ids.keySet(), ids.toString());
+        Gpuctl.Run r = Gpuctl.run("verify", "--json", inventory.toString());
+        assertEquals(0, r.code(), r::toString);
+        for (String m : masters) {
+            var checks = controlPlane(r, m);
+            List<String> member = check(checks, "this master's etcd member");
+            assertEquals("true", member.get(0), checks.toString());
+            assertTrue(member.get(1).startsWith("member " + m + " (id " + ids.get(m) + ", https://" + bed.address(m) + ":2379), "), member.get(1));
+            assertTrue(member.get(1).endsWith(", healthy"), member.get(1));
+            List<String> quorum = check(checks, "etcd quorum");
+            assertEquals(List.of("true"), quorum.subList(0, 1), checks.toString());
+            assertTrue(quorum.get(1).startsWith("3 of 3 members healthy (quorum 2); leader "), quorum.get(1));
+            assertEquals("true", check(checks, "this master's API server is ready").get(0), checks.toString());
+            assertEquals(m.equals(holder) ? "holds the VIP" : "does not hold the VIP (backup)", check(checks, "the VIP is held").get(1), m);
+        }
+        long leaders = masters.stream().filter(m -> {
+            try {
+                return check(controlPlane(r, m), "this master's etcd member").get(1).contains(", leader, ");
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }).count();
+        assertEquals(1, leaders, r::toString);
+    }
+
+    @Test @Order(11) void aMasterIsNotRemovedWhileAnotherIsDown() throws Exception {
+        String down = masters.get(1);
+        String leaving = masters.get(2);
+        BedResult stop = bed.bed("stop", down);
+        assertEquals(0, stop.exit(), stop.toString());
+        try {
+            Gpuctl.Run r = Gpuctl.run("remove-node", "-i", inventory.toString(), leaving);
+            assertEquals(1, r.code(), r::toString);
+            assertTrue(r.err().contains("remove-node " + leaving + " refused: another master is down: " + down), r::toString);
+            assertTrue(r.err().contains("2 of 3 members healthy (quorum 2)"), r::toString);
+            assertEquals(new java.util.TreeSet<>(masters), members(masters.get(0)).keySet(), "no member removed");
+            assertEquals("active\n", bed.ssh(leaving, "systemctl is-active kubelet").out(), "the leaving master untouched");
+            // verify names the master that is down; the others' quorum check passes
+            Gpuctl.Run v = Gpuctl.run("verify", "--json", inventory.toString());
+            assertEquals(6, v.code(), v::toString);
+            for (String m : List.of(masters.get(0), leaving)) {
+                List<String> quorum = check(controlPlane(v, m), "etcd quorum");
+                assertEquals("true", quorum.get(0), v::toString);
+                assertTrue(quorum.get(1).startsWith("2 of 3 members healthy (quorum 2)") && quorum.get(1).contains("; down: " + down + " ("),
+                    quorum.get(1));
+            }
+        } finally {
+            BedResult back = bed.bed("up", "3");
+            assertEquals(0, back.exit(), back.toString());
+        }
+        allMembersHealthy();
+    }
+
+    /**
+     * Last of this range on purpose: the master leaves and comes back (bootstrap joins it again as a new member), so
+     * the tests after it find three masters again.
+     */
+    @Test @Order(12) void aMasterIsRemovedItsMemberFirstAndBootstrapBringsItBack() throws Exception {
+        String leaving = masters.get(2);
+        List<String> stay = masters.subList(0, 2);
+        Gpuctl.Run r = Gpuctl.run("remove-node", "-i", inventory.toString(), leaving);
+        assertEquals(0, r.code(), r::toString);
+        java.util.Map<String, String> left = members(masters.get(0));
+        assertEquals(new java.util.TreeSet<>(stay), left.keySet(), left.toString());
+        assertFalse(nodesThroughTheVip(masters.get(0)).contains("node/" + leaving + "\n"));
+        assertEquals("", bed.ok(leaving, "find /etc/kubernetes/manifests /var/lib/etcd -mindepth 1 2>/dev/null; true"),
+            "reset: no static pods, no etcd data");
+        clocksSynchronised(List.of(stay.get(0), stay.get(1), worker));
+        Gpuctl.Run v = Gpuctl.run("verify", "--json", "--hosts", String.join(",", stay) + "," + worker, inventory.toString());
+        for (String m : stay) {
+            List<String> quorum = check(controlPlane(v, m), "etcd quorum");
+            assertEquals("true", quorum.get(0), v::toString);
+            assertTrue(quorum.get(1).startsWith("2 of 2 members healthy (quorum 2)"), quorum.get(1));
+        }
+        assertEquals(0, v.code(), v::toString);
+        Gpuctl.Run again = Gpuctl.run("remove-node", "-i", inventory.toString(), leaving);
+        assertEquals(0, again.code(), again::toString);
+        assertEquals(0, again.count("changed"), again::toString);
+
+        Gpuctl.Run back = Gpuctl.run("bootstrap", inventory.toString());
+        assertEquals(0, back.code(), back::toString);
+        java.util.Map<String, String> now = members(masters.get(0));
+        assertEquals(new java.util.TreeSet<>(masters), now.keySet(), now.toString());
+        assertTrue(nodesThroughTheVip(masters.get(0)).contains("node/" + leaving + "\n"));
+        allMembersHealthy();
+    }
+
     // ------------------------------------------------------------------ day 2 (@Order 20..29)
 
     /** This master's own API server's version (not the VIP's: that is any master's), asked on the master's host. */

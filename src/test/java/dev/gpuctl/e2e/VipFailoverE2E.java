@@ -100,8 +100,7 @@ class VipFailoverE2E {
     @Test @Order(4) void theCommandsThatAreNotHaAwareStillRefuseSeveralMasters() {
         Gpuctl.Run r = Gpuctl.run("gpus", inventory.toString());
         assertEquals(2, r.code(), r::toString);
-        assertTrue(r.err().contains("3 masters: only bootstrap, verify, upgrade, certs and backup handle a control plane of several"
-            + " masters yet"), r::toString);
+        assertTrue(r.err().contains("3 masters: only bootstrap, verify, upgrade, certs, backup, remove-node and reset handle a control plane of several masters yet"), r::toString);
         assertEquals("inactive\n", bed.ssh(bed.master(), "systemctl is-active kubelet").out(), "nothing ran");
     }
 }

@@ -53,4 +53,13 @@ class VerifyTextTest {
             + "             Xid 13 ...\n"), text);
         assertTrue(text.contains("\n1 of 1 check passed, 1 with a warning"), text);
     }
+
+    @Test void whatACheckFoundIsShownUnderItPassedOrNot() {
+        var quorum = new VerifyReport.Check("control-plane", "etcd quorum: a majority of the members healthy", true, "", "", "",
+            "2 of 3 members healthy (quorum 2); leader m1; down: m3 (e304a7a6d9a0c8d3)");
+        String text = VerifyText.render(new VerifyReport(List.of(new VerifyReport.HostReport("m1", "10.0.0.11", true, "", List.of(quorum)))));
+        assertTrue(text.contains("ok\n      found: 2 of 3 members healthy (quorum 2); leader m1; down: m3 (e304a7a6d9a0c8d3)\n"), text);
+        assertTrue(text.contains("\n1 of 1 check passed\n"), text);
+        assertTrue(!VerifyText.render(report(1)).contains("found:"), "no detail, no line");
+    }
 }

@@ -35,6 +35,13 @@ class CertificatesStepTest {
         assertTrue(CertificatesStep.controlPlaneProblem("error: no table", NOW).orElseThrow().contains("no certificate table"));
     }
 
+    @Test void aJoinedMasterHasNoSuperAdminConfAndThatIsRight() {
+        String admin = TABLE.lines().filter(l -> l.startsWith("admin.conf")).findFirst().orElseThrow();
+        String joined = TABLE.replace(admin, admin + "\n!MISSING! super-admin.conf");
+        assertEquals(Optional.empty(), CertificatesStep.controlPlaneProblem(joined, NOW, false));
+        assertEquals(Optional.of("super-admin.conf (control-plane certificate) is missing"), CertificatesStep.controlPlaneProblem(joined, NOW, true));
+    }
+
     @Test void rotationNeedsTheSettingAndTheLink() {
         assertEquals(Optional.empty(), CertificatesStep.rotationProblem("rotate=on\nlink=/var/lib/kubelet/pki/kubelet-client-2026-12-04-05-49-00.pem\n"));
         assertEquals(Optional.of("/var/lib/kubelet/config.yaml does not set rotateCertificates: true"),
