@@ -48,7 +48,6 @@ public final class CertificatesStep implements Step {
     static String kubeadmFact(String host) { return "certs.kubeadm." + host; }
     static String kubeconfigFact(String host) { return "certs.kubeconfig." + host; }
     static String kubeletFact(String host) { return "certs.kubelet." + host; }
-    static final String SUPER_ADMIN = "super-admin.conf";
 
     @Override public List<Probe> check(HostContext ctx) {
         String host = ctx.node().name();
@@ -56,7 +55,7 @@ public final class CertificatesStep implements Step {
         if (ctx.node().isMaster()) {
             probes.add(new Probe("control-plane certificates and CAs not expired (kubeadm certs check-expiration)",
                 "kubeadm certs check-expiration 2>&1",
-                (r, f) -> r.ok() ? controlPlaneProblem(r.stdout(), clock.instant(), ctx.firstMaster())
+                (r, f) -> r.ok() ? controlPlaneProblem(r.stdout(), clock.instant())
                     : Optional.of("kubeadm certs check-expiration: exit " + r.exit() + ": " + Probe.oneLine(r.stdout())),
                 r -> r.ok() ? Map.of(kubeadmFact(host), r.stdout()) : Map.of(), Duration.ZERO));
             Path local = ctx.inventory().localKubeconfig();
@@ -78,17 +77,11 @@ public final class CertificatesStep implements Step {
         return probes;
     }
 
-    /** Expired or missing control-plane certificates and CAs, each with its date; empty when none. */
-    static Optional<String> controlPlaneProblem(String out, Instant now) {
-        return controlPlaneProblem(out, now, true);
-    }
-
     /**
-     * The same on a master that kubeadm init made ({@code initialised}) or one that joined: kubeadm join writes no
-     * super-admin.conf (only init does, since 1.29), so check-expiration lists it as {@code !MISSING!} on every joined
-     * control plane, which is right there.
+     * Expired or missing control-plane certificates and CAs, each with its date; empty when none (super-admin.conf is never one: kubeadm writes it only where init ran, a joined master has none, and its docs
+     * say its absence causes no error: {@link Certificates.Cert#optional()}).
      */
-    static Optional<String> controlPlaneProblem(String out, Instant now, boolean initialised) {
+    static Optional<String> controlPlaneProblem(String out, Instant now) {
         List<Cert> certs;
         try {
             certs = Certificates.parseCheckExpiration(out);
@@ -96,7 +89,6 @@ public final class CertificatesStep implements Step {
             return Optional.of(e.getMessage());
         }
         List<String> bad = certs.stream().filter(c -> c.standing(now) == Standing.EXPIRED || c.standing(now) == Standing.MISSING)
-            .filter(c -> initialised || !(c.standing(now) == Standing.MISSING && c.name().equals(SUPER_ADMIN)))
             .map(c -> c.describe(now)).toList();
         return bad.isEmpty() ? Optional.empty() : Optional.of(String.join("\n", bad));
     }

@@ -185,25 +185,27 @@ class ClusterBootstrapE2E {
                     + " " + p.path("metadata").path("name").asText());
             }
         }
-        // Wait until the node's GPUs are gone for the right reason: a new plugin pod is ready on it and the kubelet's
-        // heartbeat (which carries the runtime's answer) still gives no GPU. Allocatable alone also reads 0 while the
-        // plugin pod is being replaced, before the kubelet has reported the runtime without nvidia.
+        // Wait until the node's GPUs are gone for the right reason: the new plugin pod crash-loops as the real plugin does
+        // without NVML ("Incompatible platform detected": the kubelet has reported the runtime without nvidia) and the node
+        // has no allocatable GPU. Allocatable alone also reads 0 while the plugin pod is being replaced, before the
+        // kubelet has reported the runtime without nvidia.
         long deadline = System.nanoTime() + 240_000_000_000L; // generous: a loaded machine slows the kubelet's heartbeats
         boolean settled = false;
         while (!settled && System.nanoTime() < deadline) {
-            boolean newPluginReady = false;
+            boolean newPluginWithoutNvml = false;
             for (JsonNode p : kubectl("get pods -A -o json").path("items")) {
                 String name = p.path("metadata").path("name").asText();
                 if (p.path("spec").path("nodeName").asText().equals(w) && name.contains("nvidia-device-plugin") && !deleted.contains(name)
-                    && p.path("status").path("containerStatuses").path(0).path("ready").asBoolean(false)) newPluginReady = true;
+                    && p.path("status").path("containerStatuses").path(0).path("state").path("waiting").path("reason").asText()
+                        .equals("CrashLoopBackOff")) newPluginWithoutNvml = true;
             }
-            settled = newPluginReady
+            settled = newPluginWithoutNvml
                 && kubectl("get node " + w + " -o json").path("status").path("allocatable").path("nvidia.com/gpu").asText("0").equals("0");
             if (!settled) {
                 try { Thread.sleep(2000); } catch (InterruptedException e) { Thread.currentThread().interrupt(); }
             }
         }
-        assertTrue(settled, "the bed never showed " + w + " with a ready plugin pod and no allocatable GPU after docker lost its nvidia default runtime");
+        assertTrue(settled, "the bed never showed " + w + " with its new plugin pod crash-looping and no allocatable GPU after docker lost its nvidia default runtime");
         Gpuctl.Run r = Gpuctl.run("bootstrap", "--only", "gpu", "--wait-timeout", "30", full.toString());
         assertEquals(1, r.code(), r::toString);
         assertTrue(r.err().contains("node " + w + " allocatable nvidia.com/gpu = its nvidia-smi count: allocatable nvidia.com/gpu is 0, nvidia-smi counts 1"), r::toString);
