@@ -49,7 +49,7 @@ final class Examples {
             "gpuctl queue --team vision inventory.yaml",
             "gpuctl queue --json inventory.yaml")),
         Map.entry("gpuctl usage", List.of(
-            "gpuctl usage inventory.yaml     # GPU-hours per team, last 30 days, a bar per day",
+            "gpuctl usage inventory.yaml     # GPU-hours per team, last 30 days",
             "gpuctl usage --since 7d --by person inventory.yaml",
             "gpuctl usage --csv inventory.yaml > usage.csv")),
         Map.entry("gpuctl gpus", List.of(
