@@ -290,7 +290,8 @@ public final class UsageReport {
         return clean.matches("[^,\"\r\n]*") ? clean : "\"" + clean.replace("\"", "\"\"") + "\"";
     }
 
-    private static double round(double h) { return Math.round(h * 10000) / 10000.0; }
+    /** GPU-hours to the micro-hour (3.6 ms): short test runs stay exact enough to check. */
+    private static double round(double h) { return Math.round(h * 1_000_000) / 1_000_000.0; }
 
     private static String stamp(Instant t) {
         return t.atZone(ZoneOffset.UTC).toLocalDateTime().withNano(0).toString().replace('T', ' ');
