@@ -7,7 +7,7 @@ import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.remote.SshOptions;
-import dev.gpuctl.workflow.UsageWorkflow;
+import dev.gpuctl.workflow.KueueWorkflows;
 import dev.gpuctl.workflow.Workflows;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -72,7 +72,8 @@ final class UsageCommand implements Callable<Integer> {
         Instant now = Instant.now();
         Workflows.Target on = new Workflows.Target(inv, n -> master, new PrintWriter(Writer.nullWriter()),
             Runner.Options.verify(1, Set.of(inv.master().name()), TIMEOUT, Duration.ZERO), null);
-        UsageWorkflow.Outcome o = Workflows.run(new UsageWorkflow(now.minus(since), now, by), on, PhaseRuns.guard(spec.commandLine().getErr()));
+        KueueWorkflows.Outcome<UsageReport.Report> o = Workflows.run(KueueWorkflows.usage(now.minus(since), now, by), on,
+            PhaseRuns.guard(spec.commandLine().getErr()));
         if (o.result().wasInterrupted()) throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted; run it again.\nLogs: " + o.result().logDir());
         if (o.report().isEmpty()) {
             String why = o.result().report().unreachable().stream().map(h -> h.error()).findFirst().orElse(o.problem());

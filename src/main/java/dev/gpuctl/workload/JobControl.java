@@ -19,6 +19,8 @@ import java.util.OptionalInt;
 public final class JobControl {
     static final String SELECTOR = "-l " + JobManifest.MANAGED_BY + "=gpuctl";
     static final String NEXT = "Is the cluster up? Check it with: gpuctl verify";
+    static final String QUEUES_NEXT = "Are the teams' queues set up? gpuctl bootstrap installs Kueue when the inventory has teams:"
+        + " (step kueue); gpuctl verify checks it";
 
     private JobControl() {}
 
@@ -42,12 +44,12 @@ public final class JobControl {
         }
         if (!queued) return rows;
         // the queue order is the ClusterQueue's, over every namespace: the places are counted cluster-wide
-        String cqs = GpuSurvey.fields(master, "get clusterqueues", KubeFields.CLUSTER_QUEUES, Queues.NEXT);
-        String wls = GpuSurvey.fields(master, "get workloads -A", KubeFields.WORKLOADS, Queues.NEXT);
+        String cqs = GpuSurvey.fields(master, "get clusterqueues", KubeFields.CLUSTER_QUEUES, QUEUES_NEXT);
+        String wls = GpuSurvey.fields(master, "get workloads -A", KubeFields.WORKLOADS, QUEUES_NEXT);
         try {
             return JobList.withPlaces(rows, QueueReport.jobPlaces(Json.MAPPER.readTree(cqs), Json.MAPPER.readTree(wls), now));
         } catch (JsonProcessingException | RuntimeException e) {
-            throw new WorkloadException(master.name() + ": cannot read Kueue's queues: " + e.getMessage() + ". " + Queues.NEXT);
+            throw new WorkloadException(master.name() + ": cannot read Kueue's queues: " + e.getMessage() + ". " + QUEUES_NEXT);
         }
     }
 
