@@ -48,6 +48,10 @@ final class Examples {
             "gpuctl queue inventory.yaml     # quota, in use, borrowed, lent",
             "gpuctl queue --team vision inventory.yaml",
             "gpuctl queue --json inventory.yaml")),
+        Map.entry("gpuctl usage", List.of(
+            "gpuctl usage inventory.yaml     # GPU-hours per team, last 30 days",
+            "gpuctl usage --since 7d --by person inventory.yaml",
+            "gpuctl usage --csv inventory.yaml > usage.csv")),
         Map.entry("gpuctl gpus", List.of(
             "gpuctl gpus inventory.yaml               # 3s sample; IDLE: held, unused",
             "gpuctl gpus --sample 10s inventory.yaml  # a longer window",

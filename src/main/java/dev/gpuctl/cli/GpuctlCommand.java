@@ -32,6 +32,7 @@ public final class GpuctlCommand implements Runnable {
         SUBCOMMANDS.put("gpus", GpusCommand.class);
         SUBCOMMANDS.put("job", JobCommand.class);
         SUBCOMMANDS.put("queue", QueueCommand.class);
+        SUBCOMMANDS.put("usage", UsageCommand.class);
         SUBCOMMANDS.put("kubeconfig", KubeconfigCommand.class);
         SUBCOMMANDS.put("backup", BackupCommand.class);
         SUBCOMMANDS.put("restore", RestoreCommand.class);

@@ -73,13 +73,15 @@ final class GpusCommand implements Callable<Integer> {
             throw new GpuctlException(ExitCode.STEP_FAILED, e.getMessage(), e);
         }
         Instant now = Instant.now();
+        java.util.Map<String, String> teams = new java.util.LinkedHashMap<>();
+        inv.teams().forEach(t -> teams.put(t.namespace(), t.name()));
         String doc = Terminal.jsonWriter()
-            .writeValueAsString(GpusText.document(inv.cluster().name(), report, survey.activity(), now));
+            .writeValueAsString(GpusText.document(inv.cluster().name(), report, survey.activity(), now, teams));
         // what job render checks a job's GPU count against, offline
         StateDir.writePrivate(KnownGpus.file(inv), (doc + "\n").getBytes(StandardCharsets.UTF_8));
         PrintWriter out = spec.commandLine().getOut();
-        out.print(json ? doc + "\n" : GpusText.table(report, now)
-            + survey.activity().map(a -> "\n" + GpusText.activityTable(a)).orElse(""));
+        out.print(json ? doc + "\n" : GpusText.table(report, now, teams)
+            + survey.activity().map(a -> "\n" + GpusText.activityTable(a, teams)).orElse(""));
         out.flush();
         if (!report.unreachable().isEmpty()) {
             spec.commandLine().getErr().println("gpuctl: cannot reach " + String.join(", ",

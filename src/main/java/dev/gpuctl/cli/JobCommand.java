@@ -211,6 +211,7 @@ final class JobCommand implements Runnable {
 
     @Command(name = "list",
         description = {"List the cluster's gpuctl jobs: namespace, name, status, GPUs, node and age.",
+            "With teams: a job not yet running is Admitted (its GPUs reserved) or Pending #N in TEAM (its place in the queue).",
             "Read through the master: no kubeconfig is needed here."})
     static final class List extends OnCluster implements Callable<Integer> {
         @Mixin InventoryOption inventory;
@@ -223,7 +224,8 @@ final class JobCommand implements Runnable {
             if (namespace != null && !DNS_LABEL.matcher(namespace).matches()) {
                 throw new GpuctlException(ExitCode.USAGE, "--namespace '" + namespace + "' is not a namespace (expected lowercase letters, digits and '-')");
             }
-            out().print(JobList.text(onMaster(m -> JobControl.list(m, namespace))));
+            boolean queued = !Inventories.load(inventory.resolve(job.parent.env), job.parent.env).teams().isEmpty();
+            out().print(JobList.text(onMaster(m -> JobControl.list(m, namespace, queued))));
             out().flush();
             return ExitCode.OK.code();
         }

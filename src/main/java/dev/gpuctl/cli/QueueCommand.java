@@ -6,10 +6,14 @@ import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.remote.SshOptions;
-import dev.gpuctl.workload.Queues;
-import dev.gpuctl.workload.WorkloadException;
+import dev.gpuctl.engine.Runner;
+import dev.gpuctl.workflow.KueueWorkflows;
+import dev.gpuctl.workflow.Workflows;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.Writer;
+import java.time.Duration;
+import java.util.Set;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -32,6 +36,9 @@ final class QueueCommand implements Callable<Integer> {
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
+    /** Longest a command on the master may run. */
+    private static final Duration TIMEOUT = Duration.ofMinutes(2);
+
     @Override public Integer call() throws IOException {
         Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
         if (inv.teams().isEmpty()) {
@@ -45,15 +52,24 @@ final class QueueCommand implements Callable<Integer> {
         List<String> teams = team != null ? List.of(team) : inv.teams().stream().map(t -> t.name()).toList();
         SshOptions ssh = connection.ssh();
         Inventories.checkIdentityFiles(inventory.resolve(parent.env), List.of(inv.master()), ssh);
-        Instant now = Instant.now();
-        List<QueueReport.Team> report;
-        try (Remote master = Inventories.openCluster(inv, ssh, inventory.resolve(parent.env))) {
-            report = Queues.report(master, teams, now);
-        } catch (WorkloadException e) {
-            throw new GpuctlException(e.refused() ? ExitCode.USAGE : ExitCode.STEP_FAILED, e.getMessage(), e);
+        Remote master;
+        try {
+            master = Inventories.openCluster(inv, ssh, inventory.resolve(parent.env));
         } catch (RemoteException e) {
             throw GpuctlException.of(e);
         }
+        Instant now = Instant.now();
+        Workflows.Target on = new Workflows.Target(inv, n -> master, new PrintWriter(Writer.nullWriter()),
+            Runner.Options.verify(1, Set.of(inv.master().name()), TIMEOUT, Duration.ZERO), null);
+        KueueWorkflows.Outcome<List<QueueReport.Team>> o = Workflows.run(KueueWorkflows.queue(teams, now), on,
+            PhaseRuns.guard(spec.commandLine().getErr()));
+        if (o.result().wasInterrupted()) throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted; run it again.\nLogs: " + o.result().logDir());
+        if (o.report().isEmpty()) {
+            String why = o.result().report().unreachable().stream().map(h -> h.error()).findFirst().orElse(o.problem());
+            throw new GpuctlException(PhaseRuns.noConnection(o.result()) ? ExitCode.UNREACHABLE : ExitCode.STEP_FAILED,
+                inv.master().name() + ": cannot read Kueue's queues: " + why + "\n  log: " + o.result().logDir().resolve(inv.master().name() + ".log"));
+        }
+        List<QueueReport.Team> report = o.report().get();
         PrintWriter out = spec.commandLine().getOut();
         out.print(json ? Terminal.jsonWriter().writeValueAsString(QueueReport.document(inv.cluster().name(), report, now)) + "\n"
             : QueueReport.table(report));

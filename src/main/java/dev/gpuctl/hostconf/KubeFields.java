@@ -49,6 +49,14 @@ public final class KubeFields {
     public static final Query WORKLOADS = new Query(List.of("metadata.namespace", "metadata.name", "metadata.creationTimestamp",
         "metadata.ownerReferences", "spec.queueName", "spec.priority", "status.conditions", "status.admission"));
 
+    /**
+     * What gpuctl usage reads of a Job: its team's queue and its person (labels), when it ran (startTime, completionTime,
+     * its conditions) and the GPUs its pods ask for (the template's resources only, not its environment).
+     */
+    public static final Query USAGE_JOBS = new Query(List.of("metadata.namespace", "metadata.name", "metadata.labels",
+        "spec.parallelism", "status.startTime", "status.completionTime", "status.conditions",
+        "spec.template.spec.containers[*].resources"));
+
     /** A Job's name and state (its pod template, which holds the environment, is not asked for). */
     public static final Query JOBS = new Query(List.of("metadata.name", "status.active", "status.conditions"));
 

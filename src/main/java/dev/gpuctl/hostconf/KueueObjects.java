@@ -126,6 +126,39 @@ public final class KueueObjects {
         return out;
     }
 
+    /**
+     * How a ClusterQueue in the cluster ({@code kubectl get clusterqueue -o json}) differs from the team's queue gpuctl
+     * makes ({@link #clusterQueue}): its cohort, and per GPU flavor its nominalQuota and borrowingLimit; empty when they
+     * match. Each difference says the cluster's value and the inventory's.
+     */
+    public static List<String> differences(com.fasterxml.jackson.databind.JsonNode live, Queue q, String cohort, List<Flavor> flavors) {
+        List<String> out = new ArrayList<>();
+        String liveCohort = live.path("spec").path("cohort").asText("");
+        if (!liveCohort.equals(cohort)) out.add("cohort is '" + liveCohort + "', the inventory's is '" + cohort + "'");
+        Map<String, com.fasterxml.jackson.databind.JsonNode> gpu = new TreeMap<>();
+        for (com.fasterxml.jackson.databind.JsonNode rg : live.path("spec").path("resourceGroups")) {
+            for (com.fasterxml.jackson.databind.JsonNode f : rg.path("flavors")) {
+                for (com.fasterxml.jackson.databind.JsonNode r : f.path("resources")) {
+                    if (r.path("name").asText().equals(GPU)) gpu.put(f.path("name").asText(), r);
+                }
+            }
+        }
+        for (Flavor f : flavors) {
+            com.fasterxml.jackson.databind.JsonNode r = gpu.get(f.name());
+            int want = q.gpus().getOrDefault(f.name(), 0);
+            if (r == null) {
+                out.add("no " + GPU + " quota for flavor " + f.name() + ", the inventory's is " + want);
+                continue;
+            }
+            String nominal = r.path("nominalQuota").asText("");
+            if (!nominal.equals(String.valueOf(want))) out.add("nominalQuota of " + f.name() + " is " + nominal + ", the inventory's is " + want);
+            String limit = r.path("borrowingLimit").isMissingNode() || r.path("borrowingLimit").isNull() ? "none" : r.path("borrowingLimit").asText();
+            String wantLimit = q.borrowingLimit().isPresent() ? String.valueOf(q.borrowingLimit().getAsInt()) : "none";
+            if (!limit.equals(wantLimit)) out.add("borrowingLimit of " + f.name() + " is " + limit + ", the inventory's is " + wantLimit);
+        }
+        return out;
+    }
+
     private static ObjectNode object(String apiVersion, String kind, String name, String namespace) {
         ObjectNode o = Json.MAPPER.createObjectNode();
         o.put("apiVersion", apiVersion);

@@ -91,6 +91,26 @@ public final class QueueReport {
     }
 
     /**
+     * Each queued job's place in its team's queue, by {@code namespace/job}: "Admitted" for a job whose Workload holds
+     * quota, "Pending #N in T" for one waiting, N its place in Kueue's admission order in ClusterQueue T ({@link #of},
+     * the order gpuctl queue shows). Finished jobs are not in it.
+     */
+    public static Map<String, String> jobPlaces(JsonNode clusterQueues, JsonNode workloads, Instant now) {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (JsonNode w : workloads.path("items")) {
+            if (condition(w, "Finished").filter(c -> c.path("status").asText().equals("True")).isPresent()) continue;
+            if (condition(w, "QuotaReserved").filter(c -> c.path("status").asText().equals("True")).isPresent()) {
+                String job = w.path("metadata").path("ownerReferences").path(0).path("name").asText(w.path("metadata").path("name").asText());
+                out.put(w.path("metadata").path("namespace").asText() + "/" + job, "Admitted");
+            }
+        }
+        for (Team t : of(clusterQueues, workloads, now, List.of())) {
+            for (Pending p : t.pending()) out.put(p.namespace() + "/" + p.job(), "Pending #" + p.position() + " in " + t.name());
+        }
+        return out;
+    }
+
+    /**
      * Of the GPUs the cohort's borrowers hold, those counted against this queue's idle quota: the borrowed GPUs are
      * handed to the lenders' idle quota in name order (Kueue pools a cohort's quota; it names no lender).
      */

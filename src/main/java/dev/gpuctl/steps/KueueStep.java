@@ -85,6 +85,38 @@ public final class KueueStep implements Step {
         }
     }
 
+    static final String MUTATING_WEBHOOK = "kueue-mutating-webhook-configuration";
+    static final String VALIDATING_WEBHOOK = "kueue-validating-webhook-configuration";
+
+    /** Kueue's webhook is registered: without its configurations a queued Job is not suspended at creation. */
+    static Probe webhookRegistered() {
+        return Probe.of("Kueue's webhook registered (" + MUTATING_WEBHOOK + ", " + VALIDATING_WEBHOOK + ")",
+            Kube.kubectl("get mutatingwebhookconfiguration " + MUTATING_WEBHOOK + " -o name") + " && "
+                + Kube.kubectl("get validatingwebhookconfiguration " + VALIDATING_WEBHOOK + " -o name"),
+            r -> r.ok() ? Optional.empty() : Optional.of("not registered: " + r.tail(2).strip().replace('\n', ' ')
+                + " (is Kueue's manifest applied? gpuctl bootstrap applies it)"));
+    }
+
+    /** Each team's ClusterQueue matches the inventory: its cohort, quota and borrowing limit per GPU model. */
+    static List<Probe> queuesMatch(Inventory inv) {
+        List<Probe> out = new ArrayList<>();
+        for (Team t : inv.teams()) {
+            KueueObjects.Queue q = TeamQueues.queue(t);
+            out.add(Probe.of("team " + t.name() + "'s ClusterQueue matches the inventory", Kube.kubectl("get clusterqueue " + t.name() + " -o json"),
+                r -> {
+                    if (!r.ok()) return Optional.of("ClusterQueue " + t.name() + " not found (gpuctl bootstrap creates it)");
+                    try {
+                        List<String> diff = KueueObjects.differences(Json.MAPPER.readTree(r.stdout()), q, TeamQueues.cohort(inv), TeamQueues.flavors(inv));
+                        return diff.isEmpty() ? Optional.empty() : Optional.of("ClusterQueue " + t.name() + ": " + String.join("; ", diff)
+                            + " (gpuctl bootstrap applies the inventory's)");
+                    } catch (JsonProcessingException e) {
+                        return Optional.of("kubectl printed no ClusterQueue JSON");
+                    }
+                }));
+        }
+        return out;
+    }
+
     /** Names of gpuctl's ClusterQueues, one per line (empty output: none). */
     static String managedQueues() {
         return Kube.kubectl("get clusterqueues -l " + KueueObjects.MANAGED_BY + "=gpuctl -o jsonpath='{.items[*].metadata.name}'");
@@ -146,6 +178,8 @@ public final class KueueStep implements Step {
     @Override public List<Probe> verify(HostContext ctx) {
         List<Probe> probes = new ArrayList<>(check(ctx));
         probes.set(1, controllerAvailable().waitingUpTo(CONTROLLER_WAIT));
+        probes.add(2, webhookRegistered());
+        probes.addAll(queuesMatch(ctx.inventory()));
         return probes;
     }
 }

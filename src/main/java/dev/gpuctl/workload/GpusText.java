@@ -21,7 +21,13 @@ public final class GpusText {
      * One line per GPU node (a second and further pod on lines of their own), a TOTAL line, then notes (a node
      * that could not be asked, one that did not join) and the pods waiting for GPUs.
      */
-    public static String table(GpuUsage.Report report, Instant now) {
+    public static String table(GpuUsage.Report report, Instant now) { return table(report, now, Map.of()); }
+
+    /**
+     * The table with, when the inventory has teams ({@code teams}: a team's namespace to its name), a TEAM column: the
+     * team whose queue admitted each pod (its ClusterQueue selects only the team's namespace), '-' for none.
+     */
+    public static String table(GpuUsage.Report report, Instant now, Map<String, String> teams) {
         List<String[]> rows = new ArrayList<>();
         rows.add(new String[] {"NODE", "GPU MODEL", "GPUS", "ALLOCATABLE", "ALLOCATED", "FREE", "PODS"});
         List<String> notes = new ArrayList<>();
@@ -29,20 +35,23 @@ public final class GpusText {
             List<String> pods = n.pods().stream().map(p -> pod(p, now)).toList();
             String model = n.gpus().isEmpty() ? "?" : n.model();
             String count = n.gpus().isEmpty() ? "?" : String.valueOf(n.gpus().size());
+            List<String> podTeams = n.pods().stream().map(p -> team(teams, p.namespace())).toList();
             rows.add(new String[] {n.name(), model, count, String.valueOf(n.allocatable()), String.valueOf(n.allocated()),
-                String.valueOf(n.free()), pods.isEmpty() ? "-" : pods.get(0)});
-            for (String more : pods.subList(Math.min(1, pods.size()), pods.size())) {
-                rows.add(new String[] {"", "", "", "", "", "", more});
+                String.valueOf(n.free()), pods.isEmpty() ? "-" : pods.get(0), podTeams.isEmpty() ? "-" : podTeams.get(0)});
+            for (int i = 1; i < pods.size(); i++) {
+                rows.add(new String[] {"", "", "", "", "", "", pods.get(i), podTeams.get(i)});
             }
             for (GpuUsage.MigDevices m : n.mig()) {
                 rows.add(new String[] {"", "MIG " + m.profile(), "", String.valueOf(m.allocatable()), String.valueOf(m.allocated()),
-                    String.valueOf(m.free()), ""});
+                    String.valueOf(m.free()), "", ""});
             }
             if (!n.problem().isEmpty()) notes.add(n.problem().startsWith(n.name() + ":") ? n.problem() : n.name() + ": " + n.problem());
             if (!n.inCluster()) notes.add(n.name() + ": not a node of the cluster (not joined yet? gpuctl bootstrap joins it)");
         }
         rows.add(new String[] {"TOTAL", "", String.valueOf(report.gpus()), String.valueOf(report.allocatable()),
-            String.valueOf(report.allocated()), String.valueOf(report.free()), ""});
+            String.valueOf(report.allocated()), String.valueOf(report.free()), "", ""});
+        rows.set(0, new String[] {"NODE", "GPU MODEL", "GPUS", "ALLOCATABLE", "ALLOCATED", "FREE", "PODS", "TEAM"});
+        if (teams.isEmpty()) rows.replaceAll(r -> java.util.Arrays.copyOf(r, 7));
         StringBuilder sb = new StringBuilder(columns(rows));
         if (!notes.isEmpty()) {
             sb.append('\n');
@@ -64,14 +73,22 @@ public final class GpusText {
      * (mean and highest sample), memory used (the most in the window) of the total, and IDLE for a GPU a pod holds
      * without using it; then the nodes that could not be sampled, and how many GPUs are idle.
      */
-    public static String activityTable(GpuActivity.Report report) {
+    public static String activityTable(GpuActivity.Report report) { return activityTable(report, Map.of()); }
+
+    /** The GPUs' use with, when the inventory has teams, each GPU's team (that of the pod holding it; '-' for none). */
+    public static String activityTable(GpuActivity.Report report, Map<String, String> teams) {
         List<String[]> rows = new ArrayList<>();
-        rows.add(new String[] {"NODE", "GPU", "POD", "UTIL", "MAX", "MEMORY", ""});
+        rows.add(teams.isEmpty() ? new String[] {"NODE", "GPU", "POD", "UTIL", "MAX", "MEMORY", ""}
+            : new String[] {"NODE", "GPU", "POD", "TEAM", "UTIL", "MAX", "MEMORY", ""});
         List<String> notes = new ArrayList<>();
         for (GpuActivity.NodeUse n : report.nodes()) {
             for (GpuActivity.GpuUse g : n.gpus()) {
                 String pods = g.pods().isEmpty() ? "-" : String.join(", ", g.pods().stream().map(GpuActivity.PodRef::toString).toList());
-                rows.add(new String[] {n.node(), String.valueOf(g.index()), pods, percent(g.utilMean()), percent(g.utilMax()),
+                String team = g.pods().isEmpty() ? "-"
+                    : String.join(", ", g.pods().stream().map(p -> team(teams, p.namespace())).distinct().toList());
+                rows.add(teams.isEmpty() ? new String[] {n.node(), String.valueOf(g.index()), pods, percent(g.utilMean()), percent(g.utilMax()),
+                    memory(g.memoryUsedMib(), g.memoryTotalMib()), g.idle() ? "IDLE" : ""}
+                    : new String[] {n.node(), String.valueOf(g.index()), pods, team, percent(g.utilMean()), percent(g.utilMax()),
                     memory(g.memoryUsedMib(), g.memoryTotalMib()), g.idle() ? "IDLE" : ""});
             }
             if (!n.problem().isEmpty()) notes.add(n.node() + ": GPUs not sampled: " + n.problem());
@@ -90,6 +107,9 @@ public final class GpusText {
         return sb.toString();
     }
 
+    /** The team of a pod in {@code namespace}: the team whose namespace it is, '-' for none. */
+    static String team(Map<String, String> teams, String namespace) { return teams.getOrDefault(namespace, "-"); }
+
     static String percent(Integer p) { return p == null ? "N/A" : p + " %"; }
 
     static String memory(Long used, Long total) {
@@ -103,7 +123,9 @@ public final class GpusText {
     }
 
     /** The {@code sample} member of the JSON document; docs/gpus.md documents it. */
-    static Map<String, Object> activityDocument(GpuActivity.Report report) {
+    static Map<String, Object> activityDocument(GpuActivity.Report report) { return activityDocument(report, Map.of()); }
+
+    static Map<String, Object> activityDocument(GpuActivity.Report report, Map<String, String> teams) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("windowSeconds", report.window().toMillis() / 1000.0);
         m.put("idleMaxUtilizationPercent", GpuActivity.IDLE_MAX_UTIL);
@@ -119,7 +141,7 @@ public final class GpusText {
                     Map<String, Object> pm = new LinkedHashMap<>();
                     pm.put("namespace", p.namespace());
                     pm.put("name", p.name());
-                    return pm;
+                    return withTeam(pm, teams, p.namespace());
                 }).toList());
                 o.put("samples", g.samples());
                 o.put("utilizationMeanPercent", g.utilMean());
@@ -176,6 +198,12 @@ public final class GpusText {
     /** The document with, when the GPUs were sampled, their use ({@code sample}; null when not sampled). */
     public static Map<String, Object> document(String cluster, GpuUsage.Report report, Optional<GpuActivity.Report> activity,
                                                Instant now) {
+        return document(cluster, report, activity, now, Map.of());
+    }
+
+    /** The document with each pod's and sampled GPU's {@code team} (null for none) when the inventory has teams. */
+    public static Map<String, Object> document(String cluster, GpuUsage.Report report, Optional<GpuActivity.Report> activity,
+                                               Instant now, Map<String, String> teams) {
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put("schema", SCHEMA);
         doc.put("cluster", cluster);
@@ -192,7 +220,7 @@ public final class GpusText {
             m.put("allocatable", n.allocatable());
             m.put("allocated", n.allocated());
             m.put("free", n.free());
-            m.put("pods", n.pods().stream().map(p -> pod(p, now, false)).toList());
+            m.put("pods", n.pods().stream().map(p -> withTeam(pod(p, now, false), teams, p.namespace())).toList());
             m.put("mig", n.mig().stream().map(GpusText::mig).toList());
             nodes.add(m);
         }
@@ -204,7 +232,7 @@ public final class GpusText {
         total.put("allocated", report.allocated());
         total.put("free", report.free());
         doc.put("total", total);
-        doc.put("sample", activity.map(GpusText::activityDocument).orElse(null));
+        doc.put("sample", activity.map(a -> activityDocument(a, teams)).orElse(null));
         return doc;
     }
 
@@ -219,6 +247,11 @@ public final class GpusText {
         m.put("ageSeconds", p.age(now).map(Duration::getSeconds).orElse(null));
         m.put("mig", p.mig());
         if (waiting) m.put("reason", p.reason());
+        return m;
+    }
+
+    private static Map<String, Object> withTeam(Map<String, Object> m, Map<String, String> teams, String namespace) {
+        if (!teams.isEmpty()) m.put("team", teams.get(namespace));
         return m;
     }
 

@@ -1,6 +1,9 @@
 package dev.gpuctl.workload;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import dev.gpuctl.hostconf.Json;
 import dev.gpuctl.hostconf.KubeFields;
+import dev.gpuctl.hostconf.QueueReport;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.hostconf.ShellWords;
 import java.time.Instant;
@@ -16,18 +19,37 @@ import java.util.OptionalInt;
 public final class JobControl {
     static final String SELECTOR = "-l " + JobManifest.MANAGED_BY + "=gpuctl";
     static final String NEXT = "Is the cluster up? Check it with: gpuctl verify";
+    static final String QUEUES_NEXT = "Are the teams' queues set up? gpuctl bootstrap installs Kueue when the inventory has teams:"
+        + " (step kueue); gpuctl verify checks it";
 
     private JobControl() {}
 
     /** The cluster's gpuctl jobs (one namespace, or all when {@code namespace} is null). */
-    public static List<JobList.Row> list(Remote master, String namespace) {
+    public static List<JobList.Row> list(Remote master, String namespace) { return list(master, namespace, false); }
+
+    /**
+     * The cluster's gpuctl jobs; with {@code queued} (the inventory has teams), a waiting job's place in its team's
+     * queue as Kueue orders it ({@link QueueReport#jobPlaces}).
+     */
+    public static List<JobList.Row> list(Remote master, String namespace, boolean queued) {
         String where = namespace == null ? "-A" : "-n " + ShellWords.quote(namespace);
         String jobs = GpuSurvey.fields(master, "get jobs " + where + " " + SELECTOR, KubeFields.JOB_LIST, NEXT);
         String pods = GpuSurvey.fields(master, "get pods " + where + " " + SELECTOR, KubeFields.PODS, NEXT);
+        Instant now = Instant.now();
+        List<JobList.Row> rows;
         try {
-            return JobList.rows(jobs, pods, Instant.now());
+            rows = JobList.rows(jobs, pods, now);
         } catch (IllegalArgumentException e) {
             throw new WorkloadException(master.name() + ": " + e.getMessage() + ". " + NEXT);
+        }
+        if (!queued) return rows;
+        // the queue order is the ClusterQueue's, over every namespace: the places are counted cluster-wide
+        String cqs = GpuSurvey.fields(master, "get clusterqueues", KubeFields.CLUSTER_QUEUES, QUEUES_NEXT);
+        String wls = GpuSurvey.fields(master, "get workloads -A", KubeFields.WORKLOADS, QUEUES_NEXT);
+        try {
+            return JobList.withPlaces(rows, QueueReport.jobPlaces(Json.MAPPER.readTree(cqs), Json.MAPPER.readTree(wls), now));
+        } catch (JsonProcessingException | RuntimeException e) {
+            throw new WorkloadException(master.name() + ": cannot read Kueue's queues: " + e.getMessage() + ". " + QUEUES_NEXT);
         }
     }
 

@@ -60,6 +60,21 @@ public final class JobList {
         return rows;
     }
 
+    /**
+     * The rows with each queued job's place from Kueue ({@code places}: {@link dev.gpuctl.hostconf.QueueReport#jobPlaces}):
+     * a job not yet running shows "Admitted" (quota held, its pod starting) or "Pending #N in T" (its place in team T's
+     * queue); Running and finished jobs keep their status.
+     */
+    public static List<Row> withPlaces(List<Row> rows, java.util.Map<String, String> places) {
+        List<Row> out = new ArrayList<>();
+        for (Row r : rows) {
+            String place = places.get(r.namespace() + "/" + r.name());
+            boolean waiting = r.status().equals("Pending");
+            out.add(place == null || !waiting ? r : new Row(r.namespace(), r.name(), place, r.gpus(), r.node(), r.age(), r.managed()));
+        }
+        return out;
+    }
+
     private static boolean ownedBy(JsonNode pod, String job) {
         for (JsonNode o : pod.path("metadata").path("ownerReferences")) {
             if (o.path("kind").asText().equals("Job") && o.path("name").asText().equals(job)) return true;

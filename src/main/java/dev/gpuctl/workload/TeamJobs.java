@@ -41,28 +41,36 @@ public final class TeamJobs {
     }
 
     /**
-     * Why Kueue could never admit the job in the team's queue, or empty: it asks for more GPUs than the team's quota plus
-     * what it may borrow (Kueue's "maximum capacity"), taken over the GPU models the team can use.
+     * Why Kueue could never admit the job in the team's queue, or empty: it asks for more GPUs than the team can ever get,
+     * its nominal quota plus its borrowing limit, bounded by the cohort's capacity (every team's quota of the model
+     * together: Kueue lends only nominal quota) and the cluster's GPUs of the model; taken over the GPU models the team
+     * can use. Whether a node can hold the job is {@link JobSubmit#unfit}'s question.
      */
     public static Optional<String> beyondQuota(JobSpec spec, Inventory inv, Team team) {
         if (!spec.gpuResource().equals(JobSpec.WHOLE_GPU)) return Optional.empty();
         int most = 0;
         String at = "";
+        String why = "";
         for (String model : inv.gpuModels()) {
             int cluster = inv.nodes().stream().filter(Node::gpu).filter(n -> Inventory.gpuModel(n).equals(model))
                 .mapToInt(n -> n.gpus() * inv.sharing(n).replicas()).sum();
+            int cohort = inv.teams().stream().mapToInt(t -> t.quota(model)).sum();
             int quota = team.quota(model);
-            int reach = team.borrowingLimit().isPresent() ? Math.min(cluster, quota + team.borrowingLimit().getAsInt()) : cluster;
-            if (reach > most) {
+            long own = team.borrowingLimit().isPresent() ? (long) quota + team.borrowingLimit().getAsInt() : Long.MAX_VALUE;
+            int reach = (int) Math.min(own, Math.min(cohort, cluster));
+            if (reach > most || at.isEmpty()) {
                 most = reach;
                 at = model;
+                String limit = team.borrowingLimit().isPresent() ? "its quota " + quota + " + borrowing limit " + team.borrowingLimit().getAsInt()
+                    + " = " + own : "its quota " + quota + " and no borrowing limit";
+                why = limit + "; the cohort's capacity (the teams' quotas together) is " + cohort + ", the cluster has " + cluster;
             }
         }
         if (spec.gpus() <= most) return Optional.empty();
         String model = at.equals(Team.DEFAULT_MODEL) || at.isEmpty() ? "" : " of model " + at;
-        return Optional.of(spec.gpusAt() + ": gpus: " + spec.gpus() + " is more than team " + team.name() + " can ever get: its quota"
-            + " and what it may borrow come to " + most + " GPU" + (most == 1 ? "" : "s") + model + ", so Kueue would keep the job"
-            + " pending forever (expected at most " + most + ", or a larger quota or borrowing for the team in the inventory)");
+        return Optional.of(spec.gpusAt() + ": gpus: " + spec.gpus() + " is more than team " + team.name() + " can ever get: "
+            + most + " GPU" + (most == 1 ? "" : "s") + model + " (" + why + "), so Kueue would keep the job pending forever"
+            + " (expected at most " + most + ", or a larger quota or borrowing for the team in the inventory)");
     }
 
     /** The Job's manifest for the team's LocalQueue, with the submitting person when known. */

@@ -78,8 +78,9 @@ class CliHelpTest {
                     cl.getCommandSpec().qualifiedName() + " " + option.longestName() + ": " + description);
             }
         }
-        assertEquals(11, seen, "bootstrap --command-timeout and --wait-timeout, verify --wait-timeout, join-token --ttl, drain,"
-            + " repair and remove-node --drain-timeout, certs renew --command-timeout, upgrade --drain-timeout and --command-timeout, gpus --sample");
+        assertEquals(12, seen, "bootstrap --command-timeout and --wait-timeout, verify --wait-timeout, join-token --ttl, drain,"
+            + " repair and remove-node --drain-timeout, certs renew --command-timeout, upgrade --drain-timeout and --command-timeout, gpus --sample,"
+            + " usage --since");
     }
 
     @Test void everyCommandThatConnectsTakesAConnectTimeout() {

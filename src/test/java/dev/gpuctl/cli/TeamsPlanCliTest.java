@@ -45,7 +45,7 @@ class TeamsPlanCliTest {
         Files.writeString(job, "{ name: train, image: pytorch, gpus: 4 }\n");
         CliTest.Run big = CliTest.run("job", "submit", job.toString(), inv.toString(), "--team", "nlp");
         assertEquals(ExitCode.USAGE.code(), big.code(), big.toString());
-        assertTrue(big.err().contains("gpus: 4 is more than team nlp can ever get: its quota and what it may borrow come to 3 GPUs"),
+        assertTrue(big.err().contains("job.yaml:1:38: gpus: 4 is more than team nlp can ever get: 3 GPUs (its quota 2 + borrowing limit 1 = 3;"),
             big.toString());
     }
 

@@ -12,7 +12,10 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -97,10 +100,14 @@ class TeamsE2E {
         fail("not within 2 min: " + what + "\n" + bed.ok(master, KUBECTL + "get workloads -A -o json"));
     }
 
-    static void submit(String team, String name, int gpus) throws IOException {
+    static void submit(String team, String name, int gpus) throws IOException { submit(Map.of(), team, name, gpus, 900); }
+
+    /** A job of {@code seconds} (the bed's pods "run" a sleep that long), submitted with {@code env} (USER: who submits). */
+    static void submit(Map<String, String> env, String team, String name, int gpus, int seconds) throws IOException {
         Path spec = inventory.resolveSibling(name + ".yaml");
-        Files.writeString(spec, "{ name: " + name + ", image: registry.internal/trainer:cu118, command: [sleep, \"900\"], gpus: " + gpus + " }\n");
-        Gpuctl.Run r = Gpuctl.run("job", "submit", spec.toString(), inventory.toString(), "--team", team);
+        Files.writeString(spec, "{ name: " + name + ", image: registry.internal/trainer:cu118, command: [sleep, \"" + seconds + "\"], gpus: "
+            + gpus + " }\n");
+        Gpuctl.Run r = Gpuctl.run(env, "job", "submit", spec.toString(), inventory.toString(), "--team", team);
         assertEquals(0, r.code(), r::toString);
         JsonNode j = job(team, name);
         assertEquals(team, j.path("metadata").path("labels").path("kueue.x-k8s.io/queue-name").asText(), j::toString);
@@ -142,7 +149,67 @@ class TeamsE2E {
         assertEquals(clusterQueue("a").path("spec").path("cohort").asText(), clusterQueue("b").path("spec").path("cohort").asText());
     }
 
-    @Test @Order(3) void teamAsThirdJobBorrowsBsIdleGpu() throws Exception {
+    /** When condition {@code type} of {@code obj} turned True (its lastTransitionTime). */
+    static Instant since(JsonNode obj, String type) {
+        for (JsonNode c : obj.path("status").path("conditions")) {
+            if (c.path("type").asText().equals(type) && c.path("status").asText().equals("True")) {
+                return Instant.parse(c.path("lastTransitionTime").asText());
+            }
+        }
+        return fail(type + " is not True: " + obj);
+    }
+
+    /** GPU-hours of a finished Workload, from the cluster's own record: its admitted GPUs × Admitted → Finished. */
+    static double gpuHours(JsonNode w) {
+        int gpus = w.path("status").path("admission").path("podSetAssignments").path(0).path("resourceUsage").path("nvidia.com/gpu").asInt();
+        return gpus * Duration.between(since(w, "Admitted"), since(w, "Finished")).toMillis() / 3_600_000.0;
+    }
+
+    static JsonNode row(JsonNode doc, String field, String value) {
+        for (JsonNode r : doc.path("rows")) if (r.path(field).asText().equals(value)) return r;
+        return fail("no row " + field + "=" + value + ": " + doc);
+    }
+
+    @Test @Order(3) void usageSumsTheFinishedJobsGpuHoursPerTeamAndPerson() throws Exception {
+        Path three = inventory.resolveSibling("three.yaml");
+        Files.writeString(three, "{ name: three, image: registry.internal/trainer:cu118, gpus: 3 }\n");
+        Gpuctl.Run refused = Gpuctl.run("job", "submit", three.toString(), inventory.toString(), "--team", "a");
+        assertEquals(2, refused.code(), refused::toString);
+        assertTrue(refused.err().contains("gpus: 3 is more than any node has: the largest, ") && refused.err().contains(", has 2 GPUs"),
+            refused::toString);
+        assertEquals("", bed.ok(master, KUBECTL + "-n team-a get jobs -o name").strip(), "nothing was submitted");
+
+        submit(Map.of("USER", "alice"), "a", "short-a", 1, 4);
+        submit(Map.of("USER", "bob"), "b", "short-b", 2, 4);
+        await("both short jobs finished", () -> condition(workload("a", "short-a"), "Finished").startsWith("True")
+            && condition(workload("b", "short-b"), "Finished").startsWith("True"));
+        JsonNode wa = workload("a", "short-a");
+        JsonNode wb = workload("b", "short-b");
+        double a = gpuHours(wa);
+        double b = gpuHours(wb);
+        assertTrue(a > 0 && b > 0, wa + "\n" + wb);
+        assertEquals(2, wb.path("status").path("admission").path("podSetAssignments").path(0).path("resourceUsage").path("nvidia.com/gpu")
+            .asInt(), wb::toString);
+
+        Gpuctl.Run byTeam = Gpuctl.run("usage", "--json", "--since", "1d", inventory.toString());
+        assertEquals(0, byTeam.code(), byTeam::toString);
+        JsonNode doc = JSON.readTree(byTeam.out());
+        assertEquals(a, row(doc, "team", "a").path("gpuHours").asDouble(), 1e-5, byTeam.out());
+        assertEquals(b, row(doc, "team", "b").path("gpuHours").asDouble(), 1e-5, byTeam.out());
+        assertEquals(1, row(doc, "team", "b").path("jobs").asInt(), byTeam.out());
+        Gpuctl.Run byPerson = Gpuctl.run("usage", "--json", "--by", "person", inventory.toString());
+        assertEquals(0, byPerson.code(), byPerson::toString);
+        JsonNode people = JSON.readTree(byPerson.out());
+        assertEquals("a", row(people, "person", "alice").path("team").asText(), byPerson.out());
+        assertEquals(a, row(people, "person", "alice").path("gpuHours").asDouble(), 1e-5, byPerson.out());
+        assertEquals(b, row(people, "person", "bob").path("gpuHours").asDouble(), 1e-5, byPerson.out());
+        Gpuctl.Run text = Gpuctl.run("usage", inventory.toString());
+        assertEquals(0, text.code(), text::toString);
+        assertTrue(text.out().contains("\na: GPU-hours per day\n") && text.out().contains("\nb: GPU-hours per day\n"), text.out());
+        assertTrue(text.out().contains("measured utilisation is not kept in the cluster"), text.out());
+    }
+
+    @Test @Order(4) void teamAsThirdJobBorrowsBsIdleGpu() throws Exception {
         submit("a", "a1", 1);
         submit("a", "a2", 1);
         await("a1 and a2 run", () -> running("a", "a1") && running("a", "a2"));
@@ -152,7 +219,7 @@ class TeamsE2E {
         assertEquals("True/QuotaReserved", condition(workload("a", "a3"), "QuotaReserved"));
     }
 
-    @Test @Order(4) void teamBReclaimsItsGpusTheBorrowerIsRequeuedNotFailed() throws Exception {
+    @Test @Order(5) void teamBReclaimsItsGpusTheBorrowerIsRequeuedNotFailed() throws Exception {
         submit("b", "b1", 2);
         await("b1 runs", () -> running("b", "b1"));
         JsonNode a3 = workload("a", "a3");
@@ -169,7 +236,7 @@ class TeamsE2E {
         assertEquals("2 borrowed 0", gpuReservation("b"));
     }
 
-    @Test @Order(5) void queueShowsIt() throws Exception {
+    @Test @Order(6) void queueShowsIt() throws Exception {
         Gpuctl.Run r = Gpuctl.run("queue", "--json", inventory.toString());
         assertEquals(0, r.code(), r::toString);
         JsonNode doc = JSON.readTree(r.out());
@@ -187,7 +254,25 @@ class TeamsE2E {
             text.out());
     }
 
-    @Test @Order(6) void aReRunChangesNothingAndVerifyIsClean() throws Exception {
+    @Test @Order(7) void jobListShowsTheQueuePlaceAndGpusTheTeams() throws Exception {
+        Gpuctl.Run list = Gpuctl.run("job", "list", inventory.toString());
+        assertEquals(0, list.code(), list::toString);
+        assertTrue(list.out().lines().anyMatch(l -> l.matches("team-a\\s+a3\\s+Pending #1 in a\\s+1\\s.*")), list.out());
+        assertTrue(list.out().lines().anyMatch(l -> l.matches("team-b\\s+b1\\s+Running\\s+2\\s.*")), list.out());
+        assertTrue(list.out().lines().anyMatch(l -> l.matches("team-a\\s+short-a\\s+Complete\\s.*")), list.out());
+        Gpuctl.Run gpus = Gpuctl.run("gpus", "--json", "--sample", "0", inventory.toString());
+        assertEquals(0, gpus.code(), gpus::toString);
+        List<String> teams = new ArrayList<>();
+        for (JsonNode n : JSON.readTree(gpus.out()).path("nodes")) {
+            for (JsonNode p : n.path("pods")) teams.add(p.path("namespace").asText() + "=" + p.path("team").asText());
+        }
+        assertEquals(List.of("team-a=a", "team-a=a", "team-b=b"), teams.stream().sorted().toList(), gpus.out());
+        Gpuctl.Run table = Gpuctl.run("gpus", "--sample", "0", inventory.toString());
+        assertTrue(table.out().lines().findFirst().orElse("").endsWith("PODS  TEAM") || table.out().lines().findFirst().orElse("").contains("TEAM"),
+            table.out());
+    }
+
+    @Test @Order(8) void aReRunChangesNothingAndVerifyIsClean() throws Exception {
         List<String> before = new ArrayList<>();
         for (String t : List.of("a", "b")) before.add(clusterQueue(t).path("metadata").path("generation").asText());
         Gpuctl.Run again = Gpuctl.run("bootstrap", inventory.toString());
@@ -202,7 +287,7 @@ class TeamsE2E {
         assertTrue(verify.out().contains("Kueue's controller and webhook available") || verify.err().contains("Kueue"), verify::toString);
     }
 
-    @Test @Order(7) void aQuotaEditChangesThatClusterQueueOnly() throws Exception {
+    @Test @Order(9) void aQuotaEditChangesThatClusterQueueOnly() throws Exception {
         String b = clusterQueue("b").path("metadata").path("resourceVersion").asText();
         Path edited = inventory.resolveSibling("inventory-teams-edited.yaml");
         Files.writeString(edited, Files.readString(inventory).replace("{ name: a, gpus: 2,", "{ name: a, gpus: 1,"));
@@ -214,7 +299,7 @@ class TeamsE2E {
         assertTrue(running("a", "a1") && running("a", "a2") && running("b", "b1"), "a smaller quota preempts nothing");
     }
 
-    @Test @Order(8) void aRemovedTeamIsRefusedWhileItHasJobs() throws Exception {
+    @Test @Order(10) void aRemovedTeamIsRefusedWhileItHasJobs() throws Exception {
         Path without = inventory.resolveSibling("inventory-teams-without-b.yaml");
         Files.writeString(without, Files.readString(inventory).replace("  - { name: b, gpus: 2, members: [bob] }\n", ""));
         Gpuctl.Run r = Gpuctl.run("bootstrap", without.toString());

@@ -56,6 +56,16 @@ class QueueReportTest {
         assertEquals(1, QueueReport.of(cqs, wls, Instant.now(), List.of("b")).size());
     }
 
+    @Test void eachQueuedJobsPlaceIsTheQueuesOrder() throws Exception {
+        JsonNode cqs = json("{'items':[" + cq("a", 2, 0) + "]}");
+        JsonNode wls = json("{'items':["
+            + wl("team-a", "a1", "a", "2026-12-05T01:00:00Z", 0, "True", "Quota reserved in ClusterQueue a") + ","
+            + wl("team-a", "a4", "a", "2026-12-05T01:00:30Z", 0, "False", WAIT) + ","
+            + wl("team-a", "a5", "a", "2026-12-05T01:00:10Z", 0, "False", WAIT) + "]}");
+        assertEquals(java.util.Map.of("team-a/a1", "Admitted", "team-a/a5", "Pending #1 in a", "team-a/a4", "Pending #2 in a"),
+            QueueReport.jobPlaces(cqs, wls, Instant.parse("2026-12-05T01:02:00Z")));
+    }
+
     @Test void finishedWorkloadsAreNeitherRunningNorPending() throws Exception {
         JsonNode cqs = json("{'items':[" + cq("a", 0, 0) + "]}");
         JsonNode wls = json("{'items':[{'metadata':{'namespace':'team-a','name':'w','creationTimestamp':'2026-12-05T01:00:00Z'},"

@@ -86,4 +86,12 @@ class KueueStepTest {
             + "\"reason\":\"MinimumReplicasUnavailable\",\"message\":\"Deployment does not have minimum availability.\"}]}}")
             .orElseThrow().startsWith("not available: MinimumReplicasUnavailable"));
     }
+
+    @Test void verifyChecksTheWebhookAndEveryTeamsClusterQueue() {
+        Inventory i = inv(TEAMS, "");
+        List<String> what = new KueueStep().verify(new HostContext(i, i.master())).stream().map(Probe::what).toList();
+        assertTrue(what.contains("Kueue's webhook registered (kueue-mutating-webhook-configuration, kueue-validating-webhook-configuration)"),
+            what.toString());
+        for (var t : i.teams()) assertTrue(what.contains("team " + t.name() + "'s ClusterQueue matches the inventory"), what.toString());
+    }
 }

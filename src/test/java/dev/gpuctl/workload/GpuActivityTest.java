@@ -96,6 +96,11 @@ class GpuActivityTest {
             h3: GPUs not sampled: h3: cannot connect to 10.0.0.3:22: connection refused.
             1 GPU is held but idle: h1 GPU 0 (team-a/train-x7k2p)
             """.replace("MEMORY               \n", "MEMORY\n"), GpusText.activityTable(report));
+        String withTeams = GpusText.activityTable(report, Map.of("team-a", "a"));
+        assertTrue(withTeams.contains("NODE  GPU  POD                 TEAM  UTIL  MAX   MEMORY"), withTeams);
+        assertTrue(withTeams.contains("h1    0    team-a/train-x7k2p  a     0 %   0 %   21007 / 143771 MiB  IDLE\n"), withTeams);
+        assertEquals("a", ((Map<?, ?>) ((List<?>) ((Map<?, ?>) ((List<?>) GpusText.activityDocument(report, Map.of("team-a", "a")).get("gpus"))
+            .get(0)).get("pods")).get(0)).get("team"));
         var doc = GpusText.activityDocument(report);
         assertEquals(3.0, doc.get("windowSeconds"));
         assertEquals(0, doc.get("idleMaxUtilizationPercent"));

@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -92,6 +93,19 @@ class GpuUsageTest {
             taint {node-role.kubernetes.io/control-plane: }, 3 Insufficient nvidia.com/gpu. preemption: 0/4 nodes are \
             available: 4 Preemption is not helpful for scheduling.
             """, GpusText.table(report(), NOW));
+    }
+
+    @Test void withTeamsEachPodShowsTheTeamWhoseQueueAdmittedIt() throws IOException {
+        String table = GpusText.table(report(), NOW, Map.of("team-vision", "vision-team", "vision", "vision"));
+        assertTrue(table.startsWith("NODE      GPU MODEL    GPUS  ALLOCATABLE  ALLOCATED  FREE  PODS"), table);
+        assertTrue(table.contains("default/detector-train-x7k2p (job detector-train, 2 GPUs, 3m12s)  -\n"), table);
+        assertTrue(table.contains("vision/eval-0 (1 GPU, Pending, 3h1m)                              vision\n"), table);
+        ObjectMapper json = new ObjectMapper();
+        JsonNode doc = json.readTree(json.writeValueAsString(GpusText.document("gpu-lab", report(), Optional.empty(), NOW,
+            Map.of("vision", "vision"))));
+        assertEquals("vision", doc.path("nodes").get(1).path("pods").get(1).path("team").asText());
+        assertTrue(doc.path("nodes").get(1).path("pods").get(0).path("team").isNull());
+        assertTrue(GpusText.table(report(), NOW).lines().findFirst().orElseThrow().endsWith("PODS"), "no teams: no TEAM column");
     }
 
     @Test void jsonDocument() throws IOException {

@@ -68,4 +68,12 @@ class JobListTest {
         assertThrows(IllegalArgumentException.class, () -> JobList.rows("{}", "{\"items\":[]}", NOW));
         assertThrows(IllegalArgumentException.class, () -> JobList.rows("Error", "{\"items\":[]}", NOW));
     }
+
+    @Test void aWaitingJobShowsItsPlaceInTheQueueARunningOneItsState() {
+        List<JobList.Row> rows = List.of(new JobList.Row("team-a", "w", "Pending", 1, "", "1m", true),
+            new JobList.Row("team-a", "r", "Running", 1, "h1", "2m", true), new JobList.Row("team-a", "s", "Pending", 1, "h1", "1m", true));
+        List<JobList.Row> placed = JobList.withPlaces(rows, java.util.Map.of("team-a/w", "Pending #2 in a", "team-a/r", "Admitted",
+            "team-a/s", "Admitted"));
+        assertEquals(List.of("Pending #2 in a", "Running", "Admitted"), placed.stream().map(JobList.Row::status).toList());
+    }
 }

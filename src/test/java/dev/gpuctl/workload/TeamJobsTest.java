@@ -28,6 +28,24 @@ class TeamJobsTest {
           - { name: b, gpus: 2, borrowing: false, members: [bob] }
         """, Path.of("/tmp"), Map.of("HOME", "/root"));
 
+    /** Two teams of 1 GPU on 4: the cohort lends only what the teams own. */
+    static final Inventory SMALL_COHORT = InventoryLoader.parse("inventory.yaml", """
+        cluster: { name: lab, kubernetesVersion: "1.35" }
+        nodes:
+          - { name: m, address: 10.0.0.1, role: master }
+          - { name: w1, address: 10.0.0.2, role: worker, gpus: 4 }
+        teams:
+          - { name: a, gpus: 1 }
+          - { name: b, gpus: 1 }
+        """, Path.of("/tmp"), Map.of("HOME", "/root"));
+
+    @Test void theCohortsCapacityBoundsBorrowing() {
+        JobSpec three = JobSpecLoader.parse("job.yaml", "{ name: train, image: pytorch, gpus: 3 }\n", SMALL_COHORT);
+        String refused = TeamJobs.beyondQuota(three, SMALL_COHORT, SMALL_COHORT.team("a").orElseThrow()).orElseThrow();
+        assertTrue(refused.contains("can ever get: 2 GPUs (its quota 1 and no borrowing limit; the cohort's capacity (the teams' quotas"
+            + " together) is 2, the cluster has 4)"), refused);
+    }
+
     static JobSpec spec(String extra) { return spec(1, extra); }
 
     static JobSpec spec(int gpus, String extra) {
@@ -67,7 +85,11 @@ class TeamJobsTest {
         Team b = INV.team("b").orElseThrow();
         assertEquals(Optional.empty(), TeamJobs.beyondQuota(spec(4, ""), INV, a), "a may borrow b's 2: 4 in all");
         String refused = TeamJobs.beyondQuota(spec(3, ""), INV, b).orElseThrow();
-        assertTrue(refused.contains("gpus: 3 is more than team b can ever get: its quota and what it may borrow come to 2 GPUs"), refused);
-        assertTrue(TeamJobs.beyondQuota(spec(5, ""), INV, a).isPresent());
+        assertTrue(refused.contains("gpus: 3 is more than team b can ever get: 2 GPUs (its quota 2 + borrowing limit 0 = 2; the"
+            + " cohort's capacity (the teams' quotas together) is 4, the cluster has 4)"), refused);
+        String cohort = TeamJobs.beyondQuota(spec(5, ""), INV, a).orElseThrow();
+        assertTrue(cohort.contains("gpus: 5 is more than team a can ever get: 4 GPUs (its quota 2 and no borrowing limit; the cohort's"
+            + " capacity (the teams' quotas together) is 4"), cohort);
+        assertTrue(cohort.startsWith("job.yaml:1:"), cohort);
     }
 }
