@@ -524,6 +524,11 @@ public final class SshRemote implements Remote {
     }
 
     @Override
+    public boolean connected() {
+        return client.isConnected() && (bastionClient == null || bastionClient.isConnected());
+    }
+
+    @Override
     public void close() {
         closeQuietly(client);
         closeQuietly(bastionClient);
