@@ -195,6 +195,7 @@ public final class Runner {
      */
     public Result run(Rounds rounds) {
         Session session = new Session();
+        rounds.learning(facts);
         verifyChecks.start();
         try {
             List<Phase> phases = rounds.first();
