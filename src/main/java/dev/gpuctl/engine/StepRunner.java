@@ -83,9 +83,13 @@ final class StepRunner {
         String cmd = facts.substitute(command);
         long t0 = System.nanoTime();
         ExecResult r = remote.exec(cmd, timeout);
-        ExecResult logged = secretOutput ? new ExecResult(r.exit(), r.stdout().isEmpty() ? "" : "[not logged: secret]", r.stderr()) : r;
-        log.command(cmd, logged, "in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
+        log.command(cmd, secretOutput ? notLogged(r) : r, "in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
         return r;
+    }
+
+    /** {@code r} as the log shows a secret answer: its exit status and stderr, its stdout replaced. */
+    private static ExecResult notLogged(ExecResult r) {
+        return new ExecResult(r.exit(), r.stdout().isEmpty() ? "" : "[not logged: secret]", r.stderr());
     }
 
     /** Asks every probe; returns what is wrong, one entry per failed probe ("what: problem"). With wait, a wrong
@@ -215,14 +219,14 @@ final class StepRunner {
                 if (k < answers.size()) {
                     Answer a = answers.get(k);
                     if (logged.add(a.command())) {
-                        log.command(a.command(), a.result(), "(asked in the batch above)");
+                        log.command(a.command(), p.secret() ? notLogged(a.result()) : a.result(), "(asked in the batch above)");
                     } else {
                         // one run of the command answered several probes: its output is in the log once
                         log.command(a.command(), new ExecResult(a.result().exit(), "", ""), "(asked in the batch above; the same answer as above)");
                     }
                     result = a.result();
                 } else {
-                    result = exec(p.command());
+                    result = exec(p.command(), p.secret());
                 }
                 Optional<String> problem = judge(p, result);
                 Long deadline = problem.isPresent() && !p.waitUpTo().isZero() && p.settling().test(result) ? patience.deadline(p) : null;
@@ -232,7 +236,7 @@ final class StepRunner {
                     boolean starting = true;
                     while (problem.isPresent() && starting && System.nanoTime() < deadline && patience.worthWaiting(p)) {
                         sleep(Duration.ofSeconds(2));
-                        result = exec(p.command());
+                        result = exec(p.command(), p.secret());
                         problem = judge(p, result);
                         starting = p.settling().test(result);
                     }
@@ -331,7 +335,7 @@ final class StepRunner {
 
     /** Asks one probe once: runs it (logged), keeps what it teaches, judges the answer. */
     Optional<String> ask(Probe p) {
-        return judge(p, exec(p.command()));
+        return judge(p, exec(p.command(), p.secret()));
     }
 
     /** Keeps what the answer teaches, then judges it. */
