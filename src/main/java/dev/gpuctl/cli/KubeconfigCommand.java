@@ -1,6 +1,9 @@
 package dev.gpuctl.cli;
 
 import dev.gpuctl.engine.LaptopKubeconfigs;
+import dev.gpuctl.engine.Runner;
+import dev.gpuctl.workflow.KubeconfigWorkflow;
+import dev.gpuctl.workflow.Workflows;
 import dev.gpuctl.hostconf.Kubeconfig;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.ExecResult;
@@ -11,6 +14,7 @@ import dev.gpuctl.hostconf.Kube;
 import java.io.File;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -18,6 +22,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -63,19 +68,32 @@ final class KubeconfigCommand implements Callable<Integer> {
         }
         SshOptions ssh = connection.ssh();
         Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
-        String admin;
-        try (Remote master = Inventories.openCluster(inv, ssh, invFile)) {
-            ExecResult r = master.exec("cat " + Kube.ADMIN_CONF, Duration.ofSeconds(30));
-            if (!r.ok()) {
-                throw new GpuctlException(ExitCode.STEP_FAILED, inv.master().name() + ": `cat " + Kube.ADMIN_CONF + "` failed (exit "
-                    + r.exit() + "): " + r.tail(3) + "\nCheck the master with: gpuctl verify " + invFile);
-            }
-            admin = r.stdout();
+        Remote master;
+        try {
+            master = Inventories.openCluster(inv, ssh, invFile);
         } catch (RemoteException e) {
             throw GpuctlException.of(e);
         }
-        PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
+        // the master's connection is the session's: `cat admin.conf` goes to the master's log in .gpuctl/logs, its content not
+        KubeconfigWorkflow.Read read = Workflows.run(new KubeconfigWorkflow(), new Workflows.Target(inv, n -> master,
+            new PrintWriter(Writer.nullWriter()), new Runner.Options(false, 1, Set.of(inv.master().name()), Duration.ofSeconds(30)), null),
+            PhaseRuns.guard(err));
+        Runner.Result result = read.result();
+        if (result.wasInterrupted()) throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted; run it again.\nLogs: " + result.logDir());
+        if (!result.failures().isEmpty()) {
+            StringBuilder sb = new StringBuilder("the master's admin.conf could not be read:\n");
+            result.failures().forEach(f -> sb.append(f.describe()));
+            throw new GpuctlException(PhaseRuns.noConnection(result) ? ExitCode.UNREACHABLE : ExitCode.STEP_FAILED,
+                sb + "Check the master with: gpuctl verify " + invFile);
+        }
+        ExecResult r = read.admin().orElseThrow();
+        if (!r.ok()) {
+            throw new GpuctlException(ExitCode.STEP_FAILED, inv.master().name() + ": `cat " + Kube.ADMIN_CONF + "` failed (exit "
+                + r.exit() + "): " + r.tail(3) + "\nCheck the master with: gpuctl verify " + invFile);
+        }
+        String admin = r.stdout();
+        PrintWriter out = spec.commandLine().getOut();
         LaptopKubeconfigs.ForUser made;
         try {
             made = LaptopKubeconfigs.forUser(inv.localKubeconfig(), inv.master(), inv.controlPlaneEndpoint(), inv.cluster().name(), admin, Optional.ofNullable(target), name);

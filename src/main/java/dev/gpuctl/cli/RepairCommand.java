@@ -1,26 +1,22 @@
 package dev.gpuctl.cli;
 
 import dev.gpuctl.workflow.NodeWorkflows;
-import dev.gpuctl.workflow.Workflow;
+import dev.gpuctl.workflow.RepairWorkflow;
 import dev.gpuctl.engine.Repairs;
 import dev.gpuctl.engine.Runner;
-import dev.gpuctl.engine.StepFailure;
 import dev.gpuctl.hostconf.RepairPlan;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.RemoteException;
-import dev.gpuctl.remote.Remotes;
 import dev.gpuctl.remote.SshOptions;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.function.Function;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -70,53 +66,50 @@ final class RepairCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         Inventories.checkIdentityFiles(file, inv.nodes(), ssh);
-        Repairs.Diagnoses diagnoses;
+        List<Repairs.Outcome> failed = new ArrayList<>();
+        RepairWorkflow.Listener says = new RepairWorkflow.Listener() {
+            @Override public void diagnosed(Repairs.Diagnoses diagnoses) {
+                for (Repairs.Diagnosis d : diagnoses.nodes().values()) out.print(RepairPlan.text(d.plan()));
+                out.flush();
+            }
+
+            @Override public void healthy(String node) {
+                out.println(node + ": nothing to repair (left as it is)");
+                out.flush();
+            }
+
+            @Override public void proving(Repairs.Diagnosis d) {
+                err.println(d.dcgmLine());
+                err.flush();
+            }
+
+            @Override public void repaired(Repairs.Outcome o) {
+                Path audit = audit(inv, o);
+                if (o.proved()) {
+                    out.println(o.node() + ": repaired and proved (" + remedies(o) + "), back in service; audit: " + audit);
+                } else {
+                    failed.add(o);
+                    out.println(o.node() + ": NOT repaired; it stays cordoned; audit: " + audit);
+                }
+                out.flush();
+            }
+        };
+        RepairWorkflow.Report report;
         try {
-            diagnoses = Repairs.diagnose(inv, n -> n.isMaster() ? Inventories.openCluster(inv, ssh, file) : Remotes.open(n, ssh), nodes, reboot);
+            report = PhaseRuns.session(new RepairWorkflow(inv, nodes, reboot, dryRunOption.dryRun, drainTimeout, force, says), inv, ssh, err,
+                new Runner.Options(dryRunOption.dryRun, 16, Set.of(), NodeWorkflows.commandTimeout(drainTimeout, Duration.ofMinutes(10))));
         } catch (RemoteException e) {
             throw GpuctlException.of(e);
         }
-        if (!diagnoses.unreachable().isEmpty()) {
-            StringBuilder sb = new StringBuilder("repair: the diagnosis could not ask every host; nothing was changed:\n");
-            diagnoses.unreachable().forEach((h, why) -> sb.append("  ").append(h).append(": ").append(why).append('\n'));
-            sb.append("Logs: ").append(diagnoses.logDir());
-            throw new GpuctlException(diagnoses.notConnected().isEmpty() ? ExitCode.STEP_FAILED : ExitCode.UNREACHABLE, sb.toString());
-        }
-        for (Repairs.Diagnosis d : diagnoses.nodes().values()) out.print(RepairPlan.text(d.plan()));
-        out.flush();
+        judged(inv, report);
         if (dryRunOption.dryRun) {
             out.println("dry run complete: nothing was changed");
             return ExitCode.OK.code();
         }
-        List<Repairs.Outcome> failed = new ArrayList<>();
-        for (Repairs.Diagnosis d : diagnoses.nodes().values()) {
-            String n = d.facts().node();
-            if (d.plan().healthy()) {
-                out.println(n + ": nothing to repair (left as it is)");
-                continue;
-            }
-            Repairs.Outcome o = repair(inv, file, ssh, err, d);
-            Path audit;
-            try {
-                audit = Repairs.writeAudit(inv, o);
-            } catch (IOException e) {
-                throw new GpuctlException(ExitCode.STEP_FAILED, n + ": the repair's audit entry could not be written in "
-                    + inv.stateDir().resolve(inv.cluster().name()).resolve("repairs") + ": " + e.getMessage());
-            }
-            if (o.proved()) {
-                out.println(n + ": repaired and proved (" + String.join(", ", o.plan().remedies().stream().map(r -> r.name().toLowerCase()).toList())
-                    + "), back in service; audit: " + audit);
-            } else {
-                failed.add(o);
-                out.println(n + ": NOT repaired; it stays cordoned; audit: " + audit);
-            }
-            out.flush();
-        }
         if (failed.isEmpty()) return ExitCode.OK.code();
         StringBuilder sb = new StringBuilder("repair did not bring every node back:\n");
         for (Repairs.Outcome o : failed) {
-            sb.append(o.node()).append(": still wrong after ")
-                .append(String.join(", ", o.plan().remedies().stream().map(r -> r.name().toLowerCase()).toList())).append(":\n");
+            sb.append(o.node()).append(": still wrong after ").append(remedies(o)).append(":\n");
             o.stillWrong().forEach(w -> sb.append("  ").append(w.replace("\n", "\n  ")).append('\n'));
             sb.append("  ").append(o.node()).append(" stays cordoned. What a person must do: ").append(o.plan().humanStep())
                 .append("; then run `gpuctl repair ").append(o.node()).append("` again (it uncordons the node once proved).\n");
@@ -124,55 +117,54 @@ final class RepairCommand implements Callable<Integer> {
         throw new GpuctlException(ExitCode.STEP_FAILED, sb.toString().stripTrailing());
     }
 
-    /** One node: hold the jobs and apply the remedies, prove, record (uncordon only when proved). */
-    private Repairs.Outcome repair(Inventory inv, Path file, SshOptions ssh, PrintWriter err, Repairs.Diagnosis d) {
-        String n = d.facts().node();
-        Instant began = Instant.now();
-        String next = n + " stays cordoned. Re-run later, raise --drain-timeout, or use --force (evicts the GPU jobs);"
-            + " `gpuctl uncordon " + n + "` puts it back in service as it is.";
-        Runner.Result fix = runPhases(inv, ssh, err, Workflow.of(Repairs.remedyPhases(d, drainTimeout, force)),
-            NodeWorkflows.commandTimeout(drainTimeout, Duration.ofMinutes(10)), next);
-        List<String> stillWrong = new ArrayList<>();
-        boolean holdFailed = fix.failures().stream().map(StepFailure::step).anyMatch(s -> Set.of("cordon", "gpu-jobs", "drain").contains(s));
-        if (holdFailed || fix.failures().stream().anyMatch(StepFailure::unreachable)) {
-            PhaseRuns.judged(fix, outcomes(next));
+    private static String remedies(Repairs.Outcome o) {
+        return String.join(", ", o.plan().remedies().stream().map(r -> r.name().toLowerCase()).toList());
+    }
+
+    /** Writes {@code o}'s audit entry; its path. */
+    private static Path audit(Inventory inv, Repairs.Outcome o) {
+        try {
+            return Repairs.writeAudit(inv, o);
+        } catch (IOException e) {
+            throw new GpuctlException(ExitCode.STEP_FAILED, o.node() + ": the repair's audit entry could not be written in "
+                + inv.stateDir().resolve(inv.cluster().name()).resolve("repairs") + ": " + e.getMessage());
         }
-        if (!fix.failures().isEmpty()) {
-            stillWrong.addAll(Repairs.stillWrong(fix));
-        } else {
-            err.println(d.dcgmLine());
-            Runner.Result proof = runPhases(inv, ssh, err, Workflow.of(Repairs.proofPhases(d)), Duration.ofMinutes(5), next);
-            stillWrong.addAll(Repairs.stillWrong(proof));
+    }
+
+    /** Where the session stopped before every node was handled: the exit code and what to do next; else nothing. */
+    private static void judged(Inventory inv, RepairWorkflow.Report report) {
+        Runner.Result last = report.last();
+        if (report.stage() == RepairWorkflow.Stage.DIAGNOSE) {
+            if (last.wasInterrupted()) PhaseRuns.judged(last, outcomes("Nothing was changed."));
+            Repairs.Diagnoses diagnoses = report.diagnoses().orElseThrow();
+            if (diagnoses.unreachable().isEmpty()) return;
+            StringBuilder sb = new StringBuilder("repair: the diagnosis could not ask every host; nothing was changed:\n");
+            diagnoses.unreachable().forEach((h, why) -> sb.append("  ").append(h).append(": ").append(why).append('\n'));
+            sb.append("Logs: ").append(diagnoses.logDir());
+            throw new GpuctlException(diagnoses.notConnected().isEmpty() ? ExitCode.STEP_FAILED : ExitCode.UNREACHABLE, sb.toString());
         }
-        boolean proved = stillWrong.isEmpty();
-        String dcgm = !fix.failures().isEmpty() ? "not run (the remedies failed)" : d.dcgmi() ? (proved ? "passed" : "ran (see stillWrong)")
-            : "skipped: DCGM is not installed on the host";
-        Repairs.Outcome o = new Repairs.Outcome(n, d.plan(), proved, stillWrong, began, Duration.between(began, Instant.now()), d.clock(), dcgm);
-        String recordNext = n + (proved ? " was proved healthy but is still cordoned" : " stays cordoned") + "; the repair's audit entry is"
-            + " written here. Run `gpuctl repair " + n + "` again once the master answers (a healthy node is only uncordoned).";
-        Runner.Result record = runPhases(inv, ssh, err, Workflow.of(Repairs.recordPhases(o)), Duration.ofMinutes(2), recordNext);
-        if (!record.failures().isEmpty()) {
+        if (report.stage() == RepairWorkflow.Stage.DONE) return;
+        String n = report.node().orElseThrow().facts().node();
+        if (report.stage() == RepairWorkflow.Stage.RECORD) {
+            boolean proved = report.outcome().orElseThrow().proved();
+            String recordNext = n + (proved ? " was proved healthy but is still cordoned" : " stays cordoned") + "; the repair's audit entry is"
+                + " written here. Run `gpuctl repair " + n + "` again once the master answers (a healthy node is only uncordoned).";
             try {
-                Repairs.writeAudit(inv, o);
+                Repairs.writeAudit(inv, report.outcome().orElseThrow());
             } catch (IOException e) {
                 // the failure below is what matters; the audit's own failure is said with it
                 recordNext += " (the audit entry could not be written either: " + e.getMessage() + ")";
             }
+            PhaseRuns.judged(last, outcomes(recordNext));
+            return;
         }
-        PhaseRuns.judged(record, outcomes(recordNext));
-        return o;
+        // the remedies or the proof: interrupted, refused (the lock), or the jobs could not be held safe
+        PhaseRuns.judged(last, outcomes(n + " stays cordoned. Re-run later, raise --drain-timeout, or use --force (evicts the GPU jobs);"
+            + " `gpuctl uncordon " + n + "` puts it back in service as it is."));
     }
 
     private static PhaseRuns.Outcomes outcomes(String next) {
         return new PhaseRuns.Outcomes(r -> PhaseRuns.whereEachHostStopped(r, "Run the same command again to resume.\nLogs: " + r.logDir()),
             "repair refused; nothing was changed:", "repair stopped:", next);
-    }
-
-    /** A locked run of {@code phases} (Ctrl-C stops it); interrupted or refused runs end the command here. */
-    private static Runner.Result runPhases(Inventory inv, SshOptions ssh, PrintWriter err, Workflow<Runner.Result> workflow,
-                                           Duration commandTimeout, String next) {
-        Runner.Result r = PhaseRuns.session(workflow, inv, ssh, err, new Runner.Options(false, 16, Set.of(), commandTimeout));
-        if (r.wasInterrupted() || r.preflightRefused()) PhaseRuns.judged(r, outcomes(next));
-        return r;
     }
 }

@@ -30,7 +30,8 @@ import java.util.function.Supplier;
  * What every run of the engine has, written once for bootstrap, dry-run and verify: the run's log directory and one
  * log per host in it, one connection per host (made on first use, closed at the end), the pool that works on at
  * most {@code concurrency} hosts at once, the facts the run learns, and the stop request (Ctrl-C) that every
- * connection obeys.
+ * connection obeys. A connection that died (the host rebooted) is made again on the host's next use, bounded and
+ * announced ({@link #RECONNECT}), through the same connector: the same host-key check, the same login.
  */
 final class HostRun implements AutoCloseable {
     private final Function<Node, Remote> connector;
@@ -51,6 +52,10 @@ final class HostRun implements AutoCloseable {
     private final Map<String, HostLog> logs = new ConcurrentHashMap<>();
     private final Stop stop = new Stop();
     private final ConnectProgress connecting;
+    private final Consumer<String> progress;
+    /** How long a host whose connection died is tried again, and the pause between tries. */
+    private final Duration reconnectFor;
+    private final Duration reconnectPause;
     /** Hosts whose connection was tried (made, or failed), for {@link #awaitConnections}. */
     private final Set<String> tried = new HashSet<>();
 
@@ -67,6 +72,22 @@ final class HostRun implements AutoCloseable {
      */
     HostRun(Inventory inv, Function<Node, Remote> connector, Facts facts, String logSuffix, int concurrency,
             Consumer<String> progress, int hosts) {
+        this(inv, connector, facts, logSuffix, concurrency, progress, hosts, RECONNECT, RECONNECT_PAUSE);
+    }
+
+    /**
+     * How long a host whose connection died is tried again: a host back from a reboot (its kubelet Ready, as a
+     * reboot's next step waits for) has its sshd up, so two minutes only cover a slow network start.
+     */
+    static final Duration RECONNECT = Duration.ofMinutes(2);
+    static final Duration RECONNECT_PAUSE = Duration.ofSeconds(3);
+
+    /** @param reconnectFor how long a dead connection is tried again, {@code reconnectPause} apart */
+    HostRun(Inventory inv, Function<Node, Remote> connector, Facts facts, String logSuffix, int concurrency,
+            Consumer<String> progress, int hosts, Duration reconnectFor, Duration reconnectPause) {
+        this.progress = progress;
+        this.reconnectFor = reconnectFor;
+        this.reconnectPause = reconnectPause;
         this.connecting = new ConnectProgress(progress, hosts, task -> {
             java.util.concurrent.ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "connect-progress");
@@ -90,7 +111,8 @@ final class HostRun implements AutoCloseable {
     }
 
     /**
-     * The host's connection, made on first use; it starts nothing once a stop was requested.
+     * The host's connection, made on first use, and made again when it died ({@link #reconnect}); it starts nothing
+     * once a stop was requested.
      *
      * @throws RemoteException when the host cannot be reached, or INTERRUPTED after a stop
      */
@@ -98,13 +120,52 @@ final class HostRun implements AutoCloseable {
         stop.check(node.name(), "connect");
         Connection c = remotes.computeIfAbsent(node.name(), h -> new Connection());
         Remote r = c.remote;
-        if (r == null) {
+        if (r == null || !r.connected()) {
             synchronized (c) {
                 r = c.remote;
                 if (r == null) r = c.remote = connect(node);
+                else if (!r.connected()) r = c.remote = reconnect(node, r);
             }
         }
         return new Stoppable(r, stop);
+    }
+
+    /**
+     * A new connection in place of {@code dead} (the host rebooted): said on the progress stream and in the host's log,
+     * tried until {@link #reconnectFor} has passed while the host cannot be reached yet. A refused host key or login is
+     * never tried again: the host that comes back must be the same host.
+     */
+    private Remote reconnect(Node node, Remote dead) {
+        dead.close();
+        String h = node.name();
+        String why = "the connection to " + h + " was lost (the host rebooted or the link broke)";
+        progress.accept(h + ": " + why + "; connecting again, up to " + reconnectFor.toSeconds() + "s, its host key checked as before");
+        log(node).line(why + "; connecting again, up to " + reconnectFor.toSeconds() + "s");
+        long end = System.nanoTime() + reconnectFor.toNanos();
+        while (true) {
+            stop.check(h, "connect");
+            try {
+                Remote r = connector.apply(node);
+                log(node).line("connected again to " + h + " (" + node.address() + ")");
+                progress.accept(h + ": connected again");
+                return r;
+            } catch (RemoteException e) {
+                boolean again = switch (e.kind()) {
+                    case UNREACHABLE, CONNECTION_LOST, TIMEOUT, IO -> System.nanoTime() + reconnectPause.toNanos() < end;
+                    default -> false;
+                };
+                if (!again) {
+                    log(node).line("connect again to " + h + " (" + node.address() + ") failed: " + e.getMessage());
+                    throw e;
+                }
+            }
+            try {
+                Thread.sleep(reconnectPause.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new RemoteException(RemoteException.Kind.INTERRUPTED, h, h + ": stopped while connecting again (interrupted)", e);
+            }
+        }
     }
 
     private Remote connect(Node node) {
@@ -255,6 +316,8 @@ final class HostRun implements AutoCloseable {
             stop.check(inner.name(), "reading " + path);
             inner.download(path, to);
         }
+
+        @Override public boolean connected() { return inner.connected(); }
 
         @Override public void close() { inner.close(); }
     }

@@ -10,15 +10,13 @@ import dev.gpuctl.hostconf.Xids;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.ExecResult;
-import dev.gpuctl.remote.Remote;
+import dev.gpuctl.steps.Facts;
 import dev.gpuctl.steps.NodePhases;
 import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.Repair;
 import dev.gpuctl.steps.RepairProof;
 import dev.gpuctl.steps.RepairRemedies;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -35,16 +33,14 @@ import java.util.Set;
 import java.util.function.Function;
 
 /**
- * {@code gpuctl repair} on the engine: a read-only diagnosis run (VERIFY mode, like {@code gpus}: no lock, nothing
- * changed) whose answers become {@link RepairPlan.Facts}; then, node by node, runs of {@link Repair}'s phases given
- * by the plan: the jobs held safe and the remedies, the proof, the record (and the uncordon only when proved). The
- * runs that change hosts are made by the caller ({@code runs}: the cluster's lock, Ctrl-C).
+ * {@code gpuctl repair}'s parts on the engine: a read-only diagnosis round (no lock: nothing changed) whose answers
+ * become {@link RepairPlan.Facts}; then, node by node, rounds of {@link Repair}'s phases given by the plan: the jobs
+ * held safe and the remedies, the proof, the record (and the uncordon only when proved). The workflow
+ * (workflow/RepairWorkflow) runs them as rounds of one session: one lock, one log directory, one connection per host
+ * (made again after a reboot).
  */
 public final class Repairs {
     private Repairs() {}
-
-    /** Commands of the diagnosis get this long. */
-    static final Duration DIAGNOSE_TIMEOUT = Duration.ofMinutes(1);
 
     /** A node's diagnosis: its facts, its plan, and what the later phases need (boot id, clock, record). */
     /** @param dcgmi the host has DCGM's dcgmi: the proof runs {@code dcgmi diag -r 1}, else says it was skipped */
@@ -66,32 +62,36 @@ public final class Repairs {
      */
     public record Diagnoses(Map<String, Diagnosis> nodes, Map<String, String> unreachable, Set<String> notConnected, Path logDir) {}
 
-    /** Asks the master and the nodes, read-only, and plans each node's repair ({@code reboot}: a reboot asked for). */
-    public static Diagnoses diagnose(Inventory inv, Function<Node, Remote> connector, List<String> nodes, boolean reboot) {
-        Set<String> hosts = new LinkedHashSet<>();
-        hosts.add(inv.master().name());
-        hosts.addAll(nodes);
-        Runner runner = new Runner(inv, connector, new PrintWriter(OutputStream.nullOutputStream()),
-            Runner.Options.verify(hosts.size(), hosts, DIAGNOSE_TIMEOUT, Duration.ZERO));
-        Runner.Result result = runner.run(List.of(Repair.diagnose(nodes)));
+    /** The diagnosis, read-only, on the master and the nodes: the first round of a repair's session. */
+    public static List<Phase> diagnosePhases(List<String> nodes) {
+        return List.of(Repair.diagnose(nodes));
+    }
+
+    /**
+     * Each node's plan ({@code reboot}: a reboot asked for) from the diagnosis round {@code done} and what its probes kept
+     * ({@code learned}); the hosts it could not ask, when there are any.
+     */
+    public static Diagnoses diagnoses(Inventory inv, List<String> nodes, boolean reboot, Runner.Result done, Facts learned) {
         Map<String, String> unreachable = new LinkedHashMap<>();
-        result.report().unreachable().forEach(h -> unreachable.put(h.name(), h.error()));
         Set<String> notConnected = new LinkedHashSet<>();
-        result.failures().stream().filter(StepFailure::unreachable).forEach(f -> notConnected.add(f.host()));
+        done.failures().forEach(f -> {
+            unreachable.put(f.host(), f.detail());
+            if (f.unreachable()) notConnected.add(f.host());
+        });
+        if (done.failures().isEmpty()) done.preflightProblems().forEach(p -> unreachable.put(inv.master().name(), p));
         Map<String, Diagnosis> out = new LinkedHashMap<>();
-        if (!unreachable.isEmpty()) return new Diagnoses(out, unreachable, notConnected, result.logDir());
-        Optional<ExecResult> cluster = runner.answer(Repair.clusterKey());
+        if (!unreachable.isEmpty()) return new Diagnoses(out, unreachable, notConnected, done.logDir());
+        Optional<ExecResult> cluster = learned.kept(Repair.clusterKey());
         if (cluster.isEmpty() || !cluster.get().ok()) {
             unreachable.put(inv.master().name(), "kubectl on the master failed: " + cluster.map(r -> "exit " + r.exit() + ": " + r.tail(2)).orElse("no answer"));
-            return new Diagnoses(out, unreachable, notConnected, result.logDir());
+            return new Diagnoses(out, unreachable, notConnected, done.logDir());
         }
         ClusterView view = ClusterView.parse(cluster.get().stdout());
         for (String n : nodes) {
             Node node = inv.node(n).orElseThrow();
-            Diagnosis d = diagnosis(n, view, key -> runner.answer(key), inv.sharing(node).replicas(), reboot);
-            out.put(n, d);
+            out.put(n, diagnosis(n, view, learned::kept, inv.sharing(node).replicas(), reboot));
         }
-        return new Diagnoses(out, unreachable, notConnected, result.logDir());
+        return new Diagnoses(out, unreachable, notConnected, done.logDir());
     }
 
     /** One node's diagnosis from the cluster's view and the node's answers (by {@link Repair}'s keys). */

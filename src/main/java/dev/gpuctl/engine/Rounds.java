@@ -1,5 +1,6 @@
 package dev.gpuctl.engine;
 
+import dev.gpuctl.steps.Facts;
 import dev.gpuctl.steps.Phase;
 import java.util.List;
 import java.util.Optional;
@@ -21,6 +22,12 @@ public interface Rounds {
      * failures its own.
      */
     Optional<List<Phase>> next(Runner.Result done);
+
+    /**
+     * Handed the session's facts as it starts: a command whose next round is planned from what the last round's probes
+     * kept ({@link Facts#kept}: a repair's diagnosis) reads them there in {@link #next}.
+     */
+    default void learning(Facts learned) {}
 
     /** One round: these phases, in order. */
     static Rounds of(List<Phase> phases) {

@@ -1,17 +1,11 @@
 package dev.gpuctl.engine;
 
-import dev.gpuctl.hostconf.HostJournal;
-import dev.gpuctl.hostconf.Kubeconfig;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.steps.Facts;
 import dev.gpuctl.steps.Op;
 import dev.gpuctl.steps.Probe;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -25,7 +19,10 @@ import java.util.regex.Pattern;
 
 /**
  * Executes one step's probes and ops on one host through {@link Remote}: the only place where step
- * descriptions turn into commands. Every command and its result goes to the host's log, masked.
+ * descriptions turn into commands. Every command and its result goes to the host's log, masked. This class asks
+ * (probes: batched, waited for, judged); {@link OpApplier} applies ops with its commands. Kept at ~360 lines: what is
+ * left is one thing, the asking loop ({@link #askWith}) with its batching and waits, which share the probe being asked
+ * ({@code failedAt}) and the host's log; split further, each half would need the other's state.
  */
 final class StepRunner {
     private final Remote remote;
@@ -83,9 +80,13 @@ final class StepRunner {
         String cmd = facts.substitute(command);
         long t0 = System.nanoTime();
         ExecResult r = remote.exec(cmd, timeout);
-        ExecResult logged = secretOutput ? new ExecResult(r.exit(), r.stdout().isEmpty() ? "" : "[not logged: secret]", r.stderr()) : r;
-        log.command(cmd, logged, "in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
+        log.command(cmd, secretOutput ? notLogged(r) : r, "in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
         return r;
+    }
+
+    /** {@code r} as the log shows a secret answer: its exit status and stderr, its stdout replaced. */
+    private static ExecResult notLogged(ExecResult r) {
+        return new ExecResult(r.exit(), r.stdout().isEmpty() ? "" : "[not logged: secret]", r.stderr());
     }
 
     /** Asks every probe; returns what is wrong, one entry per failed probe ("what: problem"). With wait, a wrong
@@ -215,14 +216,14 @@ final class StepRunner {
                 if (k < answers.size()) {
                     Answer a = answers.get(k);
                     if (logged.add(a.command())) {
-                        log.command(a.command(), a.result(), "(asked in the batch above)");
+                        log.command(a.command(), p.secret() ? notLogged(a.result()) : a.result(), "(asked in the batch above)");
                     } else {
                         // one run of the command answered several probes: its output is in the log once
                         log.command(a.command(), new ExecResult(a.result().exit(), "", ""), "(asked in the batch above; the same answer as above)");
                     }
                     result = a.result();
                 } else {
-                    result = exec(p.command());
+                    result = exec(p.command(), p.secret());
                 }
                 Optional<String> problem = judge(p, result);
                 Long deadline = problem.isPresent() && !p.waitUpTo().isZero() && p.settling().test(result) ? patience.deadline(p) : null;
@@ -232,7 +233,7 @@ final class StepRunner {
                     boolean starting = true;
                     while (problem.isPresent() && starting && System.nanoTime() < deadline && patience.worthWaiting(p)) {
                         sleep(Duration.ofSeconds(2));
-                        result = exec(p.command());
+                        result = exec(p.command(), p.secret());
                         problem = judge(p, result);
                         starting = p.settling().test(result);
                     }
@@ -331,7 +332,7 @@ final class StepRunner {
 
     /** Asks one probe once: runs it (logged), keeps what it teaches, judges the answer. */
     Optional<String> ask(Probe p) {
-        return judge(p, exec(p.command()));
+        return judge(p, exec(p.command(), p.secret()));
     }
 
     /** Keeps what the answer teaches, then judges it. */
@@ -344,201 +345,9 @@ final class StepRunner {
         }
     }
 
-    /** Runs ops in order; returns true when something changed on the host. Throws OpFailed. */
+    /** Runs ops in order ({@link OpApplier}); returns true when something changed on the host. Throws OpFailed. */
     boolean apply(List<Op> ops) {
-        Set<String> changed = new HashSet<>();
-        boolean any = false;
-        for (Op op : ops) {
-            boolean c = applyOne(op, changed);
-            any |= c;
-        }
-        return any;
-    }
-
-    private boolean applyOne(Op op, Set<String> changed) {
-        if (op instanceof Op.Run r) {
-            if (!r.onlyIfChanged().isEmpty() && r.onlyIfChanged().stream().noneMatch(changed::contains)) return false;
-            if (r.unless() != null && exec(r.unless()).ok()) return false;
-            if (r.guard() != null && ask(r.guard()).isEmpty()) return false;
-            ExecResult res = exec(r.hostCommand());
-            if (!res.ok()) throw new OpFailed(r.what(), facts.mask(facts.substitute(r.command())), res);
-            changed.addAll(r.changes());
-            return true;
-        }
-        if (op instanceof Op.Await a) {
-            List<String> still = probe(List.of(a.until()), true);
-            if (!still.isEmpty()) {
-                if (a.orElse() != null) {
-                    ExecResult undo = exec(a.orElse());
-                    if (!undo.ok()) log.line("after the wait gave up, '" + a.orElse() + "' failed too: exit " + undo.exit());
-                }
-                throw new OpFailed(a.what(), facts.mask(facts.substitute(a.until().command())),
-                    new ExecResult(1, "", "still after waiting up to " + a.until().waitUpTo().toSeconds() + " s: " + String.join("\n", still)));
-            }
-            return false;
-        }
-        if (op instanceof Op.WriteFile w) {
-            if (w.unless() != null && exec(w.unless()).ok()) return false;
-            // user data (a manifest, say) is used byte for byte; only gpuctl's own templates hold {{fact}}s
-            String content = w.literal() ? w.content() : facts.substitute(w.content());
-            HostFiles.Target t = target(w.path(), w.what());
-            Optional<HostFiles.Existing> existing = t instanceof HostFiles.Existing e ? Optional.of(e) : Optional.empty();
-            if (existing.isPresent() && readTarget(existing.get()).equals(content)) return false;
-            String mode = HostFiles.mode(existing.map(HostFiles.Existing::mode), w.mode(), false);
-            String owner = existing.map(HostFiles.Existing::owner).orElse(w.owner());
-            write(w.path(), w.what(), existing, content, mode, owner,
-                (w.secret() ? " [content not logged: secret]"
-                    : w.objects() != null ? " [a manifest, sha256 " + w.sha256() + ", of: " + w.objects().replace("\n", ", ") + "]"
-                    : ":\n" + content));
-            changed.add(w.path());
-            return true;
-        }
-        if (op instanceof Op.EditFile e) {
-            HostFiles.Target t = target(e.path(), e.what());
-            Optional<HostFiles.Existing> existing = t instanceof HostFiles.Existing x ? Optional.of(x) : Optional.empty();
-            String before = existing.map(this::readTarget).orElse("");
-            String after = e.edit().apply(before);
-            if (after.equals(before)) return false;
-            String mode = HostFiles.mode(existing.map(HostFiles.Existing::mode), e.mode(), true);
-            String owner = existing.map(HostFiles.Existing::owner).orElse("root:root");
-            write(e.path(), e.what(), existing, after, mode, owner, " (" + e.rule() + "):\n" + after);
-            changed.add(e.path());
-            return true;
-        }
-        if (op instanceof Op.Fetch f) {
-            String from = facts.substitute(f.remotePath()); // a path made in this step (mktemp -d) is a fact
-            if (f.newFile()) {
-                Path target;
-                try {
-                    target = NewPrivateFile.create(f.localPath());
-                } catch (StateDir.Refused ex) {
-                    throw new OpFailed(f.what(), "write " + f.localPath() + " (a new file)", new ExecResult(-1, "", ex.getMessage()));
-                }
-                try {
-                    remote.download(from, target); // streamed into the file just made: never in memory
-                } catch (RuntimeException ex) {
-                    try {
-                        Files.deleteIfExists(target);
-                    } catch (IOException ignored) {
-                        // our own new, partial file: named in the failure
-                    }
-                    throw ex;
-                }
-                log.line("fetched " + from + " to " + f.localPath() + " (a new file, 0600)");
-                return true;
-            }
-            // streamed into a private temp file beside the target, compared there, renamed into place: never in memory
-            Path tmp;
-            try {
-                tmp = StateDir.privateTempBeside(f.localPath());
-            } catch (IOException ex) {
-                throw new OpFailed(f.what(), "write " + f.localPath(), new ExecResult(-1, "", ex.toString()));
-            }
-            try {
-                remote.download(from, tmp);
-                if (Files.exists(f.localPath()) && Files.mismatch(f.localPath(), tmp) == -1) return false;
-                StateDir.moveInto(tmp, f.localPath());
-            } catch (IOException ex) {
-                throw new OpFailed(f.what(), "write " + f.localPath(), new ExecResult(-1, "", ex.toString()));
-            } finally {
-                try {
-                    Files.deleteIfExists(tmp);
-                } catch (IOException ignored) {
-                    // a private temp file in our own directory: left for the next run to overwrite
-                }
-            }
-            log.line("fetched " + from + " to " + f.localPath());
-            return true;
-        }
-        if (op instanceof Op.FetchKubeconfig k) {
-            byte[] content = remote.download(k.remotePath());
-            Optional<String> server;
-            try {
-                server = Optional.of(facts.substitute(k.server()));
-            } catch (IllegalStateException notLearned) { // the master's IP by name, not learned in this run: the recorded one
-                try {
-                    server = LaptopKubeconfigs.recordedServer(k.localPath());
-                } catch (IOException ex) {
-                    throw new OpFailed(k.what(), "read " + k.localPath(), new ExecResult(-1, "", ex.toString()));
-                }
-            }
-            boolean newCluster = k.newClusterFact() != null && facts.get(k.newClusterFact()).filter("new"::equals).isPresent();
-            try {
-                LaptopKubeconfigs.Installed got = LaptopKubeconfigs.install(k.localPath(), k.clusterName(),
-                    new String(content, StandardCharsets.UTF_8), server, newCluster);
-                got.notes().forEach(n -> {
-                    log.line(n);
-                    tell.accept(n);
-                });
-                if (got.changed()) log.line("rebuilt " + k.remotePath() + " into " + k.localPath());
-                return got.changed();
-            } catch (Kubeconfig.Refused | Kubeconfig.Invalid ex) {
-                throw new OpFailed(k.what(), "rebuild " + k.remotePath() + " into " + k.localPath(),
-                    new ExecResult(-1, "", ex.getMessage() + "\nnothing was written on this machine; look at the master before you trust it"
-                        + " (a master rebuilt on purpose: gpuctl reset, then gpuctl bootstrap)"));
-            } catch (IOException ex) {
-                throw new OpFailed(k.what(), "write " + k.localPath(), new ExecResult(-1, "", ex.toString()));
-            }
-        }
-        if (op instanceof Op.Send s) {
-            if (s.unless() != null && exec(s.unless()).ok()) return false;
-            log.line("send " + s.localPath() + " to " + s.remotePath() + " (" + s.mode() + " root:root)");
-            remote.upload(s.localPath(), s.remotePath(), s.mode(), "root:root");
-            return true;
-        }
-        if (op instanceof Op.Capture c) {
-            ExecResult res = exec(c.command(), c.secret());
-            if (!res.ok()) throw new OpFailed(c.what(), c.command(), res);
-            try {
-                c.parse().apply(res.stdout()).forEach((k, v) -> facts.put(k, v, c.secret()));
-            } catch (RuntimeException ex) {
-                throw new OpFailed(c.what(), c.command(), new ExecResult(-1, "", "unexpected output: " + facts.mask(ex.getMessage())));
-            }
-            return false;
-        }
-        throw new IllegalStateException("unknown op " + op);
-    }
-
-    /**
-     * Where a write to {@code path} lands (a link's target), checked on the host: a refusal ({@link HostFiles}) stops
-     * the op before anything is written.
-     */
-    private HostFiles.Target target(String path, String what) {
-        String command = HostFiles.probeCommand(path);
-        ExecResult r = exec(command);
-        HostFiles.Target t = HostFiles.parse(path, r.exit(), r.stdout());
-        if (t instanceof HostFiles.Refused refused) {
-            throw new OpFailed(what, "check " + path + " before writing it", new ExecResult(1, "", HostFiles.refusal(refused)));
-        }
-        return t;
-    }
-
-    private String readTarget(HostFiles.Existing e) {
-        return new String(remote.download(e.target()), StandardCharsets.UTF_8);
-    }
-
-    /**
-     * Backs the old file up once, then writes the new content to the real file (a link's target, the link kept)
-     * through a temp file beside it and a rename, with the mode and owner given.
-     */
-    private void write(String path, String what, Optional<HostFiles.Existing> existing, String content, String mode,
-                       String owner, String shown) {
-        String target = existing.map(HostFiles.Existing::target).orElse(path);
-        journalBeforeWrite(path, target, what);
-        log.line((existing.isEmpty() ? "write " : "edit ") + path
-            + (target.equals(path) ? "" : " (a link: writing its target " + target + ")") + " (" + mode + " " + owner + ")" + shown);
-        remote.upload(content.getBytes(StandardCharsets.UTF_8), target, mode, owner);
-    }
-
-    /**
-     * Before a write: keeps the file as it was before gpuctl first changed it (PATH.gpuctl-orig, never overwritten) and
-     * records the change in the host's change journal ({@link HostJournal#beforeWrite}), in one command; the write does
-     * not happen when that fails, so no file is changed without its journal line.
-     */
-    private void journalBeforeWrite(String path, String target, String what) {
-        String command = HostJournal.beforeWrite(path, target);
-        ExecResult r = exec(command);
-        if (!r.ok()) throw new OpFailed("back up " + path + " and journal the change before: " + what, command, r);
+        return new OpApplier(this, remote, log, facts, tell).apply(ops);
     }
 
     private static void sleep(Duration d) {

@@ -17,7 +17,11 @@ import org.yaml.snakeyaml.nodes.ScalarNode;
 import org.yaml.snakeyaml.nodes.SequenceNode;
 import org.yaml.snakeyaml.nodes.Tag;
 
-/** Reads the `cluster:` block and applies its defaults. See {@link InventoryLoader} for the rules. */
+/**
+ * Reads the `cluster:` block and applies its defaults. See {@link InventoryLoader} for the rules. Its proxy and
+ * controlPlaneEndpoint blocks are read by {@link ProxyReader} and {@link EndpointReader}. Kept at ~360 lines: the
+ * rest are the block's keys checked against each other (version, runtime, CNI and its manifests, CIDRs).
+ */
 final class ClusterReader {
     static final List<String> KEYS = List.of("name", "kubernetesVersion", "runtime", "cni", "podCidr",
         "serviceCidr", "siteNetworks", "timeServers", "packages", "cniManifest", "cniOperatorManifest", "devicePlugin",
@@ -25,11 +29,6 @@ final class ClusterReader {
     static final List<String> ENDPOINT_KEYS = List.of("vip", "address", "port");
     static final List<String> GPU_DRIVER_KEYS = List.of("hold", "holdKernel", "persistenceMode");
     static final List<String> PROXY_KEYS = List.of("http", "https", "noProxy");
-    /** A proxy URL: scheme, optional user:password@, host (name, IPv4 or [IPv6]), optional port, optional "/". */
-    private static final Pattern PROXY_URL = Pattern.compile(
-        "(https?)://([^\\s/@\"'\\\\]+@)?([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?/?");
-    /** A noProxy entry: a host name, a domain (leading '.'), an address or a CIDR, optionally :PORT; or '*'. */
-    private static final Pattern NO_PROXY_ENTRY = Pattern.compile("\\*|\\.?[A-Za-z0-9][-A-Za-z0-9.]*(:[0-9]{1,5})?|[0-9A-Fa-f:.]+(/[0-9]{1,3})?");
     static final List<String> DEVICE_PLUGIN_KEYS = List.of("version", "manifest");
     static final String DEFAULT_SERVICE_CIDR = "10.96.0.0/12";
     static final String DEFAULT_DEVICE_PLUGIN_VERSION = "v0.20.0";
@@ -47,15 +46,16 @@ final class ClusterReader {
     ClusterReader(ReadContext ctx) {
         this.ctx = ctx;
         this.problems = ctx.problems;
+        this.endpointReader = new EndpointReader(problems);
     }
 
     Optional<ScalarNode> podCidrNode() { return podCidrNode; }
 
-    /** Where controlPlaneEndpoint's vip (or address) is written, for the checks against the nodes. */
-    private Optional<ScalarNode> endpointNode = Optional.empty();
+    /** controlPlaneEndpoint's reader: it keeps where its vip (or address) is written, for the checks against the nodes. */
+    private final EndpointReader endpointReader;
     private Optional<Node> endpointKey = Optional.empty();
 
-    Optional<ScalarNode> endpointNode() { return endpointNode; }
+    Optional<ScalarNode> endpointNode() { return endpointReader.endpointNode(); }
 
     /** The `controlPlaneEndpoint` key, or empty when the inventory has none. */
     Optional<Node> endpointKey() { return endpointKey; }
@@ -125,94 +125,13 @@ final class ClusterReader {
             .map(d -> new GpuDriver(d.bool("hold").orElse(true), d.bool("holdKernel").orElse(false), d.bool("persistenceMode")))
             .orElse(GpuDriver.DEFAULT);
         Optional<Proxy> proxy = c.section("proxy", PROXY_KEYS, Map.of("no_proxy", "write it as noProxy:", "noproxy", "write it as noProxy:"))
-            .flatMap(this::proxy);
+            .flatMap(new ProxyReader(problems)::read);
         GpuSharing sharing = GpuSharingReader.read(c, "gpuSharing").orElse(GpuSharing.NONE);
         endpointKey = c.keyNode("controlPlaneEndpoint");
         Optional<ControlPlaneEndpoint> endpoint = c.section("controlPlaneEndpoint", ENDPOINT_KEYS, Map.of())
-            .flatMap(this::endpoint);
+            .flatMap(endpointReader::read);
         return new Cluster(name, version, runtime, cni, podCidr, serviceCidr, siteNetworks, timeServers,
             packages, cniManifest, operator, devicePlugin, schedulable, gpuDriver, proxy, sharing, endpoint);
-    }
-
-    private Optional<Proxy> proxy(Section p) {
-        Optional<String> http = p.scalar("http").flatMap(n -> proxyUrl(n, p.child("http")));
-        Optional<String> https = p.scalar("https").flatMap(n -> proxyUrl(n, p.child("https")));
-        List<String> noProxy = new ArrayList<>();
-        forEachScalar(p, "noProxy", (node, path) -> {
-            if (NO_PROXY_ENTRY.matcher(node.getValue()).matches()) noProxy.add(node.getValue());
-            else problems.at(node, path + ": '" + node.getValue() + "' is not a host, domain, address or CIDR"
-                + " (expected e.g. registry.internal, .lab.example, 10.0.0.5 or 10.0.0.0/8)");
-        });
-        if (http.isEmpty() && https.isEmpty()) {
-            if (p.value("http").isEmpty() && p.value("https").isEmpty()) {
-                problems.at(p.node(), p.path() + ": neither http nor https is given (expected e.g. proxy: { http:"
-                    + " http://proxy.lab:3128, https: http://proxy.lab:3128 }, or leave proxy out)");
-            }
-            return Optional.empty();
-        }
-        return Optional.of(new Proxy(http, https, noProxy));
-    }
-
-    /**
-     * {@code { vip: IP, port: 8443 }} (keepalived + haproxy on the masters; the port is haproxy's, never the API
-     * servers' 6443) or {@code { address: NAME_OR_IP, port: 6443 }} (a site load balancer). Exactly one of vip and address.
-     */
-    private Optional<ControlPlaneEndpoint> endpoint(Section e) {
-        Optional<ScalarNode> vip = e.scalar("vip");
-        Optional<ScalarNode> address = e.scalar("address");
-        Optional<Integer> port = e.port("port");
-        if (vip.isPresent() && address.isPresent()) {
-            problems.at(address.get(), e.child("address") + ": both vip and address are given (expected one: vip for a"
-                + " virtual IP that gpuctl keeps on the masters, address for a load balancer you run)");
-            return Optional.empty();
-        }
-        if (vip.isEmpty() && address.isEmpty()) {
-            if (e.value("vip").isEmpty() && e.value("address").isEmpty()) {
-                problems.at(e.node(), e.path() + ": neither vip nor address is given (expected { vip: IP } for a virtual IP"
-                    + " on the masters, or { address: NAME_OR_IP, port: 6443 } for a load balancer you run)");
-            }
-            return Optional.empty();
-        }
-        if (vip.isPresent()) {
-            endpointNode = vip;
-            Optional<byte[]> ip = Cidr.parseAddress(vip.get().getValue());
-            if (ip.isEmpty()) {
-                problems.at(vip.get(), e.child("vip") + ": '" + vip.get().getValue() + "' is not an IP address (expected a"
-                    + " free IPv4 or IPv6 address in the masters' subnet; for a DNS name of a load balancer you run, write"
-                    + " address: instead)");
-                return Optional.empty();
-            }
-            if (port.orElse(0) == ControlPlaneEndpoint.API_SERVER_PORT) {
-                problems.at(e.value("port").orElseThrow(), e.child("port") + ": 6443 is the API servers' own port on the"
-                    + " masters, where haproxy cannot listen too (expected another port, or leave it out for "
-                    + ControlPlaneEndpoint.VIP_PORT + ")");
-                return Optional.empty();
-            }
-            if (e.value("port").isPresent() && port.isEmpty()) return Optional.empty();
-            return Optional.of(new ControlPlaneEndpoint(ControlPlaneEndpoint.Kind.VIP, Cidr.formatAddress(ip.get()),
-                port.orElse(ControlPlaneEndpoint.VIP_PORT)));
-        }
-        endpointNode = address;
-        Optional<String> canonical = Names.canonicalAddress(address.get().getValue());
-        if (canonical.isEmpty()) {
-            problems.at(address.get(), e.child("address") + ": '" + address.get().getValue() + "' is not a valid address"
-                + " (expected the load balancer's IP address or DNS name)");
-            return Optional.empty();
-        }
-        if (e.value("port").isPresent() && port.isEmpty()) return Optional.empty();
-        return Optional.of(new ControlPlaneEndpoint(ControlPlaneEndpoint.Kind.ADDRESS, canonical.get(),
-            port.orElse(ControlPlaneEndpoint.API_SERVER_PORT)));
-    }
-
-    private Optional<String> proxyUrl(ScalarNode n, String path) {
-        Matcher m = PROXY_URL.matcher(n.getValue());
-        if (!m.matches() || m.group(4) != null && (Integer.parseInt(m.group(4).substring(1)) < 1
-            || Integer.parseInt(m.group(4).substring(1)) > 65535)) {
-            problems.at(n, path + ": '" + Secrets.maskUrl(n.getValue()) + "' is not a proxy URL (expected"
-                + " http://HOST:PORT or https://HOST:PORT, e.g. http://proxy.lab:3128, without spaces, quotes or a path)");
-            return Optional.empty();
-        }
-        return Optional.of(n.getValue());
     }
 
     static final String TIGERA_OPERATOR = "tigera-operator.yaml";

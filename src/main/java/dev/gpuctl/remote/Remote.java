@@ -62,6 +62,12 @@ public interface Remote extends AutoCloseable {
      */
     void download(String path, Path to);
 
+    /**
+     * Whether the connection still stands: false once it died (the host rebooted, the link broke), so that the engine
+     * makes a new one instead of sending a command down a dead one. A local host is always connected.
+     */
+    default boolean connected() { return true; }
+
     /** Closes the connection; never throws. */
     @Override
     void close();

@@ -43,6 +43,25 @@ public record Probe(String what, String command, BiFunction<ExecResult, Facts, O
         }, r -> Map.of(), Duration.ZERO);
     }
 
+    /**
+     * Like {@link #keeping}, for an answer that is a secret (the master's admin.conf: its client key): its stdout is
+     * never written to the host's log ({@link #secret}).
+     */
+    public static Probe keepingSecret(String what, String command, String key) {
+        return new Probe(what, command, (r, facts) -> {
+            facts.keep(key, r);
+            return Optional.empty();
+        }, new SecretAnswer(), Duration.ZERO);
+    }
+
+    /** A probe's learning that learns nothing and marks its answer a secret (see {@link #keepingSecret}). */
+    private record SecretAnswer() implements Function<ExecResult, Map<String, String>> {
+        @Override public Map<String, String> apply(ExecResult r) { return Map.of(); }
+    }
+
+    /** Whether the answer is a secret: the engine logs its exit status and stderr, never its stdout. */
+    public boolean secret() { return learn instanceof SecretAnswer; }
+
     /** Right when the command's trimmed stdout equals {@code expected}. */
     public static Probe equals(String what, String command, String expected) {
         return of(what, command, r -> r.stdout().strip().equals(expected) ? Optional.empty()

@@ -70,7 +70,7 @@ public final class Repair {
 
     /** The diagnosis: read-only, on the master (the cluster's view) and on each node. */
     public static Phase diagnose(List<String> nodes) {
-        return new Phase("diagnose", "diagnose " + String.join(", ", nodes), List.of(new DiagnoseStep(nodes)), false);
+        return new Phase("diagnose", "diagnose " + String.join(", ", nodes), List.of(new DiagnoseStep(nodes)), true);
     }
 
     static final class DiagnoseStep implements Step {

@@ -33,6 +33,7 @@ class FetchKubeconfigOpTest {
         return (Remote) Proxy.newProxyInstance(Remote.class.getClassLoader(), new Class<?>[] {Remote.class}, (proxy, m, args) -> switch (m.getName()) {
             case "download" -> served.getBytes(StandardCharsets.UTF_8);
             case "name" -> "m";
+            case "connected" -> true;
             case "hashCode" -> System.identityHashCode(proxy);
             case "equals" -> proxy == args[0];
             case "toString" -> "master";

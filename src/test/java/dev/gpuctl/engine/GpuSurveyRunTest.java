@@ -49,6 +49,7 @@ class GpuSurveyRunTest extends ShHosts {
                 yield ShRemote.run("PATH=" + bin + ":$PATH; export PATH; cd " + dir.resolve(h) + " && { " + args[0] + "\n}");
             }
             case "name", "toString" -> h;
+            case "connected" -> true;
             case "close" -> null;
             case "hashCode" -> System.identityHashCode(proxy);
             case "equals" -> proxy == args[0];

@@ -52,6 +52,7 @@ abstract class ShHosts {
                     }
                     return r;
                 case "name": return h;
+                case "connected": return true;
                 case "close": return null;
                 case "toString": return h;
                 case "hashCode": return System.identityHashCode(proxy);

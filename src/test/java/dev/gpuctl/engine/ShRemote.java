@@ -25,6 +25,7 @@ final class ShRemote {
             switch (m.getName()) {
                 case "exec": commands.add((String) args[0]); return run((String) args[0]);
                 case "name": return "sh";
+                case "connected": return true;
                 case "close": return null;
                 case "toString": return "ShRemote";
                 case "hashCode": return System.identityHashCode(proxy);

@@ -72,6 +72,19 @@ class StepRunnerTest {
         assertEquals(1, log.split("\n    1\n", -1).length - 1, log);
     }
 
+    @Test void aSecretAnswerIsKeptWholeButNeverLogged() throws IOException {
+        try (HostLog log = log()) {
+            runner(log).probe(List.of(Probe.keepingSecret("alone", "echo client-key-$((0+1))", "one")), false);
+            runner(log).probe(List.of(Probe.equals("other", "echo b", "b"), Probe.keepingSecret("in a batch", "echo client-key-$((1+1))", "two")), false);
+        }
+        assertEquals("client-key-1\n", facts.kept("one").orElseThrow().stdout());
+        assertEquals("client-key-2\n", facts.kept("two").orElseThrow().stdout());
+        String log = logText();
+        assertFalse(log.contains("client-key-1") || log.contains("client-key-2"), log);
+        assertEquals(2, log.split("\\[not logged: secret\\]", -1).length - 1, log);
+        assertTrue(log.contains("\n    b\n"), "other answers are logged: " + log);
+    }
+
     @Test void aSingleProbeRunsAsItIs() {
         try (HostLog log = log()) {
             assertEquals(List.of(), runner(log).probe(List.of(Probe.equals("one", "echo 1", "1")), false));

@@ -11,8 +11,8 @@ class ModernCiphersTest {
     @Test void openSshsDefaultCiphersInItsOrderThenCbc() {
         assertEquals(List.of("chacha20-poly1305@openssh.com", "aes128-ctr", "aes192-ctr", "aes256-ctr", "aes128-gcm@openssh.com",
                 "aes256-gcm@openssh.com", "aes128-cbc", "aes192-cbc", "aes256-cbc"),
-            new SshRemote.ModernCiphers().getCipherFactories().stream().map(Factory.Named::getName).toList(),
+            new SshConnect.ModernCiphers().getCipherFactories().stream().map(Factory.Named::getName).toList(),
             "all of them are in Java 17 (with BouncyCastle for chacha20-poly1305)");
-        assertEquals(SshRemote.ModernCiphers.class, SshRemote.config().getClass());
+        assertEquals(SshConnect.ModernCiphers.class, SshRemote.config().getClass());
     }
 }
