@@ -43,12 +43,15 @@ public final class EndpointStep implements Step {
         return "if [ -f " + Kube.ADMIN_CONF + " ]; then " + command + "; fi";
     }
 
-    /** A probe of this step: right on a master without a cluster; else {@code problem} judges the answer with the wanted endpoint. */
+    /**
+     * A probe of this step: right on a master without a cluster, and when the API server does not answer (init's check
+     * "API server answers" reports that; a verify of a stopped master names it once); else {@code problem} judges the
+     * answer with the wanted endpoint.
+     */
     static Probe probe(HostContext ctx, String what, String command, java.util.function.BiFunction<String, String, Optional<String>> problem) {
         return Probe.of(what, ifCluster(command), r -> Optional.empty())
             .judgedWithFacts((r, facts) -> {
-                if (!r.ok()) return Optional.of("could not ask: exit " + r.exit() + Probe.stderrHint(r));
-                if (r.stdout().isBlank()) return Optional.empty();
+                if (!r.ok() || r.stdout().isBlank()) return Optional.empty();
                 return problem.apply(r.stdout(), facts.substitute(wanted(ctx)));
             });
     }
@@ -79,7 +82,7 @@ public final class EndpointStep implements Step {
     static Probe certificateServed(HostContext ctx) {
         String local = KubeadmConfig.hostForUrl(ctx.nodeIp()) + ":6443";
         return probe(ctx, "the API server on " + local + " presents a certificate naming the endpoint's host",
-            "echo | timeout 10 openssl s_client -connect " + local + " 2>/dev/null | openssl x509 -noout -ext subjectAltName 2>&1 || true",
+            "echo | timeout 10 openssl s_client -connect " + local + " 2>/dev/null | openssl x509 -noout -ext subjectAltName 2>/dev/null || true",
             (out, want) -> sanProblem(out, want, "the certificate served on " + local));
     }
 
