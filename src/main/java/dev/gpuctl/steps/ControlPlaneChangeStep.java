@@ -25,8 +25,36 @@ public final class ControlPlaneChangeStep implements Step {
     public static final Facts.Key<EndpointMigration.View> VIEW = new Facts.Key<>("cluster.controlPlane", EndpointMigration.View.class,
         t -> EndpointMigration.View.parse(t).orElseThrow());
 
-    static final String READ = "if [ -f " + Kube.ADMIN_CONF + " ]; then " + Kube.kubectl("-n kube-system get cm kubeadm-config -o json")
-        + " && echo " + EndpointMigration.SEPARATOR + " && " + Kube.kubectl("get nodes -o json") + "; fi";
+    static final String READ = Kube.kubectl("-n kube-system get cm kubeadm-config -o json")
+        + " && echo " + EndpointMigration.SEPARATOR + " && " + Kube.kubectl("get nodes -o json");
+
+    /**
+     * Whether the cluster may have (or get) several masters: the inventory gives a VIP or a site address, or several
+     * masters. Then the question is {@link #READ} (the API); else only admin.conf's server is read (a file: #32's limit on
+     * kubectl calls), since a single master keeping its own address changes nothing and any other server there is refused.
+     */
+    static boolean mayHaveSeveral(HostContext ctx) {
+        return ctx.inventory().controlPlaneEndpoint().kind() != ControlPlaneEndpoint.Kind.MASTER || ctx.inventory().masters().size() > 1;
+    }
+
+    /** The question: nothing without a cluster; {@link #READ}, or admin.conf's server ({@link #mayHaveSeveral}). */
+    static String question(HostContext ctx) {
+        return "if [ -f " + Kube.ADMIN_CONF + " ]; then " + (mayHaveSeveral(ctx) ? READ
+            : "echo \"" + SERVER + " $(sed -n 's/^[[:space:]]*server:[[:space:]]*//p' " + Kube.ADMIN_CONF + ")\"") + "; fi";
+    }
+
+    /** The answer's prefix when only admin.conf's server was read. */
+    static final String SERVER = "admin.conf-server";
+
+    /** A single master's admin.conf naming another endpoint than its own: the endpoint would move from a load balancer. */
+    static Optional<String> serverProblem(String answer, String own) {
+        String server = answer.strip().substring(SERVER.length()).strip();
+        return server.equals("https://" + own) ? Optional.empty()
+            : Optional.of("the master's admin.conf names " + server + " and the inventory asks for the master's own address " + own
+                + " (no controlPlaneEndpoint, one master); gpuctl moves only a single master's own address to a VIP or a site load"
+                + " balancer, never back: the nodes joined through " + server + " would be orphaned; put controlPlaneEndpoint and the"
+                + " masters back in the inventory");
+    }
 
     @Override public String id() { return ID; }
     @Override public String title() { return "the running control plane against the inventory's (endpoint, masters)"; }
@@ -42,10 +70,10 @@ public final class ControlPlaneChangeStep implements Step {
     @Override public List<Probe> check(HostContext ctx) {
         List<String> masters = ctx.inventory().masters().stream().map(Node::name).toList();
         String inventory = String.valueOf(ctx.inventory().file());
-        return List.of(Probe.of("the cluster's controlPlaneEndpoint and control-plane nodes (kubeadm-config, kubectl get nodes)", READ,
+        return List.of(Probe.of("the cluster's controlPlaneEndpoint and control-plane nodes (kubeadm-config, kubectl get nodes)", question(ctx),
                 r -> Optional.empty())
             .learning(r -> {
-                if (!r.ok() || r.stdout().isBlank()) return Map.of();
+                if (!r.ok() || r.stdout().isBlank() || r.stdout().startsWith(SERVER)) return Map.of();
                 try {
                     EndpointMigration.View.parse(r.stdout());
                     return Map.of(VIEW.name(), r.stdout());
@@ -55,6 +83,13 @@ public final class ControlPlaneChangeStep implements Step {
             })
             .judgedWithFacts((r, facts) -> {
                 if (!r.ok() || r.stdout().isBlank()) return Optional.empty();
+                if (r.stdout().startsWith(SERVER)) {
+                    try {
+                        return serverProblem(r.stdout(), facts.substitute(ownEndpoint(ctx)));
+                    } catch (IllegalStateException notLearned) {
+                        return Optional.empty();
+                    }
+                }
                 EndpointMigration.View view;
                 try {
                     view = EndpointMigration.View.parse(r.stdout()).orElseThrow();

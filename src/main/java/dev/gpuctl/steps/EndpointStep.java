@@ -15,10 +15,10 @@ import java.util.function.Function;
  * differs (a single master growing behind a VIP or a site load balancer; a cluster made by an older gpuctl without
  * one), the way kubeadm's "Reconfiguring a kubeadm cluster" documents it, each op guarded by asking the host: the API
  * server's certificate re-issued with the new endpoint's host ({@code kubeadm init phase certs apiserver --config}, the
- * old pair kept in {@link #BACKUP}) and the API server restarted and waited for; kubeadm-config's ClusterConfiguration
- * uploaded with the new endpoint ({@code kubeadm init phase upload-config kubeadm --config}); admin.conf (and
- * super-admin.conf), kube-public/cluster-info and kube-proxy's kubeconfig pointed at it; the copies of admin.conf
- * refreshed. The nodes' kubelet.conf follow, one node at a time ({@link KubeletEndpointStep}), and then the new masters
+ * old pair kept in {@link #BACKUP}) and the API server restarted and waited for; admin.conf (and super-admin.conf),
+ * kube-public/cluster-info and kube-proxy's kubeconfig pointed at it; last kubeadm-config's ClusterConfiguration
+ * uploaded with the new endpoint ({@code kubeadm init phase upload-config kubeadm --config}: its endpoint right is this
+ * step's proof that the ops before it are done); the copies of admin.conf refreshed. The nodes' kubelet.conf follow, one node at a time ({@link KubeletEndpointStep}), and then the new masters
  * join. A new cluster (kubeadm init wrote the endpoint everywhere) has nothing to do here. {@link ControlPlaneChangeStep}
  * has already refused the changes that are not safe.
  */
@@ -53,6 +53,23 @@ public final class EndpointStep implements Step {
             .judgedWithFacts((r, facts) -> {
                 if (!r.ok() || r.stdout().isBlank()) return Optional.empty();
                 return problem.apply(r.stdout(), facts.substitute(wanted(ctx)));
+            });
+    }
+
+    /**
+     * kubeadm-config's endpoint as preflight learned it ({@link ControlPlaneChangeStep#VIEW}, refreshed by this step's last
+     * op): no API call of its own. Not learned (no cluster; a single master whose admin.conf already names its own
+     * address): right.
+     */
+    static Probe kubeadmConfigLearned(HostContext ctx) {
+        return Probe.of("kubeadm-config's controlPlaneEndpoint is the inventory's (as preflight read it)", "true", r -> Optional.empty())
+            .judgedWithFacts((r, facts) -> {
+                Optional<EndpointMigration.View> view = facts.get(ControlPlaneChangeStep.VIEW);
+                if (view.isEmpty()) return Optional.empty();
+                String want = facts.substitute(wanted(ctx));
+                String got = view.get().endpoint();
+                return got.equals(want) ? Optional.empty()
+                    : Optional.of("kubeadm-config says controlPlaneEndpoint " + (got.isEmpty() ? "(none)" : got) + ", the inventory " + want);
             });
     }
 
@@ -120,8 +137,9 @@ public final class EndpointStep implements Step {
     static Probe kubeProxy(HostContext ctx) { return configMapServer(ctx, "kube-system", "kube-proxy", "kubeconfig.conf"); }
 
     @Override public List<Probe> check(HostContext ctx) {
-        List<Probe> probes = new ArrayList<>(List.of(kubeadmConfig(ctx), certificateOnDisk(ctx), certificateServed(ctx), adminConf(ctx),
-            clusterInfo(ctx), kubeProxy(ctx)));
+        // kubeadm-config is uploaded last (below), so its endpoint right means every op before it is done; the ConfigMaps
+        // are asked only by the ops' guards
+        List<Probe> probes = new ArrayList<>(List.of(kubeadmConfigLearned(ctx), certificateOnDisk(ctx), certificateServed(ctx), adminConf(ctx)));
         probes.addAll(ControlPlaneStep.kubeconfigProbes(ctx));
         return List.copyOf(probes);
     }
@@ -163,9 +181,6 @@ public final class EndpointStep implements Step {
         List<Op> restart = new ArrayList<>(CertsRenewStep.restart("kube-apiserver", ctx.cluster().runtime().criSocket()));
         restart.set(0, ((Op.Run) restart.get(0)).unlessRight(certificateServed(ctx)));
         ops.addAll(restart);
-        ops.add(Op.Run.of("kubeadm-config's ClusterConfiguration with the new endpoint (kubeadm init phase upload-config kubeadm)",
-                withConfig(ctx, "kubeadm init phase upload-config kubeadm --config \"$f\""))
-            .unlessRight(kubeadmConfig(ctx)));
         ops.add(Op.Run.of("admin.conf and super-admin.conf pointed at the endpoint (kubectl config set-cluster --server)",
                 "for f in " + Kube.ADMIN_CONF + " /etc/kubernetes/super-admin.conf; do if [ -f $f ]; then " + setServer("$f", url) + "; fi; done")
             .unlessRight(adminConf(ctx)));
@@ -177,6 +192,11 @@ public final class EndpointStep implements Step {
         ops.add(Op.Run.of("kube-proxy's kubeconfig (kube-system/kube-proxy) pointed at the endpoint (kubectl replace)",
                 Kube.kubectl("replace -f - <<'" + EOF + "'\n" + Facts.ref(KUBE_PROXY_FACT) + "\n" + EOF))
             .unlessRight(kubeProxy(ctx)));
+        ops.add(Op.Run.of("kubeadm-config's ClusterConfiguration with the new endpoint, last (kubeadm init phase upload-config kubeadm)",
+                withConfig(ctx, "kubeadm init phase upload-config kubeadm --config \"$f\""))
+            .unlessRight(kubeadmConfig(ctx)));
+        ops.add(new Op.Capture("what the cluster says now (kubeadm-config, control-plane nodes)", ControlPlaneChangeStep.READ,
+            out -> Map.of(ControlPlaneChangeStep.VIEW.name(), out), false));
         ops.add(ControlPlaneStep.userKubeconfigOp(ctx));
         ops.add(ControlPlaneStep.fetchKubeconfigOp(ctx));
         return List.copyOf(ops);
