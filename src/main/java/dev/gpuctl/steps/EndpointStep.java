@@ -30,6 +30,8 @@ public final class EndpointStep implements Step {
     static final String CLUSTER_INFO_FACT = "endpoint.clusterInfo";
     static final String KUBE_PROXY_FACT = "endpoint.kubeProxy";
     static final String EOF = "GPUCTL_EOF";
+    /** haproxy's health check marks a restarted API server up again within a few of its intervals. */
+    static final java.time.Duration ENDPOINT_WAIT = java.time.Duration.ofSeconds(90);
 
     @Override public String id() { return "endpoint"; }
     @Override public String title() { return "the running cluster moved to the inventory's controlPlaneEndpoint"; }
@@ -44,15 +46,22 @@ public final class EndpointStep implements Step {
     }
 
     /**
-     * A probe of this step: right on a master without a cluster, and when the API server does not answer (init's check
-     * "API server answers" reports that; a verify of a stopped master names it once); else {@code problem} judges the
-     * answer with the wanted endpoint.
+     * A probe of this step: right on a master without a cluster; a command that fails is a problem (an op it guards
+     * runs, and says why it cannot); else {@code problem} judges the answer with the wanted endpoint. The step's check
+     * asks no API (its kubeadm-config is what preflight learned), so a stopped API server is init's check alone.
      */
     static Probe probe(HostContext ctx, String what, String command, java.util.function.BiFunction<String, String, Optional<String>> problem) {
         return Probe.of(what, ifCluster(command), r -> Optional.empty())
             .judgedWithFacts((r, facts) -> {
-                if (!r.ok() || r.stdout().isBlank()) return Optional.empty();
-                return problem.apply(r.stdout(), facts.substitute(wanted(ctx)));
+                if (!r.ok()) return Optional.of("could not ask: exit " + r.exit() + Probe.stderrHint(r));
+                if (r.stdout().isBlank()) return Optional.empty();
+                String want;
+                try {
+                    want = facts.substitute(wanted(ctx));
+                } catch (IllegalStateException notLearned) { // the master named by host name and not asked in this run
+                    return Optional.empty();
+                }
+                return problem.apply(r.stdout(), want);
             });
     }
 
@@ -66,7 +75,12 @@ public final class EndpointStep implements Step {
             .judgedWithFacts((r, facts) -> {
                 Optional<EndpointMigration.View> view = facts.get(ControlPlaneChangeStep.VIEW);
                 if (view.isEmpty()) return Optional.empty();
-                String want = facts.substitute(wanted(ctx));
+                String want;
+                try {
+                    want = facts.substitute(wanted(ctx));
+                } catch (IllegalStateException notLearned) {
+                    return Optional.empty();
+                }
                 String got = view.get().endpoint();
                 return got.equals(want) ? Optional.empty()
                     : Optional.of("kubeadm-config says controlPlaneEndpoint " + (got.isEmpty() ? "(none)" : got) + ", the inventory " + want);
@@ -184,6 +198,9 @@ public final class EndpointStep implements Step {
         ops.add(Op.Run.of("admin.conf and super-admin.conf pointed at the endpoint (kubectl config set-cluster --server)",
                 "for f in " + Kube.ADMIN_CONF + " /etc/kubernetes/super-admin.conf; do if [ -f $f ]; then " + setServer("$f", url) + "; fi; done")
             .unlessRight(adminConf(ctx)));
+        ops.add(Op.Await.of("wait until the API server answers through the endpoint (haproxy marks the restarted one up again)",
+            Probe.equals("the API server answers through " + url + " (kubectl get --raw /readyz with admin.conf)",
+                Kube.kubectl("get --raw=/readyz 2>&1"), "ok").waitingUpTo(ENDPOINT_WAIT)));
         ops.add(editedConfigMap(CLUSTER_INFO_FACT, "kube-public", "cluster-info", "kubeconfig", out -> url));
         ops.add(Op.Run.of("kube-public/cluster-info pointed at the endpoint (kubectl replace)",
                 Kube.kubectl("replace -f - <<'" + EOF + "'\n" + Facts.ref(CLUSTER_INFO_FACT) + "\n" + EOF))
