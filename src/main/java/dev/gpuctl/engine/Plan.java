@@ -32,12 +32,12 @@ public record Plan(String cluster, String summary, List<String> cidrConflicts, L
 
     /** The plan of a bootstrap: every phase and step, in order. */
     public static Plan of(Inventory inv) {
-        return of(inv, Steps.phases());
+        return of(inv, Steps.oneNodeAtATime(Steps.phases(), inv));
     }
 
     /** The plan of a bootstrap narrowed to the steps named (none: every step; preflight always shows). */
     public static Plan of(Inventory inv, Set<String> only) {
-        return of(inv, Steps.only(only));
+        return of(inv, Steps.oneNodeAtATime(Steps.only(only), inv));
     }
 
     public static Plan of(Inventory inv, List<Phase> phases) {

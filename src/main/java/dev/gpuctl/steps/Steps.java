@@ -1,7 +1,10 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.Node;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 
@@ -11,10 +14,13 @@ public final class Steps {
 
     public static List<Phase> phases() {
         return List.of(
-            new Phase("preflight", "preflight: every host, read-only", List.of(new PreflightStep(), new ClusterIdentityStep()), true),
+            new Phase("preflight", "preflight: every host, read-only", List.of(new PreflightStep(), new ClusterIdentityStep(),
+                new ControlPlaneChangeStep()), true),
             new Phase("hosts", "host preparation", List.of(new ProxyStep(), new TimeSyncStep(), new SwapStep(), new KernelStep(),
                 new RuntimeStep(), new DevCharStep(), new KubePackagesStep(), new DriverHoldStep(), new MigStep()), false),
-            new Phase("control-plane", "control plane and pod network", List.of(new LoadBalancerStep(), new ControlPlaneStep(), new CniStep(), new SchedulableStep()), false),
+            new Phase("control-plane", "control plane and pod network", List.of(new LoadBalancerStep(), new ControlPlaneStep(), new EndpointStep(), new CniStep(),
+                new SchedulableStep()), false),
+            new Phase(KubeletEndpointStep.ID, "kubelets pointed at the controlPlaneEndpoint", List.of(new KubeletEndpointStep()), false),
             new Phase("masters", "the other masters join the control plane", List.of(new ControlPlaneJoinStep()), false),
             new Phase("join", "workers join", List.of(new JoinStep()), false),
             new Phase("gpu", "GPUs", List.of(new GpuStep(), new GpuRecordStep(), new GpuHealthStep()), false),
@@ -41,6 +47,25 @@ public final class Steps {
         return new Phase("certificates", "certificates", List.of(new CertificatesStep()), false);
     }
 
+    /**
+     * The phases with {@link KubeletEndpointStep}'s phase split into one phase per node of the inventory, in its order:
+     * a kubelet pointed at a new endpoint restarts only after the node before it is Ready again.
+     */
+    public static List<Phase> oneNodeAtATime(List<Phase> phases, Inventory inv) {
+        List<Phase> out = new ArrayList<>();
+        for (Phase p : phases) {
+            if (!p.id().equals(KubeletEndpointStep.ID)) {
+                out.add(p);
+                continue;
+            }
+            for (Node n : inv.nodes()) {
+                out.add(new Phase(p.id() + "-" + n.name(), p.title() + " (" + n.name() + ")",
+                    List.of(new KubeletEndpointStep(Optional.of(n.name()))), false));
+            }
+        }
+        return List.copyOf(out);
+    }
+
     /** Step ids accepted by --only, in order. */
     public static List<String> ids() {
         return phases().stream().flatMap(p -> p.steps().stream()).map(Step::id).distinct().toList();
@@ -52,10 +77,12 @@ public final class Steps {
      */
     public static List<Phase> only(Set<String> ids) {
         if (ids.isEmpty()) return phases();
-        boolean makesCluster = ids.contains("init") || ids.contains("join") || ids.contains("join-masters");
+        boolean makesCluster = ids.contains("init") || ids.contains("join") || ids.contains("join-masters") || ids.contains("endpoint")
+            || ids.contains(KubeletEndpointStep.ID);
         return phases().stream()
             .map(p -> new Phase(p.id(), p.title(), p.steps().stream()
-                .filter(s -> p.readOnly() ? !(s instanceof ClusterIdentityStep) || makesCluster : ids.contains(s.id()))
+                .filter(s -> p.readOnly() ? !(s instanceof ClusterIdentityStep || s instanceof ControlPlaneChangeStep) || makesCluster
+                    : ids.contains(s.id()))
                 .collect(Collectors.toList()), p.readOnly()))
             .filter(p -> !p.steps().isEmpty())
             .toList();

@@ -36,7 +36,7 @@ public final class BootstrapWorkflow implements Workflow<Runner.Result> {
         return Steps.ids();
     }
 
-    @Override public List<Phase> first() { return Steps.only(only); }
+    @Override public List<Phase> first() { return Steps.oneNodeAtATime(Steps.only(only), inv); }
 
     @Override public Optional<List<Phase>> next(Runner.Result done) { return Optional.empty(); }
 

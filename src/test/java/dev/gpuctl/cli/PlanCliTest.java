@@ -37,18 +37,18 @@ class PlanCliTest {
     @Test void thePlanIsTheSummaryWhichHostGetsWhichStepAndWhatChangesWithoutACommandLine() {
         CliTest.Run r = CliTest.run("plan", CliTest.EXAMPLE.toString());
         assertEquals(0, r.code(), r::toString);
-        assertTrue(r.out().contains("Summary: 4 hosts, 17 steps"), r::toString);
+        assertTrue(r.out().contains("Summary: 4 hosts, 20 steps"), r::toString);
         List<String> lines = r.out().lines().toList();
         String header = lines.stream().filter(l -> l.trim().startsWith("HOST ")).findFirst().orElseThrow();
-        assertEquals(List.of("HOST", "ROLE", "GPU", "preflight", "cluster-identity", "proxy", "time", "swap", "kernel", "runtime", "packages", "dev-char-links", "driver-hold", "init", "cni",
-            "join", "gpu", "gpu-record", "gpu-health", "nfs"), List.of(header.trim().split(" +")));
-        assertEquals(List.of("master", "master", "no", "x", "x", "x", "x", "x", "x", "x", "x", "-", "-", "x", "x", "-", "x", "x", "-", "x"),
+        assertEquals(List.of("HOST", "ROLE", "GPU", "preflight", "cluster-identity", "control-plane-change", "proxy", "time", "swap", "kernel", "runtime", "packages", "dev-char-links", "driver-hold", "init", "endpoint", "cni", "endpoint-kubelets", "join", "gpu", "gpu-record", "gpu-health", "nfs"),
+            List.of(header.trim().split(" +")));
+        assertEquals(List.of("master", "master", "no", "x", "x", "x", "x", "x", "x", "x", "x", "x", "-", "-", "x", "x", "x", "x", "-", "x", "x", "-", "x"),
             List.of(lines.stream().filter(l -> l.startsWith("  master ")).findFirst().orElseThrow().trim().split(" +")));
-        assertEquals(List.of("worker-2", "worker", "yes", "x", "x", "x", "x", "x", "x", "x", "x", "x", "x", "-", "-", "x", "-", "-", "x", "x"),
+        assertEquals(List.of("worker-2", "worker", "yes", "x", "x", "-", "x", "x", "x", "x", "x", "x", "x", "x", "-", "-", "-", "x", "x", "-", "-", "x", "x"),
             List.of(lines.stream().filter(l -> l.startsWith("  worker-2 ")).findFirst().orElseThrow().trim().split(" +")));
-        assertTrue(r.out().contains("\n  kernel            kernel modules and sysctl: writes /etc/modules-load.d/k8s.conf, /etc/sysctl.d/k8s.conf; runs "),
+        assertTrue(r.out().contains("\n  kernel                kernel modules and sysctl: writes /etc/modules-load.d/k8s.conf, /etc/sysctl.d/k8s.conf; runs "),
             r::toString);
-        assertTrue(r.out().contains("\n  preflight         preflight (read-only): checks only\n"), r::toString);
+        assertTrue(r.out().contains("\n  preflight             preflight (read-only): checks only\n"), r::toString);
         assertTrue(r.out().contains("\n  worker-1  ssh root@172.16.10.100:22 (root), key "), r::toString);
         assertTrue(r.out().contains("Every phase, host, step, command and file: the same command with --details."), r::toString);
         assertFalse(r.out().contains("$ "), "no command line in the summary:\n" + r);
@@ -60,7 +60,7 @@ class PlanCliTest {
         CliTest.Run r = CliTest.run("plan", "--details", CliTest.EXAMPLE.toString());
         assertEquals(0, r.code(), r::toString);
         int details = r.out().indexOf("== phase 0");
-        assertTrue(r.out().indexOf("Summary: 4 hosts, 17 steps") >= 0 && r.out().indexOf("Summary: 4 hosts, 17 steps") < details, r::toString);
+        assertTrue(r.out().indexOf("Summary: 4 hosts, 20 steps") >= 0 && r.out().indexOf("Summary: 4 hosts, 20 steps") < details, r::toString);
         assertTrue(r.out().startsWith(summary.out().substring(0, summary.out().indexOf("Every phase, host"))), "the summary comes first, as it is");
         assertTrue(r.out().contains("[worker-1 172.16.10.100 worker]\n  step preflight:"), r::toString);
         assertTrue(r.out().contains("\n          $ swapoff -a\n"), r::toString);
@@ -70,7 +70,7 @@ class PlanCliTest {
     @Test void hostsAndOnlyNarrowThePlanAsTheyNarrowBootstrap() {
         CliTest.Run r = CliTest.run("plan", "--details", "--hosts", "worker-1,master", "--only", "join,gpu", CliTest.EXAMPLE.toString());
         assertEquals(0, r.code(), r::toString);
-        assertTrue(r.out().contains("Summary: 2 hosts, 4 steps"), r::toString);
+        assertTrue(r.out().contains("Summary: 2 hosts, 5 steps"), r::toString);
         assertFalse(r.out().contains("[worker-2 "), r::toString);
         assertFalse(r.out().contains("step time:"), r::toString);
         assertTrue(r.out().contains("step preflight:"), "preflight always runs, so the plan shows it");
@@ -84,7 +84,7 @@ class PlanCliTest {
         assertTrue(h.err().contains("unknown host 'worker-9' for --hosts (the inventory has: master, worker-1, worker-2, worker-3)"), h::toString);
         CliTest.Run s = CliTest.run("plan", "--only", "gpus", CliTest.EXAMPLE.toString());
         assertEquals(2, s.code(), s::toString);
-        assertTrue(s.err().contains("unknown step 'gpus' for --only (expected: preflight, cluster-identity, proxy, time,"), s::toString);
+        assertTrue(s.err().contains("unknown step 'gpus' for --only (expected: preflight, cluster-identity, control-plane-change, proxy, time,"), s::toString);
         assertEquals("", s.out());
     }
 
@@ -114,8 +114,7 @@ class PlanCliTest {
         JsonNode worker1 = doc.get("hostSteps").get(1);
         assertEquals("worker-1", worker1.get("name").asText());
         assertTrue(worker1.get("gpu").asBoolean());
-        assertEquals(List.of("preflight", "cluster-identity", "proxy", "time", "swap", "kernel", "runtime", "dev-char-links", "packages", "driver-hold", "join",
-            "gpu-health", "nfs"),
+        assertEquals(List.of("preflight", "cluster-identity", "proxy", "time", "swap", "kernel", "runtime", "dev-char-links", "packages", "driver-hold", "endpoint-kubelets", "join", "gpu-health", "nfs"),
             JSON.convertValue(worker1.get("steps"), List.class));
     }
 

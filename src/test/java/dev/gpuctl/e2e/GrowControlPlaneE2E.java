@@ -1,0 +1,134 @@
+package dev.gpuctl.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.gpuctl.testbed.TestBed;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * A single-master cluster grows into three masters behind a VIP by an inventory edit and a bootstrap: the VIP first,
+ * the API server's certificate re-issued with the VIP, kubeadm-config, admin.conf, every kubelet.conf, cluster-info and
+ * kube-proxy's kubeconfig pointed at the VIP, then the two new masters join; a pod running on the worker is left alone
+ * (same UID, no restart); a re-run changes nothing; an inventory that drops the new masters is refused before any change.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class GrowControlPlaneE2E {
+    static final String KUBECTL = "kubectl --kubeconfig=/etc/kubernetes/admin.conf ";
+    static TestBed bed;
+    static Path single;
+    static Path three;
+    static String vip;
+    static String master;
+    static List<String> newMasters;
+    static String worker;
+    static String podBefore;
+
+    @AfterAll static void down() {
+        if (bed != null) bed.down();
+    }
+
+    @BeforeAll static void up() throws IOException {
+        bed = TestBed.own("grow", 3);
+        List<String> hosts = bed.hosts();
+        master = hosts.get(0);
+        newMasters = hosts.subList(1, 3);
+        worker = hosts.get(3);
+        Path generated = bed.inventory("docker", "flannel");
+        String address = bed.address(master);
+        vip = address.substring(0, address.lastIndexOf('.')) + ".203";
+        String text = Files.readString(generated);
+        String grown = text.replace("cluster:\n", "cluster:\n  controlPlaneEndpoint: { vip: " + vip + " }\n");
+        String small = text;
+        for (String m : newMasters) {
+            String line = "{ name: " + m + ", address: " + bed.address(m) + ", role: worker }";
+            assertTrue(text.contains(line), text);
+            grown = grown.replace(line, "{ name: " + m + ", address: " + bed.address(m) + ", role: master, gpu: false }");
+            small = small.lines().filter(l -> !l.contains(line)).reduce("", (a, l) -> a + l + "\n");
+        }
+        single = generated.resolveSibling("inventory.yaml");
+        three = generated.resolveSibling("inventory-3.yaml");
+        Files.writeString(single, small);
+        Files.writeString(three, grown);
+    }
+
+    /** UID and restart count of the pod on the worker. */
+    static String pod() {
+        return bed.ok(master, KUBECTL + "get pod grow-probe -o json | python3 -c 'import json,sys; p=json.load(sys.stdin); "
+            + "print(p[\"metadata\"][\"uid\"], p[\"status\"][\"containerStatuses\"][0][\"restartCount\"], p[\"status\"][\"phase\"], "
+            + "p[\"spec\"][\"nodeName\"])'").strip();
+    }
+
+    @Test @Order(1) void aSingleMasterClusterWithAPodOnTheWorker() {
+        Gpuctl.Run r = Gpuctl.run("bootstrap", single.toString());
+        assertEquals(0, r.code(), r::toString);
+        assertEquals("https://" + bed.address(master) + ":6443", bed.ok(worker, "sed -n 's/^ *server: *//p' /etc/kubernetes/kubelet.conf").strip());
+        bed.ok(master, "cat <<'EOF' | " + KUBECTL + "apply -f -\napiVersion: v1\nkind: Pod\nmetadata: {name: grow-probe, namespace: default}\n"
+            + "spec:\n  nodeName: " + worker + "\n  containers:\n  - name: sleep\n    image: registry.k8s.io/pause:3.10.1\nEOF");
+        bed.ok(master, "for i in $(seq 60); do " + KUBECTL + "get pod grow-probe -o jsonpath='{.status.phase}' | grep -q Running && exit 0; sleep 1; done");
+        podBefore = pod();
+        assertTrue(podBefore.endsWith(" 0 Running " + worker), podBefore);
+    }
+
+    @Test @Order(2) void bootstrapGrowsItToThreeMastersBehindTheVip() {
+        Gpuctl.Run r = Gpuctl.run("bootstrap", three.toString());
+        assertEquals(0, r.code(), r::toString);
+        String url = "https://" + vip + ":8443";
+        // the API server's certificate (on disk and as served) names the VIP
+        assertTrue(bed.ok(master, "openssl x509 -noout -ext subjectAltName -in /etc/kubernetes/pki/apiserver.crt").contains("IP Address:" + vip));
+        assertTrue(bed.ok(master, "echo | openssl s_client -connect " + bed.address(master) + ":6443 2>/dev/null | openssl x509 -noout -ext subjectAltName")
+            .contains("IP Address:" + vip));
+        assertTrue(bed.ok(master, KUBECTL + "-n kube-system get cm kubeadm-config -o jsonpath='{.data.ClusterConfiguration}'")
+            .contains("controlPlaneEndpoint: " + vip + ":8443"));
+        assertTrue(bed.ok(master, KUBECTL + "-n kube-public get cm cluster-info -o jsonpath='{.data.kubeconfig}'").contains("server: " + url));
+        assertTrue(bed.ok(master, KUBECTL + "-n kube-system get cm kube-proxy -o jsonpath='{.data.kubeconfig\\.conf}'").contains("server: " + url));
+        assertEquals(url, bed.ok(master, "sed -n 's/^ *server: *//p' /etc/kubernetes/admin.conf").strip());
+        for (String h : List.of(master, worker)) {
+            assertEquals(url, bed.ok(h, "sed -n 's/^ *server: *//p' /etc/kubernetes/kubelet.conf").strip(), h);
+        }
+        // three control-plane nodes, Ready, asked through the VIP from the worker with its kubelet's credentials
+        String nodes = bed.ok(worker, "kubectl --kubeconfig=/etc/kubernetes/kubelet.conf get nodes -o json | python3 -c 'import json,sys\n"
+            + "for n in json.load(sys.stdin)[\"items\"]:\n"
+            + "    if \"node-role.kubernetes.io/control-plane\" in n[\"metadata\"].get(\"labels\", {}):\n"
+            + "        print(n[\"metadata\"][\"name\"], [c[\"status\"] for c in n[\"status\"][\"conditions\"] if c[\"type\"] == \"Ready\"])'");
+        for (String m : List.of(master, newMasters.get(0), newMasters.get(1))) assertTrue(nodes.contains(m + " ['True']"), nodes);
+        assertEquals(3, nodes.strip().lines().count(), nodes);
+        for (String m : newMasters) {
+            assertTrue(bed.ok(m, "test -f /etc/kubernetes/manifests/kube-apiserver.yaml && echo yes").contains("yes"), m);
+        }
+        // the pod on the worker is the same pod and was not restarted
+        assertEquals(podBefore, pod());
+    }
+
+    @Test @Order(3) void aReRunChangesNothing() {
+        Gpuctl.Run r = Gpuctl.run("bootstrap", three.toString());
+        assertEquals(0, r.code(), r::toString);
+        assertEquals(0, r.count("changed"), r::toString);
+        assertEquals(podBefore, pod());
+    }
+
+    @Test @Order(4) void droppingMastersFromTheInventoryIsRefusedBeforeAnyChange() throws IOException {
+        String shrunk = Files.readString(three);
+        for (String m : newMasters) {
+            shrunk = shrunk.replace("{ name: " + m + ", address: " + bed.address(m) + ", role: master, gpu: false }",
+                "{ name: " + m + ", address: " + bed.address(m) + ", role: worker }");
+        }
+        Path file = three.resolveSibling("inventory-shrunk.yaml");
+        Files.writeString(file, shrunk);
+        Gpuctl.Run r = Gpuctl.run("bootstrap", file.toString());
+        assertNotEquals(0, r.code(), r::toString);
+        assertTrue(r.toString().contains("that the inventory does not list as masters") && r.toString().contains("gpuctl remove-node "
+            + newMasters.get(0)), r::toString);
+        assertEquals(0, r.count("changed"), r::toString);
+    }
+}
