@@ -1,21 +1,13 @@
 package dev.gpuctl.cli;
 
-import dev.gpuctl.engine.Runner;
 import dev.gpuctl.hostconf.Terminal;
 import dev.gpuctl.hostconf.UsageReport;
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.remote.Remote;
-import dev.gpuctl.remote.RemoteException;
-import dev.gpuctl.remote.SshOptions;
 import dev.gpuctl.workflow.KueueWorkflows;
-import dev.gpuctl.workflow.Workflows;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.io.Writer;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
-import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -50,8 +42,6 @@ final class UsageCommand implements Callable<Integer> {
         }
     }
 
-    /** Longest a command on the master may run. */
-    private static final Duration TIMEOUT = Duration.ofMinutes(2);
 
     @Override public Integer call() throws IOException {
         if (json && csv) throw new GpuctlException(ExitCode.USAGE, "--json and --csv: choose one");
@@ -61,27 +51,10 @@ final class UsageCommand implements Callable<Integer> {
             throw new GpuctlException(ExitCode.USAGE, inv.file().getFileName() + " has no teams: (GPU-hours are counted per team's"
                 + " queue only when the inventory names the teams; see docs/inventory.md)");
         }
-        SshOptions ssh = connection.ssh();
-        Inventories.checkIdentityFiles(inventory.resolve(parent.env), List.of(inv.master()), ssh);
-        Remote master;
-        try {
-            master = Inventories.openCluster(inv, ssh, inventory.resolve(parent.env));
-        } catch (RemoteException e) {
-            throw GpuctlException.of(e);
-        }
         Instant now = Instant.now();
-        Workflows.Target on = new Workflows.Target(inv, n -> master, new PrintWriter(Writer.nullWriter()),
-            Runner.Options.verify(1, Set.of(inv.master().name()), TIMEOUT, Duration.ZERO), null);
-        KueueWorkflows.Outcome<UsageReport.Report> o = Workflows.run(KueueWorkflows.usage(now.minus(since), now, by), on,
-            PhaseRuns.guard(spec.commandLine().getErr()));
-        if (o.result().wasInterrupted()) throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted; run it again.\nLogs: " + o.result().logDir());
-        if (o.report().isEmpty()) {
-            String why = o.result().report().unreachable().stream().map(h -> h.error()).findFirst().orElse(o.problem());
-            throw new GpuctlException(PhaseRuns.noConnection(o.result()) ? ExitCode.UNREACHABLE : ExitCode.STEP_FAILED,
-                inv.master().name() + ": no usage: " + why + "\n  log: " + o.result().logDir().resolve(inv.master().name() + ".log"));
-        }
+        UsageReport.Report r = KueueReads.run(inv, inventory.resolve(parent.env), connection.ssh(), spec,
+            KueueWorkflows.usage(now.minus(since), now, by), "no usage");
         PrintWriter out = spec.commandLine().getOut();
-        UsageReport.Report r = o.report().get();
         out.print(json ? Terminal.jsonWriter().writeValueAsString(UsageReport.document(inv.cluster().name(), r)) + "\n"
             : csv ? UsageReport.csv(r) : UsageReport.text(inv.cluster().name(), r));
         out.flush();
