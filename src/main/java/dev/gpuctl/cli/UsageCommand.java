@@ -45,7 +45,6 @@ final class UsageCommand implements Callable<Integer> {
 
     @Override public Integer call() throws IOException {
         if (json && csv) throw new GpuctlException(ExitCode.USAGE, "--json and --csv: choose one");
-        if (since.isZero()) throw new GpuctlException(ExitCode.USAGE, "--since 0: expected a window, such as 30d");
         Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
         if (inv.teams().isEmpty()) {
             throw new GpuctlException(ExitCode.USAGE, inv.file().getFileName() + " has no teams: (GPU-hours are counted per team's"
