@@ -335,6 +335,14 @@ class RepairE2E {
             assertTrue(!pod.isEmpty() || System.nanoTime() < deadline, "gpu-probe runs on w1");
         }
         assertTrue(smiIn(pod).out().startsWith("GPU 0: "), () -> "the pod sees its GPU: " + smiIn(probePodQuiet()));
+        // the kubelet has given the pod its GPU (its device checkpoint names the pod): a daemon-reload acts on what the
+        // kubelet allocated, and the bed's API server reports a pod Running up to a heartbeat before its kubelet knows it
+        String uid = kubectl("get pod -n default " + pod + " -o json").path("metadata").path("uid").asText();
+        assertFalse(uid.isEmpty(), "the pod's uid");
+        String checkpoint = "cat /var/lib/kubelet/device-plugins/kubelet_internal_checkpoint 2>/dev/null; true";
+        for (long deadline = System.nanoTime() + 90_000_000_000L; !bed.ok(w1, checkpoint).contains(uid); Thread.sleep(1000)) {
+            assertTrue(System.nanoTime() < deadline, () -> "w1's kubelet allocated the pod's GPU: " + bed.ok(w1, checkpoint));
+        }
         // prevented after bootstrap: the links and the rule are there, and a daemon-reload takes nothing
         assertTrue(bed.ok(w1, "ls -l /dev/char/").contains("195:0 -> /dev/nvidia0"), "bootstrap made the links");
         assertTrue(bed.ok(w1, "cat /lib/udev/rules.d/71-nvidia-dev-char.rules").contains("create-dev-char-symlinks --create-all"));
@@ -344,7 +352,7 @@ class RepairE2E {
 
         // a host prepared the old way: no rule, no links; the next daemon-reload takes the pod's GPUs
         bed.ok(w1, "rm -f /lib/udev/rules.d/71-nvidia-dev-char.rules; find /dev/char -lname '*nvidia*' -delete; systemctl daemon-reload");
-        for (long deadline = System.nanoTime() + 30_000_000_000L; !smiIn(pod).out().contains(LOST); Thread.sleep(1000)) {
+        for (long deadline = System.nanoTime() + 90_000_000_000L; !smiIn(pod).out().contains(LOST); Thread.sleep(1000)) {
             assertTrue(System.nanoTime() < deadline, "the pod loses NVML: " + smiIn(pod));
         }
         Gpuctl.Run v = Gpuctl.run("verify", "--json", "--wait-timeout", "1", inventory.toString());
