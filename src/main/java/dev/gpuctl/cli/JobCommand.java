@@ -123,6 +123,7 @@ final class JobCommand implements Runnable {
                     job = TeamJobs.inTeam(job, t.get());
                     JobSpec queued = job;
                     TeamJobs.beyondQuota(queued, inv, t.get()).ifPresent(m -> { throw new GpuctlException(ExitCode.USAGE, m); });
+                    TeamJobs.beyondNodes(queued, inv, t.get()).ifPresent(m -> { throw new GpuctlException(ExitCode.USAGE, m); });
                     manifest = TeamJobs.render(job, t.get(), person);
                 } else {
                     manifest = JobManifest.render(job);

@@ -1,14 +1,14 @@
 package dev.gpuctl.workload;
 
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.inventory.Node;
 import dev.gpuctl.inventory.Team;
 import java.util.Optional;
 
 /**
  * A job submitted for a team: which team (asked, else the team the person is a member of), the job moved into the
  * team's namespace, and the refusal of a job Kueue could never admit (more GPUs than the team's quota and what it may
- * borrow) — before anything is submitted. Pure: the inventory and the spec only.
+ * borrow) or no node could hold (more GPUs than a node has free of the other teams' quota) — before anything is
+ * submitted. Pure: the inventory and the spec only.
  */
 public final class TeamJobs {
     private TeamJobs() {}
@@ -44,25 +44,24 @@ public final class TeamJobs {
      * Why Kueue could never admit the job in the team's queue, or empty: it asks for more GPUs than the team can ever get,
      * its nominal quota plus its borrowing limit, bounded by the cohort's capacity (every team's quota of the model
      * together: Kueue lends only nominal quota) and the cluster's GPUs of the model; taken over the GPU models the team
-     * can use. Whether a node can hold the job is {@link JobSubmit#unfit}'s question.
+     * can use. Whether a node can hold the job is {@link #beyondNodes}'s question.
      */
     public static Optional<String> beyondQuota(JobSpec spec, Inventory inv, Team team) {
         if (!spec.gpuResource().equals(JobSpec.WHOLE_GPU)) return Optional.empty();
+        TeamFit fit = TeamFit.of(inv);
         int most = 0;
         String at = "";
         String why = "";
         for (String model : inv.gpuModels()) {
-            int cluster = inv.nodes().stream().filter(Node::gpu).filter(n -> Inventory.gpuModel(n).equals(model))
-                .mapToInt(n -> n.gpus() * inv.sharing(n).replicas()).sum();
+            int cluster = fit.cluster(model);
             int cohort = inv.teams().stream().mapToInt(t -> t.quota(model)).sum();
             int quota = team.quota(model);
-            long own = team.borrowingLimit().isPresent() ? (long) quota + team.borrowingLimit().getAsInt() : Long.MAX_VALUE;
-            int reach = (int) Math.min(own, Math.min(cohort, cluster));
+            int reach = fit.reach(model, team);
             if (reach > most || at.isEmpty()) {
                 most = reach;
                 at = model;
                 String limit = team.borrowingLimit().isPresent() ? "its quota " + quota + " + borrowing limit " + team.borrowingLimit().getAsInt()
-                    + " = " + own : "its quota " + quota + " and no borrowing limit";
+                    + " = " + (quota + team.borrowingLimit().getAsInt()) : "its quota " + quota + " and no borrowing limit";
                 why = limit + "; the cohort's capacity (the teams' quotas together) is " + cohort + ", the cluster has " + cluster;
             }
         }
@@ -71,6 +70,14 @@ public final class TeamJobs {
         return Optional.of(spec.gpusAt() + ": gpus: " + spec.gpus() + " is more than team " + team.name() + " can ever get: "
             + most + " GPU" + (most == 1 ? "" : "s") + model + " (" + why + "), so Kueue would keep the job pending forever"
             + " (expected at most " + most + ", or a larger quota or borrowing for the team in the inventory)");
+    }
+
+    /**
+     * Why no node could ever fit the job's pod in the team's queue ({@link TeamFit#unfit}: more GPUs than any node has
+     * free of the other teams' quota), or empty; asked after {@link #beyondQuota}.
+     */
+    public static Optional<String> beyondNodes(JobSpec spec, Inventory inv, Team team) {
+        return TeamFit.of(inv).unfit(spec, team);
     }
 
     /** The Job's manifest for the team's LocalQueue, with the submitting person when known. */

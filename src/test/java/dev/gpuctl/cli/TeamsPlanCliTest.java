@@ -10,7 +10,10 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** plan shows the inventory's teams; a team quota above the cluster's GPUs is FILE:LINE:COLUMN and exit 2. */
+/**
+ * plan shows the inventory's teams; a team quota above the cluster's GPUs, and a job no team queue or no node could ever
+ * hold, are FILE:LINE:COLUMN and exit 2.
+ */
 class TeamsPlanCliTest {
     static final String INVENTORY = """
         cluster: { name: lab, kubernetesVersion: "1.35" }
@@ -47,6 +50,14 @@ class TeamsPlanCliTest {
         assertEquals(ExitCode.USAGE.code(), big.code(), big.toString());
         assertTrue(big.err().contains("job.yaml:1:38: gpus: 4 is more than team nlp can ever get: 3 GPUs (its quota 2 + borrowing limit 1 = 3;"),
             big.toString());
+        Files.writeString(job, "{ name: train, image: pytorch, gpus: 3 }\n");
+        CliTest.Run wide = CliTest.run("job", "submit", job.toString(), inv.toString(), "--team", "nlp");
+        assertEquals(ExitCode.USAGE.code(), wide.code(), wide.toString());
+        assertTrue(wide.err().contains("job.yaml:1:38: gpus: 3 is more than any node has free of the other teams' quota: the largest node,"
+            + " w1, has 2 GPUs; the other teams' quota (vision: 2) is 2 of the cluster's 4, which leaves 2 for team nlp"), wide.toString());
+        assertTrue(wide.err().contains("(expected at most 2, or split the work into jobs of at most 2 GPUs, or give team nlp more of the"
+            + " quota in the inventory)"), wide.toString());
+        assertFalse(wide.err().contains("Exception"), wide.toString());
     }
 
     @Test void queueNeedsTeamsAndAKnownTeam(@TempDir Path dir) throws IOException {

@@ -175,7 +175,8 @@ class TeamsE2E {
         Files.writeString(three, "{ name: three, image: registry.internal/trainer:cu118, gpus: 3 }\n");
         Gpuctl.Run refused = Gpuctl.run("job", "submit", three.toString(), inventory.toString(), "--team", "a");
         assertEquals(2, refused.code(), refused::toString);
-        assertTrue(refused.err().contains("gpus: 3 is more than any node has: the largest, ") && refused.err().contains(", has 2 GPUs"),
+        assertTrue(refused.err().contains("three.yaml:1:62: gpus: 3 is more than any node has free of the other teams' quota: the largest"
+            + " node, ") && refused.err().contains("the other teams' quota (b: 2) is 2 of the cluster's 4, which leaves 2 for team a"),
             refused::toString);
         assertEquals("", bed.ok(master, KUBECTL + "-n team-a get jobs -o name").strip(), "nothing was submitted");
 

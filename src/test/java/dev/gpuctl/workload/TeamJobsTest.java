@@ -92,4 +92,13 @@ class TeamJobsTest {
             + " capacity (the teams' quotas together) is 4"), cohort);
         assertTrue(cohort.startsWith("job.yaml:1:"), cohort);
     }
+
+    @Test void aJobNoNodeHoldsFreeOfTheOtherTeamsQuotaIsRefused() {
+        Team a = INV.team("a").orElseThrow();
+        assertEquals(Optional.empty(), TeamJobs.beyondNodes(spec(2, ""), INV, a));
+        String refused = TeamJobs.beyondNodes(spec(3, ""), INV, a).orElseThrow();
+        assertTrue(refused.startsWith("job.yaml:1:") && refused.contains(": gpus: 3 is more than any node has free of the other teams'"
+            + " quota: the largest node, w1, has 2 GPUs; the other teams' quota (b: 2) is 2 of the cluster's 4, which leaves 2 for"
+            + " team a, so w1 has at most 2 GPUs free of the other teams' quota."), refused);
+    }
 }
