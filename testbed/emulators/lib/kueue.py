@@ -3,7 +3,8 @@
 # the scheduler (ClusterQueue quota per flavor, BestEffortFIFO, cohort borrowing with borrowingLimit, classical reclaim
 # preemption), the Job start/stop on admission and eviction, Workload conditions and events with Kueue's own reasons and
 # messages, and ClusterQueue/LocalQueue status. It runs only while the kueue-controller-manager Deployment is available,
-# as the real one does; its webhook refuses Jobs while the webhook configuration exists and the controller is down.
+# as the real one does; its webhooks (mjob.kb.io, vjob.kb.io) refuse Jobs, as the API server words it, while their
+# configurations register them and the webhook Service has no ready endpoint.
 # Written from Kueue's source (pkg/scheduler, pkg/workload, pkg/controller/jobframework, pkg/cache/scheduler).
 #
 # The controller works on an `api` with objs(res, ns=None), get(res, ns, name), put(res, obj), delete(res, ns, name) and
@@ -21,6 +22,7 @@ FINALIZER = GROUP + "/resource-in-use"
 NS = "kueue-system"
 DEPLOYMENT = "kueue-controller-manager"
 MUTATING = "kueue-mutating-webhook-configuration"
+VALIDATING = "kueue-validating-webhook-configuration"
 
 
 def rfc3339(t):
@@ -48,28 +50,73 @@ def register_crds(res_table, crds):
 
 # ------------------------------------------------------------------ readiness and the Job webhook
 def controller_ready(api):
+    """The controller runs: its Deployment is Available with a ready replica (scaled to 0 it is Available, and no
+    controller runs)."""
     d = api.get("deployments", NS, DEPLOYMENT)
     if not d:
         return False
-    conds = (d.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Available" and c.get("status") == "True" for c in conds)
+    st = d.get("status") or {}
+    return int(st.get("readyReplicas") or 0) > 0 and any(c.get("type") == "Available" and c.get("status") == "True"
+                                                          for c in st.get("conditions") or [])
+
+
+def pod_ready(pod):
+    """A pod the endpoints controller lists as a ready address: not terminating, condition Ready True."""
+    if pod["metadata"].get("deletionTimestamp"):
+        return False
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in (pod.get("status") or {}).get("conditions") or [])
+
+
+def selects(selector, labels):
+    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+
+
+def call_webhook(api, webhook):
+    """What kube-apiserver's webhook client gets when it calls {@code webhook} (an entry of a webhook configuration) by
+    its clientConfig.service: None when the Service has a ready endpoint, else its error, worded as the API server's
+    (webhook/errors.go, ResolveEndpoint in apiserver/pkg/util/proxy: "no endpoints available for service %q")."""
+    svc_ref = (webhook.get("clientConfig") or {}).get("service") or {}
+    ns, name = svc_ref.get("namespace", ""), svc_ref.get("name", "")
+    url = "https://%s.%s.svc:%d%s?timeout=%ds" % (name, ns, int(svc_ref.get("port") or 443), svc_ref.get("path") or "",
+                                                  int(webhook.get("timeoutSeconds") or 10))
+    prefix = 'Internal error occurred: failed calling webhook "%s": failed to call webhook: Post "%s": ' % (webhook.get("name"), url)
+    svc = api.get("services", ns, name)
+    if not svc:
+        return prefix + 'service "%s" not found' % name
+    selector = (svc.get("spec") or {}).get("selector") or {}
+    if not any(pod_ready(p) and selects(selector, p["metadata"].get("labels") or {}) for p in api.objs("pods", ns)):
+        return prefix + 'no endpoints available for service "%s"' % name
+    return None
+
+
+def registered_webhook(api, res, config, name):
+    """The webhook {@code name} of the stored webhook configuration {@code config} (resource {@code res}), or None."""
+    c = api.get(res, None, config)
+    return next((w for w in (c or {}).get("webhooks") or [] if w.get("name") == name), None)
 
 
 def job_webhook(api, job):
-    """The mutating webhook mjob.kb.io on a Job CREATE: None when the Job may be created (suspended when it names a
-    queue), else the API server's error message (failurePolicy Fail: no webhook server, no Job)."""
-    if not api.get("mutatingwebhookconfigurations", None, MUTATING):
-        return None
-    if not controller_ready(api):
-        return ('Internal error occurred: failed calling webhook "mjob.kb.io": failed to call webhook: Post '
-                '"https://kueue-webhook-service.kueue-system.svc:443/mutate-batch-v1-job?timeout=10s": dial tcp 10.96.0.20:443:'
-                ' connect: connection refused')
-    labels = job.get("metadata", {}).get("labels") or {}
-    if labels.get(QUEUE_LABEL):
-        if not re.match(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", labels[QUEUE_LABEL]):
+    """The webhooks mjob.kb.io (mutating) and vjob.kb.io (validating) on a Job CREATE, each called only while its
+    configuration registers it: None when the Job may be created (suspended when it names a queue), else the API
+    server's error message (failurePolicy Fail: a webhook that cannot be called refuses the Job). The webhook server
+    answers while the webhook Service has a ready endpoint, a ready controller pod (the Deployment's)."""
+    mutating = registered_webhook(api, "mutatingwebhookconfigurations", MUTATING, "mjob.kb.io")
+    if mutating:
+        refused = call_webhook(api, mutating)
+        if refused:
+            return refused
+        if (job.get("metadata", {}).get("labels") or {}).get(QUEUE_LABEL):
+            job.setdefault("spec", {})["suspend"] = True
+    validating = registered_webhook(api, "validatingwebhookconfigurations", VALIDATING, "vjob.kb.io")
+    if validating:
+        refused = call_webhook(api, validating)
+        if refused:
+            return refused
+        labels = job.get("metadata", {}).get("labels") or {}
+        if labels.get(QUEUE_LABEL) and not re.match(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+                                                   labels[QUEUE_LABEL]):
             return 'admission webhook "vjob.kb.io" denied the request: metadata.labels[%s]: Invalid value: "%s": a lowercase' \
                    ' RFC 1123 subdomain must consist of lower case alphanumeric characters' % (QUEUE_LABEL, labels[QUEUE_LABEL])
-        job.setdefault("spec", {})["suspend"] = True
     return None
 
 

@@ -5,7 +5,7 @@ import os, sys, unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kueue
 
-NAMESPACED = {"jobs", "workloads", "localqueues", "events", "deployments"}
+NAMESPACED = {"jobs", "workloads", "localqueues", "events", "deployments", "pods", "services"}
 
 
 class Store:
@@ -54,8 +54,16 @@ class KueueTest(unittest.TestCase):
     def setUp(self):
         s = self.s = Store()
         s.put("deployments", {"metadata": {"name": kueue.DEPLOYMENT, "namespace": kueue.NS},
-                              "status": {"conditions": [{"type": "Available", "status": "True"}]}})
-        s.put("mutatingwebhookconfigurations", {"metadata": {"name": kueue.MUTATING}})
+                              "status": {"readyReplicas": 1, "conditions": [{"type": "Available", "status": "True"}]}})
+        for res, name, webhook, path in (("mutatingwebhookconfigurations", kueue.MUTATING, "mjob.kb.io", "/mutate-batch-v1-job"),
+                                         ("validatingwebhookconfigurations", kueue.VALIDATING, "vjob.kb.io", "/validate-batch-v1-job")):
+            s.put(res, {"metadata": {"name": name}, "webhooks": [{"name": webhook, "failurePolicy": "Fail", "clientConfig": {
+                "service": {"name": "kueue-webhook-service", "namespace": kueue.NS, "path": path}}}]})
+        s.put("services", {"metadata": {"name": "kueue-webhook-service", "namespace": kueue.NS},
+                           "spec": {"selector": {"control-plane": "controller-manager"}, "ports": [{"port": 443, "targetPort": 9443}]}})
+        s.put("pods", {"metadata": {"name": "kueue-controller-manager-6d8f9-x2z4q", "namespace": kueue.NS,
+                                    "labels": {"control-plane": "controller-manager"}},
+                       "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})
         s.put("resourceflavors", {"metadata": {"name": "gpu"}, "spec": {}})
         for team, borrowing in (("a", None), ("b", None)):
             s.put("namespaces", {"metadata": {"name": "team-" + team}})
@@ -148,10 +156,31 @@ class KueueTest(unittest.TestCase):
         self.settle()
         self.assertEqual("Workload namespace doesn't match ClusterQueue selector", kueue.cond(kueue.job_workload(self.s, job), "QuotaReserved")["message"])
 
-    def test_webhook_refuses_jobs_while_the_controller_is_down(self):
-        self.s.get("deployments", kueue.NS, kueue.DEPLOYMENT)["status"]["conditions"][0]["status"] = "False"
+    def test_webhook_refuses_jobs_while_its_service_has_no_ready_endpoint(self):
+        pod = self.s.get("pods", kueue.NS, "kueue-controller-manager-6d8f9-x2z4q")
+        pod["status"]["conditions"][0]["status"] = "False"
         job = {"metadata": {"name": "x", "labels": {kueue.QUEUE_LABEL: "a"}}, "spec": {}}
-        self.assertIn('failed calling webhook "mjob.kb.io"', kueue.job_webhook(self.s, job))
+        self.assertEqual('Internal error occurred: failed calling webhook "mjob.kb.io": failed to call webhook: Post'
+                         ' "https://kueue-webhook-service.kueue-system.svc:443/mutate-batch-v1-job?timeout=10s": no endpoints'
+                         ' available for service "kueue-webhook-service"', kueue.job_webhook(self.s, job))
+        self.assertNotIn("suspend", job["spec"], "a refused Job is not mutated")
+        pod["status"]["conditions"][0]["status"] = "True"
+        self.assertIsNone(kueue.job_webhook(self.s, job))
+        self.assertTrue(job["spec"]["suspend"])
+        self.s.delete("services", kueue.NS, "kueue-webhook-service")
+        self.assertTrue(kueue.job_webhook(self.s, job).endswith(': service "kueue-webhook-service" not found'))
+
+    def test_the_validating_webhook_refuses_a_bad_queue_name(self):
+        job = {"metadata": {"name": "x", "labels": {kueue.QUEUE_LABEL: "A_b"}}, "spec": {}}
+        self.assertTrue(kueue.job_webhook(self.s, job).startswith('admission webhook "vjob.kb.io" denied the request:'))
+
+    def test_without_its_configurations_no_webhook_is_called(self):
+        self.s.delete("mutatingwebhookconfigurations", None, kueue.MUTATING)
+        self.s.delete("validatingwebhookconfigurations", None, kueue.VALIDATING)
+        self.s.delete("pods", kueue.NS, "kueue-controller-manager-6d8f9-x2z4q")
+        job = {"metadata": {"name": "x", "labels": {kueue.QUEUE_LABEL: "a"}}, "spec": {}}
+        self.assertIsNone(kueue.job_webhook(self.s, job))
+        self.assertNotIn("suspend", job["spec"], "nothing suspends a Job without Kueue's webhook")
 
     def test_crds_are_served(self):
         table = {}

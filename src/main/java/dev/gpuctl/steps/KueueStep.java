@@ -91,10 +91,65 @@ public final class KueueStep implements Step {
     /** Kueue's webhook is registered: without its configurations a queued Job is not suspended at creation. */
     static Probe webhookRegistered() {
         return Probe.of("Kueue's webhook registered (" + MUTATING_WEBHOOK + ", " + VALIDATING_WEBHOOK + ")",
-            Kube.kubectl("get mutatingwebhookconfiguration " + MUTATING_WEBHOOK + " -o name") + " && "
-                + Kube.kubectl("get validatingwebhookconfiguration " + VALIDATING_WEBHOOK + " -o name"),
+            Kube.kubectl("get mutatingwebhookconfiguration/" + MUTATING_WEBHOOK + " validatingwebhookconfiguration/" + VALIDATING_WEBHOOK
+                + " -o name"),
             r -> r.ok() ? Optional.empty() : Optional.of("not registered: " + r.tail(2).strip().replace('\n', ' ')
                 + " (is Kueue's manifest applied? gpuctl bootstrap applies it)"));
+    }
+
+    /** Kueue's mutating webhook for batch/v1 Jobs: it suspends a Job that names a queue until Kueue admits it. */
+    static final String JOB_WEBHOOK = "mjob.kb.io";
+    static final String WEBHOOK_SERVICE = "kueue-webhook-service";
+    /** The name of the Job that {@link #webhookServes} dry-runs; nothing of that name is ever stored. */
+    static final String DRY_RUN_JOB = "gpuctl-kueue-webhook-check";
+
+    /**
+     * The Job that {@link #webhookServes} asks the API server to dry-run in {@code team}'s namespace: labelled with the
+     * team's queue and without {@code suspend}, so that only Kueue's webhook can have suspended the answer.
+     */
+    static String dryRunJob(Team team) {
+        ObjectNode job = Json.MAPPER.createObjectNode();
+        job.put("apiVersion", "batch/v1").put("kind", "Job");
+        ObjectNode md = job.putObject("metadata");
+        md.put("name", DRY_RUN_JOB).put("namespace", team.namespace());
+        md.putObject("labels").put(KueueObjects.MANAGED_BY, "gpuctl").put("kueue.x-k8s.io/queue-name", team.name());
+        ObjectNode pod = job.putObject("spec").putObject("template").putObject("spec");
+        pod.put("restartPolicy", "Never");
+        pod.putArray("containers").addObject().put("name", "check").put("image", "registry.k8s.io/pause:3.10");
+        try {
+            return Json.MAPPER.writeValueAsString(job);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * Kueue's webhook serves, not only is registered: a server-side dry-run create of a queued Job (nothing is stored)
+     * goes through the API server's admission, which calls {@value #JOB_WEBHOOK} (failurePolicy Fail); the answer must
+     * come back suspended, which only that webhook does. One kubectl process.
+     */
+    static Probe webhookServes(Inventory inv) {
+        Team team = inv.teams().get(0);
+        String command = "printf '%s\\n' " + Sh.quote(dryRunJob(team)) + " | "
+            + Kube.kubectl("create --dry-run=server -o jsonpath='{.spec.suspend}' -f -");
+        return Probe.of("Kueue's webhook " + JOB_WEBHOOK + " serves (a server-side dry-run of a queued Job in namespace "
+            + team.namespace() + " comes back suspended)", command, KueueStep::webhookAnswer);
+    }
+
+    /** Empty when the dry-run Job came back suspended; else what is wrong and what to do. */
+    static Optional<String> webhookAnswer(dev.gpuctl.remote.ExecResult r) {
+        if (!r.ok()) {
+            String err = r.tail(2).strip().replace('\n', ' ');
+            return Optional.of("Kueue's webhook " + JOB_WEBHOOK + " does not answer: the API server refused the dry-run (kubectl exit "
+                + r.exit() + "): " + err + ". While it does not, every Job create is refused (failurePolicy Fail), gpuctl job submit"
+                + " included. Its Service " + NAMESPACE + "/" + WEBHOOK_SERVICE + " needs a ready kueue-controller-manager pod: kubectl -n "
+                + NAMESPACE + " get pods,endpoints; kubectl -n " + NAMESPACE + " logs deploy/" + DEPLOYMENT + "; a Deployment scaled to 0"
+                + " comes back with kubectl -n " + NAMESPACE + " scale deployment/" + DEPLOYMENT + " --replicas=1");
+        }
+        if (r.stdout().strip().equals("true")) return Optional.empty();
+        return Optional.of("a server-side dry-run of a queued Job came back with suspend '" + r.stdout().strip() + "': Kueue's webhook "
+            + JOB_WEBHOOK + " did not suspend it, so queued jobs would start before Kueue admits them (is " + MUTATING_WEBHOOK
+            + " registered for batch/v1 Jobs? gpuctl bootstrap applies Kueue's manifest)");
     }
 
     /** Each team's ClusterQueue matches the inventory: its cohort, quota and borrowing limit per GPU model. */
@@ -179,6 +234,7 @@ public final class KueueStep implements Step {
         List<Probe> probes = new ArrayList<>(check(ctx));
         probes.set(1, controllerAvailable().waitingUpTo(CONTROLLER_WAIT));
         probes.add(2, webhookRegistered());
+        probes.add(3, webhookServes(ctx.inventory()));
         probes.addAll(queuesMatch(ctx.inventory()));
         return probes;
     }

@@ -288,7 +288,39 @@ class TeamsE2E {
         assertTrue(verify.out().contains("Kueue's controller and webhook available") || verify.err().contains("Kueue"), verify::toString);
     }
 
-    @Test @Order(9) void aQuotaEditChangesThatClusterQueueOnly() throws Exception {
+    /**
+     * The webhook serves, not only is registered: with Kueue's controller scaled to 0 its webhook Service has no ready
+     * endpoint, the API server refuses the verify's dry-run Job in its own words, and verify fails naming the webhook and
+     * what to do; scaled back, once the controller's pod is ready again (the Deployment's own count), verify is clean.
+     */
+    @Test @Order(9) void verifyFailsWhileKueuesWebhookDoesNotServe() throws Exception {
+        String deploy = "-n kueue-system scale deployment/kueue-controller-manager --replicas=";
+        assertEquals("deployment.apps/kueue-controller-manager scaled", bed.ok(master, KUBECTL + deploy + "0").strip());
+        try {
+            Gpuctl.Run down = Gpuctl.run("verify", inventory.toString());
+            assertEquals(4, down.code(), down::toString);
+            String all = down.out() + down.err();
+            assertTrue(all.contains("Kueue's webhook mjob.kb.io does not answer: the API server refused the dry-run (kubectl exit 1): Error from"
+                + " server (InternalError): error when creating \"STDIN\": Internal error occurred: failed calling webhook \"mjob.kb.io\":"
+                + " failed to call webhook: Post \"https://kueue-webhook-service.kueue-system.svc:443/mutate-batch-v1-job?timeout=10s\":"
+                + " no endpoints available for service \"kueue-webhook-service\""), down::toString);
+            assertTrue(all.contains("kubectl -n kueue-system scale deployment/kueue-controller-manager --replicas=1"), down::toString);
+            assertFalse(bed.ok(master, KUBECTL + "-n team-a get jobs -o name").contains("gpuctl-kueue-webhook-check"), "the dry-run stored nothing");
+        } finally {
+            bed.ok(master, KUBECTL + deploy + "1");
+        }
+        bed.ok(master, KUBECTL + "-n kueue-system wait deployment/kueue-controller-manager --for=jsonpath='{.status.readyReplicas}'=1"
+            + " --timeout=120s");
+        assertEquals("1", bed.ok(master, KUBECTL + "-n kueue-system get deployment kueue-controller-manager -o jsonpath='{.status.readyReplicas}'")
+            .strip());
+        Gpuctl.Run up = Gpuctl.run("verify", inventory.toString());
+        assertEquals(0, up.code(), up::toString);
+        assertFalse((up.out() + up.err()).contains("does not answer"), up::toString);
+        assertFalse(bed.ok(master, KUBECTL + "-n team-a get jobs -o name").contains("gpuctl-kueue-webhook-check"), "the dry-run stored nothing");
+        assertTrue(running("b", "b1"), "the controller's restart left the running jobs alone");
+    }
+
+    @Test @Order(10) void aQuotaEditChangesThatClusterQueueOnly() throws Exception {
         String b = clusterQueue("b").path("metadata").path("resourceVersion").asText();
         Path edited = inventory.resolveSibling("inventory-teams-edited.yaml");
         Files.writeString(edited, Files.readString(inventory).replace("{ name: a, gpus: 2,", "{ name: a, gpus: 1,"));
@@ -300,7 +332,7 @@ class TeamsE2E {
         assertTrue(running("a", "a1") && running("a", "a2") && running("b", "b1"), "a smaller quota preempts nothing");
     }
 
-    @Test @Order(10) void aRemovedTeamIsRefusedWhileItHasJobs() throws Exception {
+    @Test @Order(11) void aRemovedTeamIsRefusedWhileItHasJobs() throws Exception {
         Path without = inventory.resolveSibling("inventory-teams-without-b.yaml");
         Files.writeString(without, Files.readString(inventory).replace("  - { name: b, gpus: 2, members: [bob] }\n", ""));
         Gpuctl.Run r = Gpuctl.run("bootstrap", without.toString());

@@ -94,4 +94,38 @@ class KueueStepTest {
             what.toString());
         for (var t : i.teams()) assertTrue(what.contains("team " + t.name() + "'s ClusterQueue matches the inventory"), what.toString());
     }
+
+    static final String NO_ENDPOINTS = "Error from server (InternalError): error when creating \"STDIN\": Internal error occurred: failed"
+        + " calling webhook \"mjob.kb.io\": failed to call webhook: Post \"https://kueue-webhook-service.kueue-system.svc:443/mutate-batch-v1-job"
+        + "?timeout=10s\": no endpoints available for service \"kueue-webhook-service\"\n";
+
+    @Test void verifyAsksTheWebhookToServeADryRunOfAQueuedJob() throws Exception {
+        Inventory i = inv(TEAMS, "");
+        List<Probe> probes = new KueueStep().verify(new HostContext(i, i.master()));
+        Probe serves = probes.stream().filter(p -> p.what().startsWith("Kueue's webhook mjob.kb.io serves")).findFirst().orElseThrow();
+        assertTrue(serves.command().contains(" create --dry-run=server -o jsonpath='{.spec.suspend}' -f -"), serves.command());
+        assertEquals(1, serves.command().split("kubectl ", -1).length - 1, "one kubectl process: " + serves.command());
+        com.fasterxml.jackson.databind.JsonNode job = dev.gpuctl.hostconf.Json.MAPPER.readTree(KueueStep.dryRunJob(i.teams().get(0)));
+        assertEquals("team-a", job.path("metadata").path("namespace").asText());
+        assertEquals("a", job.path("metadata").path("labels").path("kueue.x-k8s.io/queue-name").asText());
+        assertTrue(job.path("spec").path("suspend").isMissingNode(), "only the webhook can suspend it");
+        assertTrue(serves.command().contains(dev.gpuctl.hostconf.ShellWords.quote(KueueStep.dryRunJob(i.teams().get(0)))), serves.command());
+
+        assertEquals(Optional.empty(), serves.judge().apply(new ExecResult(0, "true", ""), null));
+        String down = serves.judge().apply(new ExecResult(1, "", NO_ENDPOINTS), null).orElseThrow();
+        assertTrue(down.startsWith("Kueue's webhook mjob.kb.io does not answer: the API server refused the dry-run (kubectl exit 1):"
+            + " Error from server (InternalError)"), down);
+        assertTrue(down.contains("no endpoints available for service \"kueue-webhook-service\""), down);
+        assertTrue(down.contains("every Job create is refused (failurePolicy Fail)") && down.contains("kubectl -n kueue-system get pods,endpoints")
+            && down.contains("kubectl -n kueue-system scale deployment/kueue-controller-manager --replicas=1"), down);
+        String unmutated = serves.judge().apply(new ExecResult(0, "", ""), null).orElseThrow();
+        assertTrue(unmutated.contains("came back with suspend '': Kueue's webhook mjob.kb.io did not suspend it"), unmutated);
+    }
+
+    @Test void theRegistrationIsOneKubectl() {
+        String cmd = KueueStep.webhookRegistered().command();
+        assertEquals(1, cmd.split("kubectl ", -1).length - 1, cmd);
+        assertTrue(cmd.endsWith("get mutatingwebhookconfiguration/kueue-mutating-webhook-configuration"
+            + " validatingwebhookconfiguration/kueue-validating-webhook-configuration -o name"), cmd);
+    }
 }
