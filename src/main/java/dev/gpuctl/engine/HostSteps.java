@@ -34,13 +34,13 @@ final class HostSteps {
     private final Map<String, String> stoppedAt;
     private final Set<String> prepared = Collections.synchronizedSet(new HashSet<>());
 
-    HostSteps(Inventory inv, HostRun run, Facts facts, Runner.Options options, PrintWriter progress, Map<String, String> stoppedAt) {
-        this.inv = inv;
-        this.run = run;
-        this.facts = facts;
-        this.options = options;
-        this.progress = progress;
-        this.stoppedAt = stoppedAt;
+    HostSteps(RunParts parts) {
+        this.inv = parts.inv();
+        this.run = parts.run();
+        this.facts = parts.facts();
+        this.options = parts.options();
+        this.progress = parts.progress();
+        this.stoppedAt = parts.stoppedAt();
     }
 
     private StepRunner stepRunner(Node node, HostLog log) {

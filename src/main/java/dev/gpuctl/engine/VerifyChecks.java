@@ -46,13 +46,13 @@ final class VerifyChecks {
     /** Hosts where a check failed for good in this run: waiting for what is still starting there tells nothing more. */
     private final Set<String> definiteOn = ConcurrentHashMap.newKeySet();
 
-    VerifyChecks(Inventory inv, Facts facts, HostRun run, Runner.Options options, PrintWriter progress, Map<String, String> stoppedAt) {
-        this.inv = inv;
-        this.facts = facts;
-        this.run = run;
-        this.options = options;
-        this.progress = progress;
-        this.stoppedAt = stoppedAt;
+    VerifyChecks(RunParts parts) {
+        this.inv = parts.inv();
+        this.facts = parts.facts();
+        this.run = parts.run();
+        this.options = parts.options();
+        this.progress = parts.progress();
+        this.stoppedAt = parts.stoppedAt();
     }
 
     /** A run starts: what is still starting is waited for up to the run's wait from now; nothing has failed for good yet. */
