@@ -15,7 +15,7 @@ import java.util.function.Function;
 import picocli.CommandLine.Model.CommandSpec;
 
 /**
- * What the commands that work through the master alone share (queue, usage, job): the master opened (its cluster
+ * What the commands that work through the master alone share (kubeconfig, queue, usage, job): the master opened (its cluster
  * checked, {@link Inventories#openCluster}), the workflow run on it as one session with the common Ctrl-C path, and an
  * interrupted session said so (exit 4); the workflow's outcome is the command's to read.
  */
