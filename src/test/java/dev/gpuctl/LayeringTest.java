@@ -46,7 +46,7 @@ class LayeringTest {
             .whereLayer("cli").mayNotBeAccessedByAnyLayer()
             .whereLayer("workflow").mayOnlyBeAccessedByLayers("cli")
             .whereLayer("engine").mayOnlyBeAccessedByLayers("cli", "workflow")
-            .whereLayer("workload").mayOnlyBeAccessedByLayers("cli")
+            .whereLayer("workload").mayOnlyBeAccessedByLayers("cli", "workflow")
             // a command's phases are its workflow's: cli names steps only through a workflow
             .whereLayer("steps").mayOnlyBeAccessedByLayers("workflow", "engine")
             .whereLayer("remote").mayOnlyBeAccessedByLayers("steps", "engine", "workflow", "workload", "cli")

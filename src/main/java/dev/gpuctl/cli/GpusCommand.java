@@ -6,7 +6,8 @@ import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.remote.Remotes;
 import dev.gpuctl.remote.SshOptions;
-import dev.gpuctl.engine.GpuSurveyRun;
+import dev.gpuctl.workflow.GpusWorkflow;
+import dev.gpuctl.workflow.Workflows;
 import dev.gpuctl.workload.GpuSurvey;
 import dev.gpuctl.workload.GpuUsage;
 import dev.gpuctl.workload.GpusText;
@@ -14,6 +15,7 @@ import dev.gpuctl.workload.KnownGpus;
 import dev.gpuctl.workload.WorkloadException;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -54,10 +56,13 @@ final class GpusCommand implements Callable<Integer> {
         GpuSurvey.Survey survey;
         boolean notConnected;
         java.nio.file.Path logDir;
-        GpuSurveyRun.Answers answers = null;
+        GpusWorkflow.Answers answers = null;
         try {
-            answers = GpuSurveyRun.ask(inv, n -> n.isMaster() ? Inventories.openCluster(inv, ssh, inventory.resolve(parent.env))
-                : Remotes.open(n, ssh), sample);
+            GpusWorkflow workflow = new GpusWorkflow(inv, sample);
+            answers = Workflows.run(workflow, new Workflows.Target(inv, n -> n.isMaster() ? Inventories.openCluster(inv, ssh,
+                inventory.resolve(parent.env)) : Remotes.open(n, ssh), new PrintWriter(Writer.nullWriter()), workflow.options(), null),
+                PhaseRuns.guard(spec.commandLine().getErr()));
+            if (answers.interrupted()) throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted; run it again.\nLogs: " + answers.logDir());
             survey = GpuSurvey.of(inv, answers::answer, answers.unreachable(), sample);
             report = survey.usage();
             notConnected = !answers.notConnected().isEmpty();

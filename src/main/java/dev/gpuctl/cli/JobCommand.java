@@ -2,12 +2,9 @@ package dev.gpuctl.cli;
 
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryException;
-import dev.gpuctl.remote.Remote;
-import dev.gpuctl.remote.RemoteException;
-import dev.gpuctl.remote.Remotes;
 import dev.gpuctl.remote.SshOptions;
 import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.workload.JobControl;
+import dev.gpuctl.workflow.JobWorkflows;
 import dev.gpuctl.workload.JobList;
 import dev.gpuctl.workload.JobManifest;
 import dev.gpuctl.workload.JobSpec;
@@ -131,16 +128,7 @@ final class JobCommand implements Runnable {
             } catch (WorkloadException e) {
                 throw new GpuctlException(ExitCode.USAGE, e.getMessage(), e);
             }
-            String applied;
-            SshOptions ssh = connection.ssh();
-            Inventories.checkIdentityFiles(inventoryPath(), java.util.List.of(inv.master()), ssh);
-            try (Remote master = Inventories.openCluster(inv, ssh, inventoryPath())) {
-                applied = JobSubmit.submit(job, manifest, master);
-            } catch (WorkloadException e) {
-                throw new GpuctlException(e.refused() ? ExitCode.USAGE : ExitCode.STEP_FAILED, e.getMessage(), e);
-            } catch (RemoteException e) {
-                throw GpuctlException.of(e);
-            }
+            String applied = onMaster(inv, inventoryPath(), connection.ssh(), spec, JobWorkflows.submit(inv, job, manifest));
             PrintWriter out = out();
             out.print(applied.endsWith("\n") ? applied : applied + "\n");
             out.println("Follow it:");
@@ -163,19 +151,11 @@ final class JobCommand implements Runnable {
         @Spec CommandSpec spec;
         @ParentCommand JobCommand job;
 
-        /** kubectl on the master, with errors mapped to exit codes: refused input 2, a failed command 3. */
-        <T> T onMaster(Function<Remote, T> action) {
+        /** The job workflow on the master, with errors mapped to exit codes: refused input 2, a failed command 3. */
+        <T> T onMaster(Function<Inventory, JobWorkflows.Job<T>> workflow) {
             Path path = inventory().resolve(job.parent.env);
             Inventory inv = Inventories.load(path, job.parent.env);
-            SshOptions ssh = connection.ssh();
-            Inventories.checkIdentityFiles(path, java.util.List.of(inv.master()), ssh);
-            try (Remote master = Inventories.openCluster(inv, ssh, path)) {
-                return action.apply(master);
-            } catch (WorkloadException e) {
-                throw new GpuctlException(e.refused() ? ExitCode.USAGE : ExitCode.STEP_FAILED, e.getMessage(), e);
-            } catch (RemoteException e) {
-                throw GpuctlException.of(e);
-            }
+            return JobCommand.onMaster(inv, path, connection.ssh(), spec, workflow.apply(inv));
         }
 
         PrintWriter out() { return spec.commandLine().getOut(); }
@@ -225,8 +205,7 @@ final class JobCommand implements Runnable {
             if (namespace != null && !DNS_LABEL.matcher(namespace).matches()) {
                 throw new GpuctlException(ExitCode.USAGE, "--namespace '" + namespace + "' is not a namespace (expected lowercase letters, digits and '-')");
             }
-            boolean queued = !Inventories.load(inventory.resolve(job.parent.env), job.parent.env).teams().isEmpty();
-            out().print(JobList.text(onMaster(m -> JobControl.list(m, namespace, queued))));
+            out().print(JobList.text(onMaster(inv -> JobWorkflows.list(inv, namespace, !inv.teams().isEmpty()))));
             out().flush();
             return ExitCode.OK.code();
         }
@@ -242,7 +221,7 @@ final class JobCommand implements Runnable {
         @Override public Integer call() {
             checkName();
             if (tail != null && tail < 0) throw new GpuctlException(ExitCode.USAGE, "--tail " + tail + ": expected 0 or more lines");
-            String logs = onMaster(m -> JobControl.logs(m, namespace, name, tail == null ? OptionalInt.empty() : OptionalInt.of(tail)));
+            String logs = onMaster(inv -> JobWorkflows.logs(inv, namespace, name, tail == null ? OptionalInt.empty() : OptionalInt.of(tail)));
             out().print(logs.isEmpty() || logs.endsWith("\n") ? logs : logs + "\n");
             out().flush();
             return ExitCode.OK.code();
@@ -255,10 +234,28 @@ final class JobCommand implements Runnable {
     static final class Delete extends Named implements Callable<Integer> {
         @Override public Integer call() {
             checkName();
-            String said = onMaster(m -> JobControl.delete(m, namespace, name));
+            String said = onMaster(inv -> JobWorkflows.delete(inv, namespace, name));
             out().print(said.endsWith("\n") ? said : said + "\n");
             out().flush();
             return ExitCode.OK.code();
         }
+    }
+
+    /**
+     * A job workflow run on the master; its report, or a refusal (exit 2), a failed command (3), the master not
+     * reached (6: its error and log).
+     */
+    static <T> T onMaster(Inventory inv, Path file, SshOptions ssh, CommandSpec spec, JobWorkflows.Job<T> workflow) {
+        JobWorkflows.Outcome<T> o = MasterSession.run(inv, file, ssh, spec, workflow, workflow.options(), JobWorkflows.Outcome::result);
+        if (o.error().isPresent()) {
+            WorkloadException e = o.error().get();
+            throw new GpuctlException(e.refused() ? ExitCode.USAGE : ExitCode.STEP_FAILED, e.getMessage(), e);
+        }
+        if (o.report().isEmpty()) {
+            String why = o.result().failures().stream().map(f -> f.detail() + "\n  log: " + f.log()).findFirst()
+                .orElse(inv.master().name() + ": the master was not asked");
+            throw new GpuctlException(PhaseRuns.noConnection(o.result()) ? ExitCode.UNREACHABLE : ExitCode.STEP_FAILED, why);
+        }
+        return o.report().get();
     }
 }

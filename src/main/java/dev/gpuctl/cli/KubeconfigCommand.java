@@ -3,24 +3,18 @@ package dev.gpuctl.cli;
 import dev.gpuctl.engine.LaptopKubeconfigs;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.workflow.KubeconfigWorkflow;
-import dev.gpuctl.workflow.Workflows;
 import dev.gpuctl.hostconf.Kubeconfig;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.ExecResult;
-import dev.gpuctl.remote.Remote;
-import dev.gpuctl.remote.RemoteException;
-import dev.gpuctl.remote.SshOptions;
 import dev.gpuctl.hostconf.Kube;
 import java.io.File;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
@@ -66,21 +60,11 @@ final class KubeconfigCommand implements Callable<Integer> {
                     + " name another with --kubeconfig)");
             }
         }
-        SshOptions ssh = connection.ssh();
-        Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
-        Remote master;
-        try {
-            master = Inventories.openCluster(inv, ssh, invFile);
-        } catch (RemoteException e) {
-            throw GpuctlException.of(e);
-        }
         PrintWriter err = spec.commandLine().getErr();
         // the master's connection is the session's: `cat admin.conf` goes to the master's log in .gpuctl/logs, its content not
-        KubeconfigWorkflow.Read read = Workflows.run(new KubeconfigWorkflow(), new Workflows.Target(inv, n -> master,
-            new PrintWriter(Writer.nullWriter()), new Runner.Options(false, 1, Set.of(inv.master().name()), Duration.ofSeconds(30)), null),
-            PhaseRuns.guard(err));
+        KubeconfigWorkflow.Read read = MasterSession.run(inv, invFile, connection.ssh(), spec, new KubeconfigWorkflow(),
+            new Runner.Options(false, 1, Set.of(inv.master().name()), Duration.ofSeconds(30)), KubeconfigWorkflow.Read::result);
         Runner.Result result = read.result();
-        if (result.wasInterrupted()) throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted; run it again.\nLogs: " + result.logDir());
         if (!result.failures().isEmpty()) {
             StringBuilder sb = new StringBuilder("the master's admin.conf could not be read:\n");
             result.failures().forEach(f -> sb.append(f.describe()));

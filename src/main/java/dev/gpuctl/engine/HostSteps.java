@@ -1,13 +1,10 @@
 package dev.gpuctl.engine;
 
-import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.RemoteException;
-import dev.gpuctl.steps.Facts;
 import dev.gpuctl.steps.HostContext;
 import dev.gpuctl.steps.Phase;
 import dev.gpuctl.steps.Step;
-import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.HashMap;
@@ -24,24 +21,10 @@ import java.util.function.Consumer;
  * when not right (or said what would change), verified; one progress line per step; a step's once-per-run ops on the
  * master first. The runner owns the session (rounds, lock, stop); this class owns what one host does in a phase.
  */
-final class HostSteps {
-    private final Inventory inv;
-    private final HostRun run;
-    private final Facts facts;
-    private final Runner.Options options;
-    private final PrintWriter progress;
-    /** Where each host stopped after a stop request, shared with the runner's summary. */
-    private final Map<String, String> stoppedAt;
+final class HostSteps extends RunPart {
     private final Set<String> prepared = Collections.synchronizedSet(new HashSet<>());
 
-    HostSteps(Inventory inv, HostRun run, Facts facts, Runner.Options options, PrintWriter progress, Map<String, String> stoppedAt) {
-        this.inv = inv;
-        this.run = run;
-        this.facts = facts;
-        this.options = options;
-        this.progress = progress;
-        this.stoppedAt = stoppedAt;
-    }
+    HostSteps(RunParts parts) { super(parts); }
 
     private StepRunner stepRunner(Node node, HostLog log) {
         return new StepRunner(run.remote(node), log, facts, options.commandTimeout(), options.maxWait()).telling(told(node, "-"));

@@ -122,8 +122,9 @@ public final class Runner {
                     progress.flush();
                 }
             }, options.hosts().isEmpty() ? inv.nodes().size() : options.hosts().size());
-        this.verifyChecks = new VerifyChecks(inv, facts, run, options, progress, stoppedAt);
-        this.hostSteps = new HostSteps(inv, run, facts, options, progress, stoppedAt);
+        RunParts parts = new RunParts(inv, run, facts, options, progress, stoppedAt);
+        this.verifyChecks = new VerifyChecks(parts);
+        this.hostSteps = new HostSteps(parts);
         ClusterRecord.learn(inv, facts);
     }
 

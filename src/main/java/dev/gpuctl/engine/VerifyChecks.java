@@ -1,6 +1,5 @@
 package dev.gpuctl.engine;
 
-import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.inventory.Role;
 import dev.gpuctl.remote.Remote;
@@ -13,7 +12,6 @@ import dev.gpuctl.steps.PreflightStep;
 import dev.gpuctl.steps.Probe;
 import dev.gpuctl.steps.Repair;
 import dev.gpuctl.steps.Step;
-import java.io.PrintWriter;
 import java.time.Instant;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -34,26 +32,13 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * as rows of the hosts they concern; the wait for what is still starting; the fix named for each failed check. The
  * run loop (rounds, hosts, the pool, the host logs) stays {@link Runner}'s.
  */
-final class VerifyChecks {
-    private final Inventory inv;
-    private final Facts facts;
-    private final HostRun run;
-    private final Runner.Options options;
-    private final PrintWriter progress;
-    private final Map<String, String> stoppedAt;
+final class VerifyChecks extends RunPart {
     /** Until when (a {@link System#nanoTime()} instant) what is still starting is waited for. */
     private volatile long waitUntil;
     /** Hosts where a check failed for good in this run: waiting for what is still starting there tells nothing more. */
     private final Set<String> definiteOn = ConcurrentHashMap.newKeySet();
 
-    VerifyChecks(Inventory inv, Facts facts, HostRun run, Runner.Options options, PrintWriter progress, Map<String, String> stoppedAt) {
-        this.inv = inv;
-        this.facts = facts;
-        this.run = run;
-        this.options = options;
-        this.progress = progress;
-        this.stoppedAt = stoppedAt;
-    }
+    VerifyChecks(RunParts parts) { super(parts); }
 
     /** A run starts: what is still starting is waited for up to the run's wait from now; nothing has failed for good yet. */
     void start() {

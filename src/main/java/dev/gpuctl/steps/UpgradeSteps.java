@@ -1,12 +1,10 @@
 package dev.gpuctl.steps;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.gpuctl.hostconf.ApiServerImage;
 import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.hostconf.KubeadmConfig;
 import dev.gpuctl.hostconf.KubeFields;
 import dev.gpuctl.hostconf.KubeVersion;
-import dev.gpuctl.hostconf.NvidiaSmi;
 import dev.gpuctl.hostconf.UpgradePolicy;
 import dev.gpuctl.hostconf.UpgradePolicy.Options;
 import dev.gpuctl.inventory.Inventory;
@@ -62,7 +60,7 @@ public final class UpgradeSteps {
      */
     public static List<Phase> preparePhases(Inventory inv, Options o, Path backup) {
         List<Phase> phases = new ArrayList<>();
-        phases.add(new Phase("preflight", "upgrade preflight: every host, read-only", List.of(new Preflight(o.target())), true));
+        phases.add(new Phase("preflight", "upgrade preflight: every host, read-only", List.of(new UpgradePreflightStep(o.target())), true));
         Phase b = BackupStep.phase(backup);
         phases.add(new Phase(b.id(), b.title() + " (before the first change)", b.steps().stream()
             .map(s -> (Step) new SkipAtTarget(s, controlPlaneAt(o.target()), "the control plane is at " + o.target())).toList(), false));
@@ -79,10 +77,10 @@ public final class UpgradeSteps {
         List<Phase> phases = new ArrayList<>();
         if (inv.highlyAvailable()) phases.add(apiServersReady(inv, m));
         phases.add(new Phase("control-plane", "control plane to " + o.target() + " (on " + master + ")",
-            List.of(new KubeadmPackage(o.target(), Set.of(master)), new ControlPlane(o.target()), new KubeconfigsStep()), false));
+            List.of(new KubeadmPackageStep(o.target(), Set.of(master)), new ControlPlaneUpgradeStep(o.target()), new KubeconfigsStep()), false));
         phases.add(drain(List.of(master), o));
         phases.add(new Phase("master-node", "node " + master + ": kubelet and kubectl to " + o.target() + ", back",
-            List.of(new KubeletPackages(o.target(), Set.of(master)), new NodeBack(m, o.target())), false));
+            List.of(new KubeletPackagesStep(o.target(), Set.of(master)), new NodeBackStep(m, o.target())), false));
         return phases;
     }
 
@@ -102,10 +100,10 @@ public final class UpgradeSteps {
         Phase d = drain(List.of(name), o);
         return List.of(apiServersReady(inv, m),
             new Phase("control-plane-node", "control plane instance on " + name + " to " + o.target() + " (kubeadm upgrade node)",
-                List.of(new KubeadmPackage(o.target(), Set.of(name)), new ControlPlaneNode(o.target(), m)), false),
+                List.of(new KubeadmPackageStep(o.target(), Set.of(name)), new ControlPlaneNodeUpgradeStep(o.target(), m)), false),
             new Phase(d.id(), d.title(), d.steps(), d.readOnly()),
             new Phase("master-node", "node " + name + ": kubelet and kubectl to " + o.target() + ", back",
-                List.of(new KubeletPackages(o.target(), Set.of(name)), new NodeBack(m, o.target())), false));
+                List.of(new KubeletPackagesStep(o.target(), Set.of(name)), new NodeBackStep(m, o.target())), false));
     }
 
     /**
@@ -114,7 +112,7 @@ public final class UpgradeSteps {
      */
     public static Phase apiServersReady(Inventory inv, Node m) {
         return new Phase("api-servers-ready", "the other masters' API servers ready before " + m.name() + " goes down",
-            List.of(new ApiServersReady(m, inv.masters().stream().filter(n -> !n.name().equals(m.name())).toList())), true);
+            List.of(new ApiServersReadyStep(m, inv.masters().stream().filter(n -> !n.name().equals(m.name())).toList())), true);
     }
 
     /** The workers in batches of {@link Options#batchSize}, in inventory order. */
@@ -131,8 +129,8 @@ public final class UpgradeSteps {
         Phase d = drain(batch, o);
         return List.of(new Phase(d.id(), label + ": " + d.title(), d.steps(), false),
             new Phase("workers", label + ": kubeadm, kubeadm upgrade node, kubelet and kubectl to " + o.target(),
-                List.of(new KubeadmPackage(o.target(), Set.copyOf(batch)), new KubeletPackages(o.target(), Set.copyOf(batch))), false),
-            new Phase("back", label + ": Ready with every GPU, uncordoned", nodes.stream().map(n -> (Step) new NodeBack(n, o.target())).toList(), false));
+                List.of(new KubeadmPackageStep(o.target(), Set.copyOf(batch)), new KubeletPackagesStep(o.target(), Set.copyOf(batch))), false),
+            new Phase("back", label + ": Ready with every GPU, uncordoned", nodes.stream().map(n -> (Step) new NodeBackStep(n, o.target())).toList(), false));
     }
 
     /** Every phase of the upgrade, for the plan: preflight and backup, the first master's, the other masters', then each batch's. */
@@ -223,61 +221,7 @@ public final class UpgradeSteps {
             .unless("test \"$(apt-mark showhold | grep -cxE '" + String.join("|", KubePackagesStep.PACKAGES) + "')\" = " + KubePackagesStep.PACKAGES.size());
     }
 
-    // ------------------------------------------------------------------ steps
-
-    /** Every host: root, its kubelet's version, its GPUs; the master: every node's version and state, the skew rules. */
-    static final class Preflight implements Step {
-        private final KubeVersion target;
-
-        Preflight(KubeVersion target) { this.target = target; }
-
-        @Override public String id() { return "preflight"; }
-        @Override public String title() { return "upgrade preflight (read-only)"; }
-        @Override public boolean runsOn(HostContext ctx) { return true; }
-        @Override public List<Op> apply(HostContext ctx) { return List.of(); }
-
-        @Override public List<Probe> check(HostContext ctx) {
-            List<Probe> probes = new ArrayList<>();
-            probes.add(Probe.equals("commands run as root", "id -u", "0"));
-            probes.add(Probe.of("a joined node: kubelet installed and configured", "kubelet --version && test -s /etc/kubernetes/kubelet.conf",
-                r -> r.ok() ? Optional.empty() : Optional.of("no kubelet or no /etc/kubernetes/kubelet.conf: this host is not a node of a"
-                    + " cluster; bootstrap it first (gpuctl bootstrap)")));
-            if (ctx.gpu()) {
-                probes.add(Probe.of("nvidia-smi answers (its GPU count is what the node must offer again)",
-                        "nvidia-smi --query-gpu=" + NvidiaSmi.QUERY_FIELDS + " --format=csv,noheader,nounits 2>&1",
-                        r -> r.ok() ? Optional.empty() : Optional.of("nvidia-smi failed (exit " + r.exit() + "): " + r.tail(2)))
-                    .learning(r -> PreflightStep.gpuFacts(ctx, r)));
-            }
-            if (ctx.node().isMaster()) probes.addAll(cluster(ctx));
-            return probes;
-        }
-
-        /** kube-apiserver's image in its static-pod manifest, learned by the first of the master's probes. */
-        static String apiServerFact(Node master) { return "upgrade." + master.name() + ".apiServerImage"; }
-
-        static Facts.Key<ApiServerImage> apiServer(Node master) {
-            return new Facts.Key<>(apiServerFact(master), ApiServerImage.class, ApiServerImage::parse);
-        }
-
-        /** The master's questions: the control plane's version (its manifest), then every node's version and state. */
-        private List<Probe> cluster(HostContext ctx) {
-            Inventory inv = ctx.inventory();
-            Node master = ctx.node();
-            String image = "f=" + PreflightStep.APISERVER_MANIFEST + "; test -s $f || { echo 'no '$f >&2; exit 3; };"
-                + " sed -n 's/^[[:space:]]*image:[[:space:]]*//p' $f";
-            return List.of(
-                Probe.of("a control plane here: kube-apiserver's image (" + PreflightStep.APISERVER_MANIFEST + ")", image,
-                        r -> r.ok() ? Optional.empty() : Optional.of(r.exit() == 3 ? "no control plane here (" + PreflightStep.APISERVER_MANIFEST
-                            + " is missing): bootstrap the cluster first" : "cannot read " + PreflightStep.APISERVER_MANIFEST + ": " + r.tail(2)))
-                    .learning(r -> r.ok() ? Map.of(apiServerFact(master), r.stdout()) : Map.of()),
-                Probe.of("the cluster's versions allow " + target + " (one minor at a time, no downgrade, kubelets never ahead) and"
-                        + " every node is Ready", Kube.kubectl("get nodes " + NODES.outputFlag()), r -> Optional.empty())
-                    .judgedWithFacts((r, facts) -> {
-                        if (!r.ok()) return Optional.of("kubectl failed: " + r.tail(2));
-                        return judge(inv, target, facts.get(apiServer(master)).flatMap(ApiServerImage::version), nodeStates(r.stdout()));
-                    }));
-        }
-    }
+    // ------------------------------------------------------------------ verdicts (the steps: one file each, UpgradePreflightStep … NodeBackStep)
 
     /** The master's preflight verdict: the skew rules over the API server and every kubelet, every inventory node Ready. */
     public static Optional<String> judge(Inventory inv, KubeVersion target, Optional<KubeVersion> controlPlane, Map<String, NodeState> nodes) {
@@ -292,65 +236,6 @@ public final class UpgradeSteps {
         }
         problems.addAll(0, UpgradePolicy.refusals(controlPlane.get(), kubelets, target));
         return problems.isEmpty() ? Optional.empty() : Optional.of(String.join("\n", problems));
-    }
-
-    /** kubeadm at the target on the master or on a batch's workers: the package source and pin moved, installed, held. */
-    static final class KubeadmPackage implements Step {
-        private final KubeVersion target;
-        private final Set<String> hosts;
-
-        KubeadmPackage(KubeVersion target, Set<String> hosts) { this.target = target; this.hosts = hosts; }
-
-        @Override public String id() { return "kubeadm"; }
-        @Override public String title() { return "kubeadm " + target + " (package source and pin moved, held)"; }
-        @Override public boolean runsOn(HostContext ctx) { return hosts.contains(ctx.node().name()); }
-
-        @Override public List<Probe> check(HostContext ctx) {
-            return List.of(Probe.of("kubeadm at " + target + " (kubeadm version -o short)", "kubeadm version -o short",
-                r -> KubeVersion.parse(r.stdout().strip()).filter(target::metBy).isPresent() ? Optional.empty()
-                    : Optional.of("kubeadm is " + r.stdout().strip() + ", the upgrade needs " + target)));
-        }
-
-        @Override public List<Op> apply(HostContext ctx) {
-            List<Op> ops = new ArrayList<>(source(ctx, target));
-            ops.add(Op.Run.of("install kubeadm " + target, install(List.of("kubeadm"), target)));
-            ops.add(hold());
-            return ops;
-        }
-    }
-
-    /** The control plane at the target: kubeadm upgrade plan, then kubeadm upgrade apply with kubeadm's own version. */
-    static final class ControlPlane implements Step {
-        private final KubeVersion target;
-
-        ControlPlane(KubeVersion target) { this.target = target; }
-
-        @Override public String id() { return "control-plane"; }
-        @Override public String title() { return "kubeadm upgrade plan, kubeadm upgrade apply " + target; }
-        @Override public boolean runsOn(HostContext ctx) { return ctx.firstMaster(); }
-
-        @Override public List<Probe> check(HostContext ctx) {
-            return List.of(manifestAt(target));
-        }
-
-        @Override public List<Op> apply(HostContext ctx) {
-            return List.of(
-                Op.Run.of("kubeadm upgrade plan", "kubeadm upgrade plan"),
-                Op.Run.of("kubeadm upgrade apply " + target + " --yes", "kubeadm upgrade apply \"$(kubeadm version -o short)\" --yes"));
-        }
-
-        @Override public List<Probe> verify(HostContext ctx) {
-            List<Probe> probes = new ArrayList<>(check(ctx));
-            probes.add(ownApiServerAt(ctx.node(), target));
-            probes.add(Probe.of("kubeadm-config's kubernetesVersion at " + target,
-                Kube.kubectl("-n kube-system get configmap kubeadm-config -o jsonpath='{.data.ClusterConfiguration}'"),
-                r -> {
-                    var m = Pattern.compile("(?m)^kubernetesVersion:\\s*\"?(v[0-9.]+)").matcher(r.stdout());
-                    return m.find() && KubeVersion.parse(m.group(1)).filter(target::metBy).isPresent() ? Optional.empty()
-                        : Optional.of("kubeadm-config does not say " + target);
-                }));
-            return probes;
-        }
     }
 
     /** kube-apiserver's image in this master's static-pod manifest at the target. */
@@ -385,55 +270,6 @@ public final class UpgradeSteps {
             + dev.gpuctl.inventory.ControlPlaneEndpoint.API_SERVER_PORT;
     }
 
-    /** Another master's control plane instance at the target: {@code kubeadm upgrade node} on it. */
-    static final class ControlPlaneNode implements Step {
-        private final KubeVersion target;
-        private final Node master;
-
-        ControlPlaneNode(KubeVersion target, Node master) { this.target = target; this.master = master; }
-
-        @Override public String id() { return "control-plane-node"; }
-        @Override public String title() { return "kubeadm upgrade node (control plane instance to " + target + ")"; }
-        @Override public boolean runsOn(HostContext ctx) { return ctx.node().name().equals(master.name()); }
-
-        @Override public List<Probe> check(HostContext ctx) {
-            return List.of(manifestAt(target));
-        }
-
-        @Override public List<Op> apply(HostContext ctx) {
-            return List.of(Op.Run.of("kubeadm upgrade node", "kubeadm upgrade node"));
-        }
-
-        @Override public List<Probe> verify(HostContext ctx) {
-            return List.of(manifestAt(target), ownApiServerAt(master, target));
-        }
-    }
-
-    /**
-     * Before a master goes down: every other master's API server answers {@code /readyz} (curl, any certificate: the
-     * question is only whether it is ready). One that does not is a refusal naming it.
-     */
-    static final class ApiServersReady implements Step {
-        private final Node master;
-        private final List<Node> others;
-
-        ApiServersReady(Node master, List<Node> others) { this.master = master; this.others = List.copyOf(others); }
-
-        @Override public String id() { return "api-servers-ready"; }
-        @Override public String title() { return "the API servers of " + others.stream().map(Node::name).toList() + " ready"; }
-        @Override public boolean runsOn(HostContext ctx) { return ctx.node().name().equals(master.name()); }
-        @Override public List<Op> apply(HostContext ctx) { return List.of(); }
-
-        @Override public List<Probe> check(HostContext ctx) {
-            return others.stream().map(n -> Probe.of(n.name() + "'s API server ready (" + apiServerUrl(n) + "/readyz)",
-                readyz(n), r -> notReady(master, n, r.exit(), r.stdout() + r.stderr()))).toList();
-        }
-
-        static String readyz(Node n) {
-            return "curl -sk --max-time 5 -o /dev/null -w '%{http_code}' " + Sh.quote(apiServerUrl(n) + "/readyz");
-        }
-    }
-
     /**
      * Why {@code master} must not go down yet: {@code other}'s API server did not answer /readyz with 200 (curl's exit
      * and the HTTP code it printed); empty when it did.
@@ -444,103 +280,6 @@ public final class UpgradeSteps {
         return Optional.of(other.name() + "'s API server is not ready (" + apiServerUrl(other) + "/readyz: " + why + "): "
             + master.name() + " is not taken down while another master's API server is not ready, so the VIP keeps a healthy"
             + " backend; bring " + other.name() + " back (gpuctl verify says why) and run upgrade again");
-    }
-
-    /**
-     * kubelet and kubectl at the target on a node (on a worker, first {@code kubeadm upgrade node}: its kubelet
-     * configuration from the cluster's), held, kubelet restarted.
-     */
-    static final class KubeletPackages implements Step {
-        private final KubeVersion target;
-        private final Set<String> hosts;
-
-        KubeletPackages(KubeVersion target, Set<String> hosts) { this.target = target; this.hosts = hosts; }
-
-        @Override public String id() { return "kubelet"; }
-        @Override public String title() { return "kubelet and kubectl " + target + ", kubelet restarted"; }
-        @Override public boolean runsOn(HostContext ctx) { return hosts.contains(ctx.node().name()); }
-
-        @Override public List<Probe> check(HostContext ctx) {
-            List<Probe> probes = new ArrayList<>();
-            if (ctx.gpu()) {
-                // what NodeBack waits for: the node's allocatable nvidia.com/gpu equal to this count again
-                probes.add(Probe.of("nvidia-smi answers (its GPU count is what the node must offer again)",
-                        "nvidia-smi --query-gpu=" + NvidiaSmi.QUERY_FIELDS + " --format=csv,noheader,nounits 2>&1",
-                        r -> r.ok() ? Optional.empty() : Optional.of("nvidia-smi failed (exit " + r.exit() + "): " + r.tail(2)))
-                    .learning(r -> PreflightStep.gpuFacts(ctx, r)));
-            }
-            probes.addAll(List.of(
-                Probe.succeeds("kubelet at " + target + " (kubelet --version)", kubeletAt(target)),
-                Probe.succeeds("kubectl at " + target + " (kubectl version --client)",
-                    "kubectl version --client 2>/dev/null | awk '/^Client Version/ {print $3}' | grep -qE '" + versionRegex(target) + "'"),
-                Probe.equals("kubelet running", "systemctl is-active kubelet 2>&1 || true", "active")));
-            return probes;
-        }
-
-        @Override public List<Op> apply(HostContext ctx) {
-            List<Op> ops = new ArrayList<>();
-            if (!ctx.node().isMaster()) {
-                ops.add(Op.Run.of("kubeadm upgrade node", "kubeadm upgrade node").unless(kubeletAt(target)));
-            } else {
-                ops.addAll(source(ctx, target));
-            }
-            ops.add(Op.Run.of("install kubelet, kubectl " + target, install(List.of("kubelet", "kubectl"), target)));
-            ops.add(hold());
-            ops.add(Op.Run.of("restart kubelet", "systemctl daemon-reload && systemctl restart kubelet"));
-            return ops;
-        }
-
-        @Override public List<Probe> verify(HostContext ctx) {
-            List<Probe> probes = new ArrayList<>(check(ctx).stream().filter(p -> !p.what().equals("kubelet running")).toList());
-            probes.add(Probe.equals("kubelet running", "systemctl is-active kubelet 2>&1 || true", "active").waitingUpTo(Duration.ofMinutes(1)));
-            return probes;
-        }
-    }
-
-    /** One node back, seen from the master: its kubelet at the target, Ready, every GPU allocatable again, uncordoned. */
-    static final class NodeBack implements Step {
-        static final Duration WAIT = Duration.ofMinutes(5);
-        private final Node node;
-        private final KubeVersion target;
-
-        NodeBack(Node node, KubeVersion target) { this.node = node; this.target = target; }
-
-        @Override public String id() { return "back-" + node.name(); }
-        @Override public String title() { return node.name() + " Ready at " + target + (node.gpu() ? " with every GPU" : "") + ", uncordoned"; }
-        @Override public boolean runsOn(HostContext ctx) { return ctx.firstMaster(); }
-
-        @Override public List<Probe> check(HostContext ctx) {
-            return List.of(Probe.of(title(), Kube.kubectl("get nodes " + NODES.outputFlag()), r -> Optional.empty())
-                .judgedWithFacts((r, facts) -> {
-                    if (!r.ok()) return Optional.of("kubectl failed: " + r.tail(2));
-                    NodeState s = nodeStates(r.stdout()).get(node.name());
-                    if (s == null) return Optional.of(node.name() + " is not a node of the cluster");
-                    return back(s, target, node.gpu() ? facts.get(GpuStep.gpuCountFact(node)) : Optional.empty());
-                }));
-        }
-
-        @Override public List<Op> apply(HostContext ctx) {
-            return List.of(Op.Await.of("wait until " + node.name() + " is Ready at " + target + (node.gpu() ? " with its GPUs allocatable" : ""), up()),
-                Op.Run.of("uncordon " + node.name(), Kube.kubectl("uncordon " + Sh.quote(node.name()))));
-        }
-
-        /** What the apply waits for: the node Ready at the target with every GPU, cordoned or not (it uncordons next). */
-        Probe up() {
-            return Probe.of(node.name() + " Ready at " + target + (node.gpu() ? " with every GPU" : ""), Kube.kubectl("get nodes " + NODES.outputFlag()),
-                    r -> Optional.empty())
-                .judgedWithFacts((r, facts) -> {
-                    if (!r.ok()) return Optional.of("kubectl failed: " + r.tail(2));
-                    NodeState s = nodeStates(r.stdout()).get(node.name());
-                    if (s == null) return Optional.of(node.name() + " is not a node of the cluster");
-                    return back(new NodeState(s.name(), s.kubelet(), s.ready(), false, s.gpus()), target,
-                        node.gpu() ? facts.get(GpuStep.gpuCountFact(node)) : Optional.empty());
-                })
-                .waitingUpTo(WAIT);
-        }
-
-        @Override public String whileWaiting(String problem, Duration upTo) {
-            return "waiting up to " + upTo.toSeconds() + "s: " + problem;
-        }
     }
 
     /** Why a node is not back yet: its kubelet's version, Ready, its GPUs (when it has them), cordoned. */

@@ -9,8 +9,6 @@ import dev.gpuctl.hostconf.NvidiaSmi;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.ExecResult;
-import dev.gpuctl.remote.Remote;
-import dev.gpuctl.hostconf.Kube;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -21,32 +19,12 @@ import java.util.function.Function;
 
 /**
  * Who holds which GPU, from what the hosts answered ({@link GpuQuestions}: kubectl on the master, with its admin.conf,
- * so this machine needs no kubeconfig; nvidia-smi on every GPU node), and the master's kubectl for the job commands.
- * Read-only.
+ * so this machine needs no kubeconfig; nvidia-smi on every GPU node). Read-only.
  */
 public final class GpuSurvey {
-    static final Duration TIMEOUT = Duration.ofMinutes(1);
     static final String NEXT = "Is the cluster up? Check it with: gpuctl verify";
 
     private GpuSurvey() {}
-
-    /** kubectl ARGS on the master; its stdout, or a {@link WorkloadException} naming the host, command and stderr. */
-    public static String kubectl(Remote master, String args, String next) {
-        String command = Kube.kubectl(args);
-        ExecResult r = master.exec(command, TIMEOUT);
-        if (!r.ok()) throw WorkloadException.failed(master.name(), command, r, next);
-        return r.stdout();
-    }
-
-    /** kubectl ARGS on the master asking for the query's fields; the answer as {@code -o json}-shaped list text. */
-    public static String fields(Remote master, String args, KubeFields.Query query, String next) {
-        String out = kubectl(master, args + " " + query.outputFlag(), next);
-        try {
-            return query.json(out);
-        } catch (IllegalArgumentException e) {
-            throw new WorkloadException(master.name() + ": kubectl " + args + ": " + e.getMessage() + ". " + next);
-        }
-    }
 
     /** Who holds which GPU and, when a window was sampled, how each GPU was used meanwhile. */
     public record Survey(GpuUsage.Report usage, Optional<GpuActivity.Report> activity) {}

@@ -5,26 +5,25 @@ import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryException;
 import dev.gpuctl.inventory.InventoryLoader;
 import dev.gpuctl.inventory.Names;
-import dev.gpuctl.inventory.Nfs;
-import dev.gpuctl.inventory.NfsExport;
 import dev.gpuctl.inventory.Problems;
 import dev.gpuctl.inventory.Quantity;
 import dev.gpuctl.inventory.Section;
 import dev.gpuctl.inventory.YamlSource;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.regex.Pattern;
 import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
-import org.yaml.snakeyaml.nodes.NodeTuple;
 import org.yaml.snakeyaml.nodes.ScalarNode;
 import org.yaml.snakeyaml.nodes.SequenceNode;
 import org.yaml.snakeyaml.nodes.Tag;
+
+import static dev.gpuctl.workload.JobSpecEnv.env;
+import static dev.gpuctl.workload.JobSpecMounts.mount;
+import static dev.gpuctl.workload.JobSpecPod.*;
 
 /**
  * Loads and validates a job spec the way {@link InventoryLoader} loads an inventory (the same YAML rules and limits,
@@ -56,15 +55,6 @@ public final class JobSpecLoader {
     static final List<String> KEYS = List.of("name", "namespace", "image", "command", "gpus", "env", "dataset", "checkpoint",
         "args", "workingDir", "nodeSelector", "tolerations", "imagePullSecrets", "resources", "shm", "ttlSecondsAfterFinished",
         "activeDeadlineSeconds", "migProfile");
-    static final List<String> RESOURCE_KEYS = List.of("requests", "limits");
-    static final List<String> QUANTITY_KEYS = List.of("cpu", "memory");
-    static final List<String> TOLERATION_KEYS = List.of("key", "operator", "value", "effect", "tolerationSeconds");
-    static final List<String> SECRET_REF_KEYS = List.of("secret", "key");
-    static final List<String> EFFECTS = List.of("NoSchedule", "PreferNoSchedule", "NoExecute");
-    /** A Secret's data key: letters, digits, '-', '_' and '.'. */
-    private static final Pattern SECRET_KEY = Pattern.compile("[-._a-zA-Z0-9]{1,253}");
-    static final List<String> MOUNT_KEYS = List.of("export", "mountPath");
-    private static final Pattern ENV_NAME = Pattern.compile("[-._a-zA-Z][-._a-zA-Z0-9]*");
 
     private JobSpecLoader() {}
 
@@ -152,138 +142,6 @@ public final class JobSpecLoader {
             migProfile.map(p -> "nvidia.com/mig-" + p).orElse(JobSpec.WHOLE_GPU)));
     }
 
-    /** A whole number of seconds, at least {@code min}. */
-    private static Optional<Long> seconds(Section s, String key, long min, Problems problems) {
-        return s.value(key).flatMap(v -> {
-            if (!(v instanceof ScalarNode n) || !v.getTag().equals(Tag.INT) || !n.getValue().matches("[0-9]{1,10}")
-                || Long.parseLong(n.getValue()) < min) {
-                problems.at(v, key + ": expected a whole number of seconds (" + min + " or more), got " + Section.describe(v)
-                    + " (e.g. 86400 for a day)");
-                return Optional.empty();
-            }
-            return Optional.of(Long.parseLong(n.getValue()));
-        });
-    }
-
-    /** A CPU or memory quantity as Kubernetes reads it, greater than zero. */
-    private static Optional<String> quantity(String key, ScalarNode n, Problems problems, String example) {
-        String v = n.getValue();
-        Optional<java.math.BigDecimal> q = Quantity.parse(v);
-        if (q.isEmpty() || q.get().signum() <= 0) {
-            problems.at(n, key + ": '" + v + "' is not a quantity greater than zero (expected " + example
-                + "; suffixes Ki Mi Gi Ti, k M G T, m for thousandths)");
-            return Optional.empty();
-        }
-        return Optional.of(v);
-    }
-
-    private static JobSpec.Resources resources(Section r, Problems problems) {
-        Map<String, Optional<String>> got = new HashMap<>();
-        Map<String, Node> at = new HashMap<>();
-        for (String kind : RESOURCE_KEYS) {
-            r.section(kind, QUANTITY_KEYS, Map.of("nvidia.com/gpu", "GPUs are gpus: at the top level of the job spec"))
-                .ifPresent(q -> {
-                    for (String res : QUANTITY_KEYS) {
-                        String example = res.equals("cpu") ? "cores such as 4 or 500m" : "bytes such as 16Gi or 512Mi";
-                        q.scalar(res).ifPresent(n -> {
-                            got.put(kind + "." + res, quantity("resources." + kind + "." + res, n, problems, example));
-                            at.put(kind + "." + res, n);
-                        });
-                    }
-                });
-        }
-        for (String res : QUANTITY_KEYS) {
-            Optional<String> req = got.getOrDefault("requests." + res, Optional.empty());
-            Optional<String> lim = got.getOrDefault("limits." + res, Optional.empty());
-            if (req.isPresent() && lim.isPresent() && Quantity.parse(req.get()).get().compareTo(Quantity.parse(lim.get()).get()) > 0) {
-                problems.at(at.get("requests." + res), "resources.requests." + res + ": " + req.get() + " is more than the limit "
-                    + lim.get() + " (Kubernetes refuses a request above its limit; expected at most " + lim.get() + ")");
-            }
-        }
-        return new JobSpec.Resources(got.getOrDefault("requests.cpu", Optional.empty()), got.getOrDefault("limits.cpu", Optional.empty()),
-            got.getOrDefault("requests.memory", Optional.empty()), got.getOrDefault("limits.memory", Optional.empty()));
-    }
-
-    private static Map<String, String> nodeSelector(Node value, Problems problems) {
-        Map<String, String> out = new LinkedHashMap<>();
-        if (!(value instanceof MappingNode mapping) || !value.getTag().equals(Tag.MAP)) {
-            problems.at(value, "nodeSelector: expected a mapping of node labels to values, got " + Section.describe(value));
-            return out;
-        }
-        for (NodeTuple t : mapping.getValue()) {
-            Node k = t.getKeyNode();
-            Node v = t.getValueNode();
-            String key = Section.isPlainScalar(k) ? ((ScalarNode) k).getValue() : null;
-            if (key == null || !Names.isLabelKey(key)) {
-                problems.at(k, "nodeSelector: " + (key == null ? Section.describe(k) : "'" + key + "'") + " is not a label key"
-                    + " (expected an optional DNS prefix and '/', then at most 63 letters, digits, '-', '_' and '.')");
-            } else if (out.containsKey(key)) {
-                problems.at(k, "duplicate key '" + key + "' in nodeSelector");
-            } else if (!(v instanceof ScalarNode sv) || !Section.isPlainScalar(v) && !Section.isNull(v)
-                || !Names.isLabelValue(Section.isNull(v) ? "" : sv.getValue())) {
-                problems.at(v, "nodeSelector." + key + ": expected a label value (at most 63 letters, digits, '-', '_' and"
-                    + " '.', starting and ending with a letter or digit), got " + Section.describe(v));
-            } else {
-                out.put(key, Section.isNull(v) ? "" : sv.getValue());
-            }
-        }
-        return out;
-    }
-
-    private static List<JobSpec.Toleration> tolerations(SequenceNode list, Problems problems) {
-        List<JobSpec.Toleration> out = new ArrayList<>();
-        for (int i = 0; i < list.getValue().size(); i++) {
-            String path = "tolerations[" + i + "]";
-            Optional<Section> t = Section.read(problems, path, list.getValue().get(i), TOLERATION_KEYS, Map.of());
-            if (t.isEmpty()) continue;
-            Section s = t.get();
-            String key = s.string("key").orElse("");
-            if (!key.isEmpty() && !Names.isLabelKey(key)) {
-                problems.at(s.value("key").get(), path + ".key: '" + key + "' is not a taint key (expected a label key such as dedicated"
-                    + " or nvidia.com/gpu)");
-            }
-            String operator = s.string("operator").orElse("Equal");
-            if (!operator.equals("Equal") && !operator.equals("Exists")) {
-                problems.at(s.value("operator").get(), path + ".operator: '" + operator + "' (expected Equal or Exists)");
-            }
-            String value = s.string("value").orElse("");
-            if (operator.equals("Exists") && !value.isEmpty()) {
-                problems.at(s.value("value").get(), path + ".value: operator Exists takes no value (leave value out, or use Equal)");
-            } else if (!Names.isLabelValue(value)) {
-                problems.at(s.value("value").get(), path + ".value: '" + value + "' is not a taint value (expected at most 63"
-                    + " letters, digits, '-', '_' and '.')");
-            }
-            if (key.isEmpty() && !operator.equals("Exists")) {
-                problems.at(s.node(), path + ": no key needs operator: Exists (which tolerates every taint); give key: or operator: Exists");
-            }
-            String effect = s.string("effect").orElse("");
-            if (!effect.isEmpty() && !EFFECTS.contains(effect)) {
-                problems.at(s.value("effect").get(), path + ".effect: '" + effect + "' (expected " + String.join(", ", EFFECTS)
-                    + ", or leave it out for every effect)");
-            }
-            Optional<Long> seconds = seconds(s, "tolerationSeconds", 0, problems);
-            if (seconds.isPresent() && !effect.equals("NoExecute")) {
-                problems.at(s.value("tolerationSeconds").get(), path + ".tolerationSeconds: only with effect: NoExecute");
-            }
-            out.add(new JobSpec.Toleration(key, operator, value, effect, seconds));
-        }
-        return out;
-    }
-
-    private static List<String> pullSecrets(SequenceNode list, Problems problems) {
-        List<String> out = new ArrayList<>();
-        for (Node n : list.getValue()) {
-            String name = Section.isPlainScalar(n) ? ((ScalarNode) n).getValue() : null;
-            if (name == null || !Names.isDnsSubdomain(name)) {
-                problems.at(n, "imagePullSecrets: " + (name == null ? Section.describe(n) : "'" + name + "'")
-                    + " is not a Secret's name (expected lowercase letters, digits, '-' and '.', such as regcred)");
-            } else {
-                out.add(name);
-            }
-        }
-        return out;
-    }
-
     private static Optional<String> dnsLabel(Section s, String key, boolean required) {
         Optional<ScalarNode> node = required ? s.requiredScalar(key, "a name such as detector-train") : s.scalar(key);
         return node.filter(n -> {
@@ -320,90 +178,4 @@ public final class JobSpecLoader {
         return Optional.of(s);
     }
 
-    private static void env(Node value, Problems problems, Map<String, String> env, Map<String, JobSpec.SecretRef> secretEnv) {
-        if (!(value instanceof MappingNode mapping) || !value.getTag().equals(Tag.MAP)) {
-            problems.at(value, "env: expected a mapping of variable names to values, got " + Section.describe(value));
-            return;
-        }
-        Map<String, Node> first = new HashMap<>();
-        for (NodeTuple t : mapping.getValue()) {
-            Node k = t.getKeyNode();
-            Node v = t.getValueNode();
-            String key = Section.isPlainScalar(k) ? ((ScalarNode) k).getValue() : null;
-            if (key == null || !ENV_NAME.matcher(key).matches()) {
-                problems.at(k, "env: " + (key == null ? Section.describe(k) : "'" + key + "'")
-                    + " is not a variable name (expected letters, digits, '_', '-' and '.', not starting with a digit)");
-            } else if (first.putIfAbsent(key, k) != null) {
-                problems.at(k, "duplicate key '" + key + "' in env (first at line " + Problems.line(first.get(key)) + ")");
-            } else if (v instanceof MappingNode) {
-                secretRef("env." + key, v, problems).ifPresent(ref -> secretEnv.put(key, ref));
-            } else if (!(v instanceof ScalarNode sv) || !(Section.isPlainScalar(v) || Section.isNull(v))) {
-                problems.at(v, "env." + key + ": expected a value (a string) or { secret: NAME, key: KEY }, got " + Section.describe(v));
-            } else {
-                env.put(key, Section.isNull(v) ? "" : sv.getValue());
-            }
-        }
-    }
-
-    /** { secret: NAME, key: KEY }: a key of a Secret in the job's namespace; its value never passes through gpuctl. */
-    private static Optional<JobSpec.SecretRef> secretRef(String path, Node v, Problems problems) {
-        Optional<Section> m = Section.read(problems, path, v, SECRET_REF_KEYS,
-            Map.of("name", "the Secret's name is secret:", "value", "a value from a Secret is { secret: NAME, key: KEY }; a plain value is written as it is"));
-        if (m.isEmpty()) return Optional.empty();
-        Optional<ScalarNode> secret = m.get().requiredScalar("secret", "the name of a Secret in the job's namespace");
-        Optional<ScalarNode> key = m.get().requiredScalar("key", "a key of that Secret");
-        secret.filter(n -> !Names.isDnsSubdomain(n.getValue())).ifPresent(n -> problems.at(n, path + ".secret: '" + n.getValue()
-            + "' is not a Secret's name (expected lowercase letters, digits, '-' and '.')"));
-        key.filter(n -> !SECRET_KEY.matcher(n.getValue()).matches()).ifPresent(n -> problems.at(n, path + ".key: '" + n.getValue()
-            + "' is not a Secret key (expected letters, digits, '-', '_' and '.')"));
-        if (secret.isEmpty() || key.isEmpty()) return Optional.empty();
-        return Optional.of(new JobSpec.SecretRef(secret.get().getValue(), key.get().getValue()));
-    }
-
-    /** dataset or checkpoint: an export by path or last part, or { export, mountPath }. */
-    private static Optional<JobSpec.Mount> mount(Section s, String key, String defaultPath, Problems problems, Inventory inv) {
-        Optional<Node> value = s.value(key);
-        if (value.isEmpty()) return Optional.empty();
-        Optional<ScalarNode> exportNode;
-        String mountPath = defaultPath;
-        if (value.get() instanceof MappingNode) {
-            Optional<Section> m = Section.read(problems, key, value.get(), MOUNT_KEYS,
-                Map.of("path", "name the export with export: and its path or name, e.g. export: /export/ckpt"));
-            if (m.isEmpty()) return Optional.empty();
-            exportNode = m.get().requiredScalar("export", "an export of storage.nfs, by path or name");
-            Optional<ScalarNode> path = m.get().scalar("mountPath");
-            if (path.isPresent()) {
-                Optional<String> why = NfsExport.pathProblem(path.get().getValue());
-                if (why.isPresent()) {
-                    problems.at(path.get(), key + ".mountPath: '" + path.get().getValue() + "' is not usable: " + why.get()
-                        + " (expected an absolute path other than /, of " + NfsExport.SAFE_CHARACTERS
-                        + ", without '.' or '..' parts, '//' or a trailing '/')");
-                    return Optional.empty();
-                }
-                mountPath = path.get().getValue();
-            }
-        } else {
-            exportNode = s.scalar(key);
-        }
-        if (exportNode.isEmpty()) return Optional.empty();
-        ScalarNode ref = exportNode.get();
-        if (inv.nfs().isEmpty()) {
-            problems.at(ref, key + ": the inventory " + inv.file().getFileName() + " has no storage.nfs (add the NFS"
-                + " server and its exports there, e.g. storage: { nfs: { server: master, exports: [ { path: /export/dataset } ] } })");
-            return Optional.empty();
-        }
-        Nfs nfs = inv.nfs().get();
-        List<NfsExport> found = nfs.exports().stream().filter(e -> e.path().equals(ref.getValue())).toList();
-        if (found.isEmpty()) {
-            found = nfs.exports().stream().filter(e -> e.path().substring(e.path().lastIndexOf('/') + 1).equals(ref.getValue())).toList();
-        }
-        List<String> known = nfs.exports().stream().map(NfsExport::path).toList();
-        if (found.size() != 1) {
-            problems.at(ref, key + ": " + (found.isEmpty() ? "no export '" + ref.getValue() + "'" : "'" + ref.getValue()
-                + "' names " + found.size() + " exports, give the path") + " (storage.nfs exports: " + String.join(", ", known) + ")");
-            return Optional.empty();
-        }
-        String server = nfs.address(inv);
-        return Optional.of(new JobSpec.Mount(server, found.get(0), mountPath));
-    }
 }

@@ -1,18 +1,17 @@
 package dev.gpuctl.workload;
 
 import dev.gpuctl.hostconf.KubeFields;
-import dev.gpuctl.remote.ExecResult;
-import dev.gpuctl.remote.Remote;
 import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.hostconf.ShellWords;
-import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
 /**
  * {@code gpuctl job submit}: checks the job against the cluster (a node must offer its GPUs, the name must be free),
- * then uploads the rendered Job to the master and applies it there. Nothing is uploaded or applied when a check fails.
+ * then uploads the rendered Job to the master and applies it there (the job workflow's session asks and changes;
+ * here, what it asks, how the answers are judged, and the commands). Nothing is uploaded or applied when a check fails.
  */
 public final class JobSubmit {
     /** Where submitted Jobs are kept on the master (0700 directory, 0600 files). */
@@ -46,26 +45,36 @@ public final class JobSubmit {
             + "); a pod runs on one node, so the job would wait forever (expected at most " + most + ")");
     }
 
-    /** Checks, uploads and applies; returns kubectl apply's output ("job.batch/NAME created"). */
-    public static String submit(JobSpec spec, String manifest, Remote master) {
-        String next = "Nothing was applied. Is the cluster up? Check it with: gpuctl verify";
-        String nodes = GpuSurvey.fields(master, "get nodes", KubeFields.NODES, next);
+    /** Nothing was applied: what a failed check or mkdir says next. */
+    public static final String NOT_APPLIED = "Nothing was applied. Is the cluster up? Check it with: gpuctl verify";
+
+    /** What {@link #check} reads: the nodes' allocatable GPUs, the namespace's jobs. */
+    public static List<String> checkAsks(JobSpec spec) {
+        return List.of(MasterAnswers.command("get nodes", KubeFields.NODES), MasterAnswers.command("get jobs -n " + spec.namespace(), KubeFields.JOBS));
+    }
+
+    /** The job checked against the cluster: a node offers its GPUs, its name is free; refused (exit 2) otherwise. */
+    public static void check(JobSpec spec, MasterAnswers master) {
+        String nodes = master.fields("get nodes", KubeFields.NODES, NOT_APPLIED);
         Map<String, Integer> gpus = new LinkedHashMap<>();
         GpuUsage.allocatable(nodes, spec.gpuResource()).forEach(gpus::put);
         unfit(spec, gpus, spec.gpuResource() + " allocatable in the cluster now").ifPresent(m -> {
             throw WorkloadException.refused(m);
         });
-        String jobs = GpuSurvey.fields(master, "get jobs -n " + spec.namespace(), KubeFields.JOBS, next);
+        String jobs = master.fields("get jobs -n " + spec.namespace(), KubeFields.JOBS, NOT_APPLIED);
         GpuUsage.jobStatus(jobs, spec.name()).ifPresent(state -> {
             throw WorkloadException.refused("job " + spec.namespace() + "/" + spec.name() + " already exists (" + state
                 + "); a Job's pods cannot be changed: delete it first (kubectl -n " + spec.namespace() + " delete job "
                 + spec.name() + ") or choose another name");
         });
-        String mkdir = "mkdir -p -m 0700 " + ShellWords.quote(Kube.DIR) + " " + ShellWords.quote(DIR);
-        ExecResult made = master.exec(mkdir, GpuSurvey.TIMEOUT);
-        if (!made.ok()) throw WorkloadException.failed(master.name(), mkdir, made, next);
-        master.upload(manifest.getBytes(StandardCharsets.UTF_8), path(spec), "0600", "root:root");
-        return GpuSurvey.kubectl(master, "apply -f " + ShellWords.quote(path(spec)),
-            "The job's manifest is " + path(spec) + " on " + master.name() + ".");
     }
+
+    /** The directory for the manifests, made on the master before the upload. */
+    public static final String MKDIR = "mkdir -p -m 0700 " + ShellWords.quote(Kube.DIR) + " " + ShellWords.quote(DIR);
+
+    /** The command that applies the uploaded manifest ("job.batch/NAME created"). */
+    public static String applyCommand(JobSpec spec) { return MasterAnswers.command("apply -f " + ShellWords.quote(path(spec))); }
+
+    /** What a failed apply says next. */
+    public static String applyNext(JobSpec spec, String host) { return "The job's manifest is " + path(spec) + " on " + host + "."; }
 }

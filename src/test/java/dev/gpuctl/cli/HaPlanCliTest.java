@@ -3,8 +3,8 @@ package dev.gpuctl.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gpuctl.inventory.HaInventory;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -12,22 +12,12 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Three masters behind a VIP: plan shows the endpoint and initialises on the first master only. */
 class HaPlanCliTest {
-    static final String HA = """
-        cluster: { name: ha, kubernetesVersion: "1.35", controlPlaneEndpoint: { vip: 10.0.0.100 } }
-        ssh: { identityFile: /dev/null }
-        nodes:
-          - { name: m1, address: 10.0.0.11, role: master }
-          - { name: m2, address: 10.0.0.12, role: master }
-          - { name: m3, address: 10.0.0.13, role: master }
-          - { name: w1, address: 10.0.0.21, role: worker }
-        """;
-
     static List<String> row(String out, String host) {
         return List.of(out.lines().filter(l -> l.startsWith("  " + host + " ")).findFirst().orElseThrow().trim().split(" +"));
     }
 
     @Test void planShowsTheEndpointAndInitOnTheFirstMasterOnly(@TempDir Path dir) throws IOException {
-        Path inv = Files.writeString(dir.resolve("inventory.yaml"), HA);
+        Path inv = HaInventory.write(dir);
         CliTest.Run r = CliTest.run("plan", inv.toString());
         assertEquals(0, r.code(), r::toString);
         assertTrue(r.out().contains("\nControl plane: 3 masters (m1 initialises the cluster, m2, m3 join it as control-plane nodes;"
@@ -58,7 +48,7 @@ class HaPlanCliTest {
     }
 
     @Test void theHaAwareCommandsTakeSeveralMastersTheOtherCommandsRefuseThem(@TempDir Path dir) throws IOException {
-        Path inv = Files.writeString(dir.resolve("inventory.yaml"), HA);
+        Path inv = HaInventory.write(dir);
         assertEquals(3, Inventories.loadHaAware(inv, java.util.Map.of()).masters().size());
         for (List<String> command : List.of(List.of("gpus", inv.toString()), List.of("drain", "w1", "-i", inv.toString()))) {
             CliTest.Run r = CliTest.run(command.toArray(String[]::new));
@@ -70,7 +60,7 @@ class HaPlanCliTest {
     }
 
     @Test void restoreOfSeveralMastersIsRefusedSayingWhatItWouldTake(@TempDir Path dir) throws IOException {
-        Path inv = Files.writeString(dir.resolve("inventory.yaml"), HA);
+        Path inv = HaInventory.write(dir);
         CliTest.Run r = CliTest.run("restore", dir.resolve("none.tar.gz").toString(), inv.toString());
         assertEquals(2, r.code(), r::toString);
         assertTrue(r.err().contains(inv + ": 3 masters: restore puts back a control plane of one master; several masters need every"
@@ -79,7 +69,7 @@ class HaPlanCliTest {
     }
 
     @Test void removeNodeTakesOneMasterAtATimeAndResetShowsTheMastersOrder(@TempDir Path dir) throws IOException {
-        Path inv = Files.writeString(dir.resolve("inventory.yaml"), HA);
+        Path inv = HaInventory.write(dir);
         CliTest.Run two = CliTest.run("remove-node", "-i", inv.toString(), "m2", "m3");
         assertEquals(2, two.code(), two::toString);
         assertTrue(two.err().contains("remove-node takes one master at a time (etcd changes its members one at a time): m2, m3."

@@ -6,11 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.hostconf.EtcdCluster;
+import dev.gpuctl.inventory.HaInventory;
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.inventory.InventoryLoader;
 import dev.gpuctl.remote.ExecResult;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -21,18 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** A control plane of several masters: verify's control-plane checks, remove-node of a master, reset's order. */
 class HaControlPlaneStepsTest {
-    static final String HA = """
-        cluster: { name: ha, kubernetesVersion: "1.35", controlPlaneEndpoint: { vip: 10.0.0.100 } }
-        ssh: { identityFile: /dev/null }
-        nodes:
-          - { name: m1, address: 10.0.0.11, role: master }
-          - { name: m2, address: 10.0.0.12, role: master }
-          - { name: m3, address: 10.0.0.13, role: master }
-          - { name: w1, address: 10.0.0.21, role: worker }
-        """;
-
     static Inventory ha(Path dir) throws IOException {
-        return InventoryLoader.load(Files.writeString(dir.resolve("inventory.yaml"), HA), Map.of());
+        return HaInventory.load(dir);
     }
 
     static HostContext on(Inventory inv, String host) { return new HostContext(inv, inv.node(host).orElseThrow()); }

@@ -32,18 +32,18 @@ class HaDayTwoStepsTest {
     }
 
     @Test void theClusterWideStepsRunOnTheFirstMasterOnly() {
-        assertEquals(List.of("m1"), hosts(new UpgradeSteps.ControlPlane(V135)), "kubeadm upgrade apply once");
-        assertEquals(List.of("m1"), hosts(new UpgradeSteps.NodeBack(node("m2"), V135)));
+        assertEquals(List.of("m1"), hosts(new ControlPlaneUpgradeStep(V135)), "kubeadm upgrade apply once");
+        assertEquals(List.of("m1"), hosts(new NodeBackStep(node("m2"), V135)));
         assertEquals(List.of("m1"), hosts(new KubeconfigsStep()));
         assertEquals(List.of("m1"), hosts(new CertsRenewStep()));
         assertEquals(List.of("m2"), hosts(CertsRenewStep.on("m2")));
-        assertEquals(List.of("m3"), hosts(new UpgradeSteps.ControlPlaneNode(V135, node("m3"))));
+        assertEquals(List.of("m3"), hosts(new ControlPlaneNodeUpgradeStep(V135, node("m3"))));
         for (Step s : NodePhases.drain(List.of("m2"), java.time.Duration.ofSeconds(5), false).steps()) assertEquals(List.of("m1"), hosts(s), s.id());
         assertEquals(List.of("m1"), hosts(BackupStep.phase(Path.of("/tmp/b.tar.gz")).steps().get(0)), "upgrade's backup on the first master");
     }
 
     @Test void upgradeNodeOnAnotherMasterWaitsForItsOwnApiServerNotTheVip() {
-        UpgradeSteps.ControlPlaneNode step = new UpgradeSteps.ControlPlaneNode(V135, node("m2"));
+        ControlPlaneNodeUpgradeStep step = new ControlPlaneNodeUpgradeStep(V135, node("m2"));
         HostContext ctx = new HostContext(HA, node("m2"));
         assertEquals(List.of("kubeadm upgrade node"), step.apply(ctx).stream().map(o -> ((Op.Run) o).command()).toList());
         Probe own = step.verify(ctx).get(1);

@@ -44,12 +44,12 @@ class UpgradeStepsTest {
         facts.put(GpuStep.gpuCountFact(inv.node("w1").orElseThrow()), "2", false);
         facts.put(GpuStep.gpuCountFact(inv.node("w2").orElseThrow()), "1", false);
         HostContext master = new HostContext(inv, inv.master());
-        List<Op> w1 = new UpgradeSteps.NodeBack(inv.node("w1").orElseThrow(), v("1.34")).apply(master);
+        List<Op> w1 = new NodeBackStep(inv.node("w1").orElseThrow(), v("1.34")).apply(master);
         assertEquals(List.of("wait until w1 is Ready at 1.34 with its GPUs allocatable", "uncordon w1"), w1.stream().map(Op::what).toList());
         Op.Await await = (Op.Await) w1.get(0);
-        assertEquals(UpgradeSteps.NodeBack.WAIT, await.until().waitUpTo());
+        assertEquals(NodeBackStep.WAIT, await.until().waitUpTo());
         assertEquals(Optional.empty(), await.until().judge().apply(new ExecResult(0, NODES, ""), facts), "still cordoned: the next op uncordons it");
-        Op.Await w2 = (Op.Await) new UpgradeSteps.NodeBack(inv.node("w2").orElseThrow(), v("1.35")).apply(master).get(0);
+        Op.Await w2 = (Op.Await) new NodeBackStep(inv.node("w2").orElseThrow(), v("1.35")).apply(master).get(0);
         assertEquals(Optional.of("w2: not Ready, allocatable nvidia.com/gpu 0 of 1"), w2.until().judge().apply(new ExecResult(0, NODES, ""), facts));
         assertTrue(!await.until().command().contains("sleep"), await.until().command());
     }
@@ -77,7 +77,7 @@ class UpgradeStepsTest {
         Inventory inv = InventoryLoader.parse("inv.yaml", "cluster: { name: c, kubernetesVersion: \"1.34\", packages: system }\n"
             + "nodes:\n  - { name: m, address: 10.1.0.1, role: master, gpu: false }\n  - { name: w1, address: 10.1.0.2, role: worker, gpu: false }\n",
             Path.of("."), Map.of("HOME", "/root"));
-        List<Probe> all = new UpgradeSteps.Preflight(v("1.35")).check(new HostContext(inv, inv.master()));
+        List<Probe> all = new UpgradePreflightStep(v("1.35")).check(new HostContext(inv, inv.master()));
         Probe image = all.get(all.size() - 2);
         Probe nodes = all.get(all.size() - 1);
         assertTrue(image.command().endsWith("sed -n 's/^[[:space:]]*image:[[:space:]]*//p' $f") && !image.command().contains("kubectl"), image.command());

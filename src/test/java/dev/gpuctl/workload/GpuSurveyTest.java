@@ -11,66 +11,26 @@ import dev.gpuctl.hostconf.KubectlPrints;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryLoader;
 import dev.gpuctl.remote.ExecResult;
-import dev.gpuctl.remote.Remote;
-import dev.gpuctl.remote.RemoteException;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 /** What gpus and job submit ask which host, with scripted hosts: answers in, report or refusal out. */
 class GpuSurveyTest {
     static final Inventory EXAMPLE = InventoryLoader.load(Path.of("inventory.example.yaml"));
 
-    /** A host that answers each command by the first script entry whose key the command contains. */
-    static final class Scripted implements Remote {
-        final String name;
-        final Map<String, ExecResult> script;
-        final List<String> ran = new CopyOnWriteArrayList<>();
-        final Map<String, String> uploaded = new java.util.concurrent.ConcurrentHashMap<>();
-
-        Scripted(String name, Map<String, ExecResult> script) {
-            this.name = name;
-            this.script = script;
-        }
-
-        @Override public String name() { return name; }
-
-        @Override public ExecResult exec(String command, Duration timeout) {
-            ran.add(command);
-            return script.entrySet().stream().filter(e -> command.contains(e.getKey())).map(Map.Entry::getValue).findFirst()
-                .orElse(new ExecResult(127, "", "sh: 1: not scripted: " + command));
-        }
-
-        @Override public dev.gpuctl.remote.Held hold(String command, Duration timeout) { throw new UnsupportedOperationException(); }
-
-        @Override public void upload(byte[] content, String path, String mode, String owner) {
-            uploaded.put(path + " " + mode + " " + owner, new String(content, StandardCharsets.UTF_8));
-        }
-
-        @Override public byte[] download(String path) { throw new UnsupportedOperationException(); }
-        @Override public void upload(java.nio.file.Path from, String path, String mode, String owner) { throw new UnsupportedOperationException(); }
-        @Override public void download(String path, java.nio.file.Path to) { throw new UnsupportedOperationException(); }
-
-        @Override public void close() {}
-    }
-
     static ExecResult ok(String out) { return new ExecResult(0, out, ""); }
 
-    static Scripted master() throws IOException {
-        return new Scripted("master", new java.util.LinkedHashMap<>(Map.of(
-            "get nodes " + KubeFields.NODES.outputFlag(), ok(KubectlPrints.fields(KubeFields.NODES, GpuUsageTest.fixture("nodes.json"))),
-            "get pods -A " + KubeFields.GPU_PODS.outputFlag(), ok(KubectlPrints.fields(KubeFields.GPU_PODS, GpuUsageTest.fixture("pods.json"))),
-            "get jobs -n default " + KubeFields.JOBS.outputFlag(), ok(KubectlPrints.fields(KubeFields.JOBS,
-                "{\"items\": [{\"metadata\": {\"name\": \"taken\"}, \"status\": {\"active\": 1}}]}")),
-            "mkdir -p -m 0700", ok(""),
-            "apply -f", ok("job.batch/detector-train created\n"))));
+    /** The master's answers to submit's checks: the recorded nodes, and job default/taken running. */
+    static MasterAnswers master() throws IOException {
+        return new MasterAnswers("master", Map.of(
+            MasterAnswers.command("get nodes", KubeFields.NODES), ok(KubectlPrints.fields(KubeFields.NODES, GpuUsageTest.fixture("nodes.json"))),
+            MasterAnswers.command("get jobs -n default", KubeFields.JOBS), ok(KubectlPrints.fields(KubeFields.JOBS,
+                "{\"items\": [{\"metadata\": {\"name\": \"taken\"}, \"status\": {\"active\": 1}}]}"))));
     }
 
     /** The master's answers to the survey's two kubectl questions, from the recorded lists. */
@@ -145,31 +105,24 @@ class GpuSurveyTest {
         assertEquals("master: cannot connect to 172.16.10.90:22: timed out.", down.getMessage());
     }
 
-    @Test void submitUploadsThenApplies() throws IOException {
-        Scripted master = master();
+    @Test void submitChecksAJobThatFitsAndIsNew() throws IOException {
         JobSpec spec = JobSpecLoader.load(Path.of("src/test/resources/jobs/detector-train.yaml"), EXAMPLE);
-        String out = JobSubmit.submit(spec, "the manifest", master);
-        assertEquals("job.batch/detector-train created\n", out);
-        assertEquals(Map.of("/etc/kubernetes/gpuctl/jobs/default.detector-train.yaml 0600 root:root", "the manifest"), master.uploaded);
-        assertEquals("kubectl --kubeconfig=/etc/kubernetes/admin.conf apply -f /etc/kubernetes/gpuctl/jobs/default.detector-train.yaml",
-            master.ran.get(master.ran.size() - 1));
+        assertEquals(java.util.Set.copyOf(JobSubmit.checkAsks(spec)), master().byCommand().keySet(), "it reads what it asks");
+        JobSubmit.check(spec, master());
+        WorkloadException unasked = assertThrows(WorkloadException.class, () -> JobSubmit.check(spec, new MasterAnswers("master", Map.of())));
+        assertFalse(unasked.refused());
+        assertTrue(unasked.getMessage().startsWith("master: `kubectl --kubeconfig=/etc/kubernetes/admin.conf get nodes "), unasked.getMessage());
     }
 
-    @Test void submitRefusesBeforeUploadingOrApplyingAnything() throws IOException {
-        Scripted master = master();
+    @Test void submitRefusesAJobThatCanNeverRunOrWhoseNameIsTaken() throws IOException {
         JobSpec tooBig = JobSpecLoader.parse("big.yaml", "{name: big, image: t, gpus: 5}", EXAMPLE);
-        WorkloadException e = assertThrows(WorkloadException.class, () -> JobSubmit.submit(tooBig, "m", master));
+        WorkloadException e = assertThrows(WorkloadException.class, () -> JobSubmit.check(tooBig, master()));
         assertTrue(e.refused());
         assertTrue(e.getMessage().startsWith("big.yaml:1:29: gpus: 5 is more than any node has: the largest, worker-2, has 4 GPUs"),
             e.getMessage());
-        Scripted again = master();
         JobSpec taken = JobSpecLoader.parse("t.yaml", "{name: taken, image: t, gpus: 1}", EXAMPLE);
-        e = assertThrows(WorkloadException.class, () -> JobSubmit.submit(taken, "m", again));
+        e = assertThrows(WorkloadException.class, () -> JobSubmit.check(taken, master()));
         assertTrue(e.refused());
         assertTrue(e.getMessage().startsWith("job default/taken already exists (running, 1 active)"), e.getMessage());
-        for (Scripted m : List.of(master, again)) {
-            assertEquals(Map.of(), m.uploaded);
-            assertTrue(m.ran.stream().noneMatch(c -> c.contains("apply") || c.contains("mkdir")), m.ran::toString);
-        }
     }
 }

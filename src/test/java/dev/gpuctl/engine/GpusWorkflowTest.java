@@ -8,7 +8,11 @@ import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
+import dev.gpuctl.workflow.GpusWorkflow;
+import dev.gpuctl.workflow.Workflows;
 import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.Writer;
 import java.lang.reflect.Proxy;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,8 +25,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
 
-/** gpuctl gpus's questions asked on the engine: hosts that are this machine's sh, with kubectl and nvidia-smi faked on their PATH. */
-class GpuSurveyRunTest extends ShHosts {
+/** gpuctl gpus's workflow, its questions asked on the engine: hosts that are this machine's sh, with kubectl and nvidia-smi faked on their PATH. */
+class GpusWorkflowTest extends ShHosts {
     static final String KUBECTL = """
         #!/bin/sh
         case "$*" in
@@ -64,10 +68,11 @@ class GpuSurveyRunTest extends ShHosts {
         Files.writeString(bin.resolve("nvidia-smi"), NVIDIA_SMI);
         bin.resolve("kubectl").toFile().setExecutable(true);
         bin.resolve("nvidia-smi").toFile().setExecutable(true);
-        GpuSurveyRun.Answers a = GpuSurveyRun.ask(inv, (Node n) -> {
+        GpusWorkflow gpus = new GpusWorkflow(inv, Duration.ofMillis(1500));
+        GpusWorkflow.Answers a = Workflows.run(gpus, new Workflows.Target(inv, (Node n) -> {
             if (n.name().equals("w2")) throw new RemoteException(RemoteException.Kind.UNREACHABLE, "w2", "w2: cannot connect to 10.0.0.3:22: connection refused.");
             return faked(n.name(), bin);
-        }, Duration.ofMillis(1500));
+        }, new PrintWriter(Writer.nullWriter()), gpus.options(), null), Workflows.Guard.NONE);
 
         assertEquals(Set.of("m", "w1"), asked.keySet(), "the unreachable host is asked nothing");
         assertEquals(1, asked.get("m").size(), "the master: one batch");
