@@ -110,6 +110,13 @@ final class HostRun implements AutoCloseable {
         return logs.computeIfAbsent(node.name(), h -> new HostLog(logDir, h, facts));
     }
 
+    private final Map<String, HostReadings> readings = new ConcurrentHashMap<>();
+
+    /** The host's reusable answers and op generation for this session, shared by all its step runners. */
+    HostReadings readings(Node node) {
+        return readings.computeIfAbsent(node.name(), h -> new HostReadings());
+    }
+
     /**
      * The host's connection, made on first use, and made again when it died ({@link #reconnect}); it starts nothing
      * once a stop was requested.

@@ -27,7 +27,8 @@ final class HostSteps extends RunPart {
     HostSteps(RunParts parts) { super(parts); }
 
     private StepRunner stepRunner(Node node, HostLog log) {
-        return new StepRunner(run.remote(node), log, facts, options.commandTimeout(), options.maxWait()).telling(told(node, "-"));
+        return new StepRunner(run.remote(node), log, facts, options.commandTimeout(), options.maxWait(), (problem, deadline) -> {},
+            run.readings(node)).telling(told(node, "-"));
     }
 
     /** Prints what an op tells the user on the progress stream, as a line of the host's. */
@@ -49,7 +50,7 @@ final class HostSteps extends RunPart {
                 progress.printf("%-12s %-10s %s%n", node.name(), step.id(), line);
                 progress.flush();
             }
-        }).telling(told(node, step.id()));
+        }, run.readings(node)).telling(told(node, step.id()));
     }
 
     /**

@@ -8,8 +8,10 @@ import dev.gpuctl.steps.Op;
 import dev.gpuctl.steps.Probe;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.BiConsumer;
@@ -31,6 +33,8 @@ final class StepRunner {
     private final Duration timeout;
     private final Duration maxWait;
     private final BiConsumer<String, Long> announce;
+    /** The host's reusable answers and op generation in this session ({@link Probe#reusedAs}). */
+    private final HostReadings readings;
     /** Told what the user must know of an op's outcome (a kubeconfig archived, a merged one refreshed). */
     private Consumer<String> tell = line -> {};
 
@@ -43,6 +47,16 @@ final class StepRunner {
      *                 {@link System#nanoTime()} instant); a step that waits long says so on the progress stream
      */
     StepRunner(Remote remote, HostLog log, Facts facts, Duration timeout, Duration maxWait, BiConsumer<String, Long> announce) {
+        this(remote, log, facts, timeout, maxWait, announce, new HostReadings());
+    }
+
+    /**
+     * @param readings the host's reusable answers, shared by every step runner of that host in one session (a runner
+     *                 made with its own reuses only what it asked itself)
+     */
+    StepRunner(Remote remote, HostLog log, Facts facts, Duration timeout, Duration maxWait, BiConsumer<String, Long> announce,
+               HostReadings readings) {
+        this.readings = readings;
         this.remote = remote;
         this.log = log;
         this.facts = facts;
@@ -216,14 +230,15 @@ final class StepRunner {
                 if (k < answers.size()) {
                     Answer a = answers.get(k);
                     if (logged.add(a.command())) {
-                        log.command(a.command(), p.secret() ? notLogged(a.result()) : a.result(), "(asked in the batch above)");
+                        // a reading given instead of asking is in the log already (reused)
+                        if (!a.reused()) log.command(a.command(), p.secret() ? notLogged(a.result()) : a.result(), "(asked in the batch above)");
                     } else {
                         // one run of the command answered several probes: its output is in the log once
                         log.command(a.command(), new ExecResult(a.result().exit(), "", ""), "(asked in the batch above; the same answer as above)");
                     }
                     result = a.result();
                 } else {
-                    result = exec(p.command(), p.secret());
+                    result = askOnce(p);
                 }
                 Optional<String> problem = judge(p, result);
                 Long deadline = problem.isPresent() && !p.waitUpTo().isZero() && p.settling().test(result) ? patience.deadline(p) : null;
@@ -233,7 +248,7 @@ final class StepRunner {
                     boolean starting = true;
                     while (problem.isPresent() && starting && System.nanoTime() < deadline && patience.worthWaiting(p)) {
                         sleep(Duration.ofSeconds(2));
-                        result = exec(p.command(), p.secret());
+                        result = fresh(p);
                         problem = judge(p, result);
                         starting = p.settling().test(result);
                     }
@@ -273,8 +288,8 @@ final class StepRunner {
         return end;
     }
 
-    /** One probe's command as run and what it returned. */
-    private record Answer(String command, ExecResult result) {}
+    /** One probe's command as run and what it returned; reused: not run, its reading earlier in the run given. */
+    private record Answer(String command, ExecResult result, boolean reused) {}
 
     /**
      * Runs the probes' commands as one script; returns the answers that came back framed, in order (possibly
@@ -285,7 +300,14 @@ final class StepRunner {
      */
     private List<Answer> batch(List<Probe> probes) {
         List<String> asked = probes.stream().map(p -> facts.substitute(p.command())).toList();
-        List<String> commands = asked.stream().distinct().toList();
+        Map<String, ExecResult> known = new HashMap<>();
+        for (int k = 0; k < probes.size(); k++) {
+            String c = asked.get(k);
+            if (!known.containsKey(c)) reused(probes.get(k), c).ifPresent(r -> known.put(c, r));
+        }
+        List<String> commands = asked.stream().distinct().filter(c -> !known.containsKey(c)).toList();
+        if (commands.isEmpty()) return asked.stream().map(c -> new Answer(c, known.get(c), true)).toList();
+        long generation = readings.generation();
         String delimiter = ProbeBatch.newDelimiter();
         long t0 = System.nanoTime();
         ExecResult whole;
@@ -316,11 +338,16 @@ final class StepRunner {
         StringBuilder line = new StringBuilder("batch of " + asked.size() + " probes"
             + (commands.size() < asked.size() ? " (" + commands.size() + " distinct commands)" : "")
             + ": one command, exit " + whole.exit() + " in " + ms + " ms");
+        for (int k = 0; k < probes.size(); k++) {
+            int i = commands.indexOf(asked.get(k));
+            if (i >= 0 && i < results.size()) keepReading(probes.get(k), asked.get(k), results.get(i), generation);
+        }
         List<Answer> answers = new ArrayList<>();
         for (String c : asked) {
+            ExecResult r = known.get(c);
             int i = commands.indexOf(c);
-            if (i >= results.size()) break;
-            answers.add(new Answer(c, results.get(i)));
+            if (r == null && i >= results.size()) break;
+            answers.add(new Answer(c, r != null ? r : results.get(i), r != null));
         }
         if (answers.size() < asked.size()) {
             line.append("; ").append(answers.size()).append(" answers came back framed, the rest are asked one by one; its output ends:\n")
@@ -330,9 +357,36 @@ final class StepRunner {
         return answers;
     }
 
-    /** Asks one probe once: runs it (logged), keeps what it teaches, judges the answer. */
+    /** Asks one probe once: runs it (logged; or its current reading, {@link Probe#reusedAs}), keeps what it teaches, judges the answer. */
     Optional<String> ask(Probe p) {
-        return judge(p, exec(p.command(), p.secret()));
+        return judge(p, askOnce(p));
+    }
+
+    /** The probe's answer: its reading when one is current ({@link HostReadings}), else the command run now. */
+    private ExecResult askOnce(Probe p) {
+        String cmd = facts.substitute(p.command());
+        Optional<ExecResult> known = reused(p, cmd);
+        return known.isPresent() ? known.get() : fresh(p);
+    }
+
+    /** The probe's command run now (logged); a reusable probe's answer is kept as its reading. */
+    private ExecResult fresh(Probe p) {
+        long generation = readings.generation();
+        ExecResult r = exec(p.command(), p.secret());
+        keepReading(p, facts.substitute(p.command()), r, generation);
+        return r;
+    }
+
+    /** A reusable probe's current reading of {@code command}, said in the host's log; empty when it must be asked. */
+    private Optional<ExecResult> reused(Probe p, String command) {
+        Optional<HostReadings.Reading<?>> r = readings.forProbe(p, command);
+        r.ifPresent(reading -> log.command(command, p.secret() ? notLogged(reading.answer()) : reading.answer(),
+            "(not asked again: the answer read earlier in this run, op generation " + reading.generation() + ", nothing applied on this host since)"));
+        return r.map(HostReadings.Reading::answer);
+    }
+
+    private void keepReading(Probe p, String command, ExecResult r, long generation) {
+        if (p.reading() != null) readings.read(p.reading(), command, r, generation);
     }
 
     /** Keeps what the answer teaches, then judges it. */
@@ -347,6 +401,7 @@ final class StepRunner {
 
     /** Runs ops in order ({@link OpApplier}); returns true when something changed on the host. Throws OpFailed. */
     boolean apply(List<Op> ops) {
+        if (!ops.isEmpty()) readings.opRan();
         return new OpApplier(this, remote, log, facts, tell).apply(ops);
     }
 

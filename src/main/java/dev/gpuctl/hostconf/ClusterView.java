@@ -14,7 +14,7 @@ import java.util.Optional;
 /**
  * What the master's cluster checks read of the cluster, asked in one kubectl call ({@link #COMMAND}): every node's
  * name, labels, gpuctl's GPU record annotation, cordon flag, taints, allocatable resources and conditions, and every
- * pod's namespace, name, node, phase, waiting reasons and status times. Only those fields are asked for (a jsonpath per kind), so a
+ * pod's namespace, name, node, phase, waiting reasons, status times, owner kind and GPU limits. Only those fields are asked for (a jsonpath per kind), so a
  * pod's environment or a node's other annotations never reach a log. Parsed once per answer into records that the
  * checks of several steps read (labels, capacity, the device plugin's pods, the CNI's pods, readiness, cordons,
  * taints, the GPU record). Pure: text in, records out.
@@ -38,7 +38,8 @@ public record ClusterView(List<NodeState> nodes, List<PodState> pods) {
     /** A pod's fields, in the order of its line (after the {@code P} tag). */
     public static final List<String> POD_FIELDS = List.of("metadata.namespace", "metadata.name", "spec.nodeName", "status.phase",
         "status.containerStatuses[*].state.waiting.reason", "status.conditions[*].lastTransitionTime",
-        "status.containerStatuses[*].state.running.startedAt", "status.containerStatuses[*].lastState.terminated.finishedAt");
+        "status.containerStatuses[*].state.running.startedAt", "status.containerStatuses[*].lastState.terminated.finishedAt",
+        "metadata.ownerReferences[0].kind", "spec.containers[*].resources.limits.nvidia\\.com/gpu");
 
     /** The jsonpath: one tab-separated line per node, tagged N, then one per pod, tagged P. */
     public static final String JSONPATH = section("Node", "N", NODE_FIELDS) + section("Pod", "P", POD_FIELDS);
@@ -90,15 +91,28 @@ public record ClusterView(List<NodeState> nodes, List<PodState> pods) {
      * @param waitingReasons the reasons its containers are waiting (CrashLoopBackOff, ImagePullBackOff, ...)
      * @param statusTimes    every time its status names (its conditions' transitions, its containers' starts and last
      *                       exits): the newest is when the kubelet last said something new of it
+     * @param ownerKind      its first owner's kind (DaemonSet, ReplicaSet, Job, ...), "" for a bare pod
+     * @param gpuLimits      each container's {@code nvidia.com/gpu} limit that is set, as kubectl printed it
      */
-    public record PodState(String namespace, String name, String node, String phase, List<String> waitingReasons, List<Instant> statusTimes) {
+    public record PodState(String namespace, String name, String node, String phase, List<String> waitingReasons, List<Instant> statusTimes,
+                           String ownerKind, List<String> gpuLimits) {
         public PodState {
             waitingReasons = List.copyOf(waitingReasons);
             statusTimes = List.copyOf(statusTimes);
+            gpuLimits = List.copyOf(gpuLimits);
+        }
+
+        public PodState(String namespace, String name, String node, String phase, List<String> waitingReasons, List<Instant> statusTimes) {
+            this(namespace, name, node, phase, waitingReasons, statusTimes, "", List.of());
         }
 
         public PodState(String namespace, String name, String node, String phase, List<String> waitingReasons) {
             this(namespace, name, node, phase, waitingReasons, List.of());
+        }
+
+        /** Running with a container that is given GPUs (an {@code nvidia.com/gpu} limit above 0). */
+        public boolean runningWithGpus() {
+            return phase.equals("Running") && gpuLimits.stream().anyMatch(g -> !g.isEmpty() && !g.equals("0"));
         }
 
         /** The newest time its status names; empty when it names none. */
@@ -140,7 +154,8 @@ public record ClusterView(List<NodeState> nodes, List<PodState> pods) {
             } else if (f[0].equals("P") && f.length == POD_FIELDS.size() + 1) {
                 List<Instant> times = new ArrayList<>();
                 for (int i = 6; i <= 8; i++) times.addAll(instants(f[i]));
-                pods.add(new PodState(f[1], f[2], f[3], f[4], f[5].isBlank() ? List.of() : List.of(f[5].strip().split(" +")), times));
+                pods.add(new PodState(f[1], f[2], f[3], f[4], f[5].isBlank() ? List.of() : List.of(f[5].strip().split(" +")), times,
+                    f[9].strip(), f[10].isBlank() ? List.of() : List.of(f[10].strip().split(" +"))));
             } else {
                 throw new IllegalArgumentException("kubectl's line " + n + " is not a node (N + " + NODE_FIELDS.size()
                     + " fields) or a pod (P + " + POD_FIELDS.size() + " fields): " + shortened(line));

@@ -111,6 +111,35 @@ public final class DevChar {
             + " printf '%s %s %s %s %s\\n' \"$ns/$pod\" \"$node\" \"${kind:--}\" \"$rc\" \"$(printf '%s\\n' \"$out\" | grep -v '^command terminated with exit code' | head -1)\"; done";
     }
 
+    /** A namespace, pod or node name as Kubernetes allows it (DNS-1123 subdomain): anything else is not put in a command. */
+    private static final java.util.regex.Pattern OBJECT_NAME = java.util.regex.Pattern.compile("[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?");
+    private static final java.util.regex.Pattern KIND = java.util.regex.Pattern.compile("[A-Za-z][A-Za-z0-9]{0,62}");
+
+    /** {@link #execCommand}'s command when the cluster read lists no running GPU pod: it runs nothing. */
+    public static final String NO_GPU_POD = ": no running GPU pod in the cluster read";
+
+    /**
+     * {@code nvidia-smi -L} in each running GPU pod of a cluster read ({@link ClusterView.PodState#runningWithGpus}),
+     * one {@code kubectl exec} a pod, printing {@link #podsCommand}'s lines (read by {@link #parsePods}); with none,
+     * {@link #NO_GPU_POD}, which starts no kubectl. The pods come from the one cluster read a verify makes, so the
+     * list costs no kubectl of its own. A name the master printed that no Kubernetes object can have is left out
+     * (the master's answer is data, never shell text); the names are quoted all the same.
+     */
+    public static String execCommand(java.util.function.UnaryOperator<String> kubectl, ClusterView view) {
+        StringBuilder calls = new StringBuilder();
+        for (ClusterView.PodState p : view.pods()) {
+            if (!p.runningWithGpus() || !OBJECT_NAME.matcher(p.namespace()).matches() || !OBJECT_NAME.matcher(p.name()).matches()
+                || !OBJECT_NAME.matcher(p.node()).matches()) continue;
+            String kind = KIND.matcher(p.ownerKind()).matches() ? p.ownerKind() : "-";
+            calls.append(" nvml ").append(ShellWords.quote(p.namespace())).append(' ').append(ShellWords.quote(p.name()))
+                .append(' ').append(ShellWords.quote(p.node())).append(' ').append(kind).append(';');
+        }
+        if (calls.isEmpty()) return NO_GPU_POD;
+        return "nvml() { out=$(" + kubectl.apply("exec -n \"$1\" \"$2\" -- nvidia-smi -L") + " </dev/null 2>&1); rc=$?;"
+            + " printf '%s %s %s %s %s\\n' \"$1/$2\" \"$3\" \"$4\" \"$rc\" \"$(printf '%s\\n' \"$out\" | grep -v '^command terminated with exit code' | head -1)\"; };"
+            + calls;
+    }
+
     /** {@link #podsCommand}'s lines read; lines that are not are skipped. */
     public static List<PodNvml> parsePods(String answer) {
         List<PodNvml> out = new ArrayList<>();

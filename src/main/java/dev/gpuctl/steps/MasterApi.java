@@ -99,11 +99,19 @@ final class MasterApi {
         }
     }
 
+    /**
+     * The question {@link #command} answers, as the engine keeps its answer for a later round of the same run
+     * ({@link Probe#reusedAs}): the control plane's and the CNI's checks ask it in one round, the device plugin's in
+     * the GPU round, which is given the first round's answer while nothing was applied on the master since. Only gpuctl
+     * applies these manifests; a change by hand between two rounds of one run is seen by the next run.
+     */
+    static final Facts.Key<Answer> QUESTION = new Facts.Key<>("master api and manifest diffs", Answer.class, Answer::parse);
+
     /** The API server answers (the control plane's check); a wrong answer is worth waiting for once admin.conf is there. */
     static Probe answers(HostContext ctx) {
         return Probe.of("API server answers (kubectl: the diff of gpuctl's manifests, or /readyz before they are placed)",
                 command(ctx), r -> Answer.parse(r.stdout()).apiProblem())
-            .waitingWhileStarting(Sh.UNIT_START_WAIT, MasterApi::starting);
+            .waitingWhileStarting(Sh.UNIT_START_WAIT, MasterApi::starting).reusedAs(QUESTION);
     }
 
     /** Initialised, so a wrong answer is the API server still starting (after a boot, after kubeadm init). */
@@ -111,6 +119,7 @@ final class MasterApi {
 
     /** {@code what} is applied from {@code path} and the cluster still matches it (kubectl diff). */
     static Probe applied(HostContext ctx, String what, String path) {
-        return Probe.of(what + " applied and unchanged (kubectl diff)", command(ctx), r -> Answer.parse(r.stdout()).manifestProblem(path));
+        return Probe.of(what + " applied and unchanged (kubectl diff)", command(ctx), r -> Answer.parse(r.stdout()).manifestProblem(path))
+            .reusedAs(QUESTION);
     }
 }

@@ -19,9 +19,17 @@ import java.util.function.Predicate;
  * @param settling  for a wrong answer: true while what it asks about is still starting (worth asking again within
  *                  waitUpTo), false when the answer is definite (a unit failed, masked or missing); by default every
  *                  wrong answer of a probe that declares a wait is worth waiting for
+ * @param reading   null: asked every time; else the question this probe's command answers ({@link #reusedAs}), whose
+ *                  answer the engine may give it from earlier in the same run while nothing was applied on the host since
  */
 public record Probe(String what, String command, BiFunction<ExecResult, Facts, Optional<String>> judge,
-                    Function<ExecResult, Map<String, String>> learn, Duration waitUpTo, Predicate<ExecResult> settling) {
+                    Function<ExecResult, Map<String, String>> learn, Duration waitUpTo, Predicate<ExecResult> settling,
+                    Facts.Key<?> reading) {
+
+    public Probe(String what, String command, BiFunction<ExecResult, Facts, Optional<String>> judge,
+                 Function<ExecResult, Map<String, String>> learn, Duration waitUpTo, Predicate<ExecResult> settling) {
+        this(what, command, judge, learn, waitUpTo, settling, null);
+    }
 
     public Probe(String what, String command, BiFunction<ExecResult, Facts, Optional<String>> judge,
                  Function<ExecResult, Map<String, String>> learn, Duration waitUpTo) {
@@ -74,19 +82,30 @@ public record Probe(String what, String command, BiFunction<ExecResult, Facts, O
             : Optional.of("exit " + r.exit() + stderrHint(r)));
     }
 
-    public Probe waitingUpTo(Duration d) { return new Probe(what, command, judge, learn, d, settling); }
+    public Probe waitingUpTo(Duration d) { return new Probe(what, command, judge, learn, d, settling, reading); }
 
     /** Waits up to d, but only while a wrong answer says that what it asks about is still starting. */
     public Probe waitingWhileStarting(Duration d, Predicate<ExecResult> starting) {
-        return new Probe(what, command, judge, learn, d, starting);
+        return new Probe(what, command, judge, learn, d, starting, reading);
     }
 
     public Probe learning(Function<ExecResult, Map<String, String>> l) {
-        return new Probe(what, command, judge, l, waitUpTo, settling);
+        return new Probe(what, command, judge, l, waitUpTo, settling, reading);
     }
 
     public Probe judgedWithFacts(BiFunction<ExecResult, Facts, Optional<String>> j) {
-        return new Probe(what, command, j, learn, waitUpTo, settling);
+        return new Probe(what, command, j, learn, waitUpTo, settling, reading);
+    }
+
+    /**
+     * This probe, its answer reusable within one run: a later probe of the same {@code question} (the same command, on
+     * the same host) is given this answer instead of asking again, as long as no op was applied on that host since it
+     * was read (the engine counts them: {@code HostReadings}). For a read whose answer only the host's own changes can
+     * change within a run (the master's diff of gpuctl's manifests, which only gpuctl applies there), asked in more
+     * than one round.
+     */
+    public Probe reusedAs(Facts.Key<?> question) {
+        return new Probe(what, command, judge, learn, waitUpTo, settling, question);
     }
 
     static String oneLine(String s) {

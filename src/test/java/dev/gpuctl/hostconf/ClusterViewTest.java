@@ -50,7 +50,9 @@ class ClusterViewTest {
         assertEquals(Optional.empty(), v.node("worker-9"));
         assertEquals(5, v.pods().size());
         ClusterView.PodState plugin = v.podsIn("kube-system").get(0);
-        assertEquals(new ClusterView.PodState("kube-system", "nvidia-device-plugin-daemonset-4qv8s", "worker-1", "Running", List.of()), plugin);
+        assertEquals(new ClusterView.PodState("kube-system", "nvidia-device-plugin-daemonset-4qv8s", "worker-1", "Running", List.of(), List.of(),
+            "DaemonSet", List.of()), plugin);
+        assertFalse(plugin.runningWithGpus(), "the device plugin asks for no GPU");
         assertEquals("", v.pods().stream().filter(p -> p.name().startsWith("huge")).findFirst().orElseThrow().node(), "an unscheduled pod");
     }
 
@@ -82,7 +84,7 @@ class ClusterViewTest {
 
     @Test void aLineThatIsNeitherANodeNorAPodIsRefusedWithItsNumber() {
         var e = assertThrows(IllegalArgumentException.class, () -> ClusterView.parse("N\tm\t{}\n" + "garbage\n"));
-        assertTrue(e.getMessage().startsWith("kubectl's line 1 is not a node (N + 8 fields) or a pod (P + 8 fields)"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("kubectl's line 1 is not a node (N + 8 fields) or a pod (P + 10 fields)"), e.getMessage());
         var json = assertThrows(IllegalArgumentException.class, () -> ClusterView.parse("N\tm\t{not json\t\t\t\t\t\t\n"));
         assertTrue(json.getMessage().startsWith("kubectl's line 1: the labels are not JSON"), json.getMessage());
         assertEquals(new ClusterView(List.of(), List.of()), ClusterView.parse(""));

@@ -89,4 +89,35 @@ class DevCharTest {
         assertTrue(cmd.contains("kubectl exec -n \"$ns\" \"$pod\" -- nvidia-smi -L </dev/null"), cmd);
         assertTrue(cmd.contains("{.metadata.ownerReferences[0].kind}{\"/\"}{.spec.containers[*].resources.limits.nvidia\\.com/gpu}"), cmd);
     }
+
+    /** A cluster read of the recorded pods: one Running pod with a GPU limit (a Job's on worker-2); the rest pending, done or GPU-less. */
+    static ClusterView recordedView() throws IOException {
+        return ClusterView.parse(KubectlPrints.clusterView(java.nio.file.Files.readString(ClusterViewTest.KUBECTL.resolve("nodes.json")),
+            java.nio.file.Files.readString(ClusterViewTest.KUBECTL.resolve("pods.json"))));
+    }
+
+    @Test void theExecsAreMadeForTheRunningGpuPodsOfTheClusterReadAndReadAsTheListingOnesWere() throws Exception {
+        String cmd = DevChar.execCommand(k -> "kubectl " + k, recordedView());
+        assertEquals(1, cmd.split(" nvml ", -1).length - 1, cmd);
+        assertTrue(cmd.endsWith(" nvml default detector-train-x7k2p worker-2 Job;"), cmd);
+        // run with a kubectl that answers as a pod that lost its GPUs: the lines are the ones parsePods reads
+        String fake = "kubectl() { echo 'Failed to initialize NVML: Unknown Error'; echo 'command terminated with exit code 255'; return 255; }; ";
+        Process p = new ProcessBuilder("sh", "-c", fake + cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, p.waitFor(), out);
+        List<DevChar.PodNvml> pods = DevChar.parsePods(out);
+        assertEquals(List.of(new DevChar.PodNvml("default/detector-train-x7k2p", "worker-2", "Job", 255, "Failed to initialize NVML: Unknown Error")), pods);
+        assertEquals(List.of("worker-2"), DevChar.nodesWithLost(pods));
+    }
+
+    @Test void noRunningGpuPodRunsNothingAndANameNoObjectCanHaveIsLeftOut() {
+        assertEquals(DevChar.NO_GPU_POD, DevChar.execCommand(k -> "kubectl " + k, new ClusterView(List.of(), List.of(
+            new ClusterView.PodState("default", "done", "w1", "Succeeded", List.of(), List.of(), "Job", List.of("1")),
+            new ClusterView.PodState("kube-system", "plugin", "w1", "Running", List.of(), List.of(), "DaemonSet", List.of()),
+            new ClusterView.PodState("default", "zero", "w1", "Running", List.of(), List.of(), "Job", List.of("0")),
+            new ClusterView.PodState("default", "x;reboot", "w1", "Running", List.of(), List.of(), "Job", List.of("1"))))));
+        String cmd = DevChar.execCommand(k -> "kubectl " + k, new ClusterView(List.of(), List.of(
+            new ClusterView.PodState("team-a", "bare", "w2", "Running", List.of(), List.of(), "", List.of("", "2")))));
+        assertTrue(cmd.endsWith(" nvml team-a bare w2 -;"), "a bare pod's owner is '-': " + cmd);
+    }
 }

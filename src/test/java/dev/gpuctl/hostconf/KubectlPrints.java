@@ -65,7 +65,10 @@ public final class KubectlPrints {
     }
 
     private static JsonNode at(JsonNode n, String path) {
-        for (String p : path.split("(?<!\\\\)\\.")) n = n.path(p.replace("\\.", "."));
+        for (String p : path.split("(?<!\\\\)\\.")) {
+            java.util.regex.Matcher index = java.util.regex.Pattern.compile("(.*)\\[(\\d+)]").matcher(p);
+            n = index.matches() ? n.path(index.group(1)).path(Integer.parseInt(index.group(2))) : n.path(p.replace("\\.", "."));
+        }
         return n;
     }
 
