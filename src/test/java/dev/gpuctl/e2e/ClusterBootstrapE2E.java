@@ -206,7 +206,10 @@ class ClusterBootstrapE2E {
             }
         }
         assertTrue(settled, "the bed never showed " + w + " with its new plugin pod crash-looping and no allocatable GPU after docker lost its nvidia default runtime");
-        Gpuctl.Run r = Gpuctl.run("bootstrap", "--only", "gpu", "--wait-timeout", "30", full.toString());
+        // the state it must name is settled and asserted above (plugin crash-looping, allocatable 0) and nothing in
+        // `--only gpu` can bring the runtime back: its wait for allocatable = nvidia-smi's count always runs out, so 5 s
+        // (it was 30 s, every second of them spent waiting for what never comes)
+        Gpuctl.Run r = Gpuctl.run("bootstrap", "--only", "gpu", "--wait-timeout", "5", full.toString());
         assertEquals(1, r.code(), r::toString);
         assertTrue(r.err().contains("node " + w + " allocatable nvidia.com/gpu = its nvidia-smi count: allocatable nvidia.com/gpu is 0, nvidia-smi counts 1"), r::toString);
         assertTrue(r.err().contains("device plugin pod ") && r.err().contains("check that nvidia is the default runtime on " + w), r::toString);
