@@ -257,24 +257,37 @@ public final class SshRemote implements Remote {
     private void upload(InputStream content, String path, String mode, String owner) {
         String tmp = "/tmp/.gpuctl-" + HexFormat.of().formatHex(randomBytes());
         String install = Shell.installCommand(tmp, path, mode, owner);
+        long sent = 0;
         try (SFTPClient sftp = client.newSFTPClient()) {
             FileAttributes attrs = new FileAttributes.Builder().withPermissions(0600).build();
             try (RemoteFile f = sftp.open(tmp, EnumSet.of(OpenMode.WRITE, OpenMode.CREAT, OpenMode.EXCL), attrs);
                  OutputStream os = f.new RemoteFileOutputStream(0, 16)) {
                 byte[] chunk = new byte[32 * 1024];
                 int n;
-                while ((n = content.read(chunk)) >= 0) os.write(chunk, 0, n);
+                while ((n = content.read(chunk)) >= 0) {
+                    os.write(chunk, 0, n);
+                    sent += n;
+                }
             }
         } catch (IOException e) {
             exec("rm -f -- " + Shell.quote(tmp), Duration.ofSeconds(30));
             if (!client.isConnected()) throw RemoteException.connectionLost(node.name(), "(upload of " + path + ")", e);
             throw RemoteException.io(node.name(), "cannot upload " + path + " (SFTP to " + tmp + ")", RemoteException.reason(e), e);
         }
-        ExecResult r = exec(install, Duration.ofSeconds(60));
+        ExecResult r = exec(install, installTimeout(sent));
         if (!r.ok()) {
             throw RemoteException.io(node.name(), "cannot install " + path + " (mode " + mode + ", owner " + owner + ")",
                 "exit " + r.exit() + ": " + r.tail(5), null);
         }
+    }
+
+    /**
+     * How long installing an uploaded file into place may take: install copies it (/tmp and the target are often two
+     * file systems), so a minute for the command and a second per 16 MiB copied (a 3 GiB archive: 4 min 12 s), slow
+     * disks and a loaded host included.
+     */
+    static Duration installTimeout(long bytes) {
+        return Duration.ofSeconds(60 + Math.max(0, bytes) / (16L << 20));
     }
 
     private static byte[] randomBytes() {
