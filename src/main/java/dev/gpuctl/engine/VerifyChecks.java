@@ -145,6 +145,9 @@ final class VerifyChecks extends RunPart {
             }
             rows.forEach((step, list) -> results.put(step, new StepResult.Checked(list)));
         } catch (RemoteException e) {
+            // a host not reached fails the run for good: waiting for what is still starting elsewhere tells nothing more
+            // (a cluster check of this node, its allocatable against its nvidia-smi count, could never pass)
+            definiteOn.add(node.name());
             Step first = asked.parts().get(0).steps().get(0);
             if (run.stopRequested()) stoppedAt.putIfAbsent(node.name(), "while verifying: " + facts.mask(e.getMessage()));
             results.put(first, new StepResult.Failed(new StepFailure(node.name(), first.id(), Runner.unreachableWhat(e), "", -1,

@@ -186,4 +186,32 @@ class VerifyModeTest extends ShHosts {
             w1.checks().stream().filter(c -> !c.ok()).map(VerifyReport.Check::problem).toList());
         assertFalse(err.toString().contains("runtime active"), "a failed unit is not waited for:\n" + err);
     }
+
+    /** A cluster check on the master that is still starting (its file says activating). */
+    record ClusterUnit(String file) implements Step {
+        @Override public String id() { return "cluster"; }
+        @Override public String title() { return "cluster"; }
+        @Override public boolean runsOn(HostContext ctx) { return ctx.node().name().equals("m"); }
+        @Override public boolean readsCluster() { return true; }
+        @Override public List<Probe> check(HostContext ctx) {
+            return List.of(Probe.equals("node w1 allocatable", "cut -d' ' -f3 " + file, "active")
+                .waitingWhileStarting(Duration.ofMinutes(5), r -> r.stdout().strip().equals("activating")));
+        }
+        @Override public List<Op> apply(HostContext ctx) { return List.of(); }
+    }
+
+    @Test void aHostNotReachedEndsTheClusterChecksWaits() throws IOException {
+        Files.writeString(dir.resolve("m").resolve("pre"), "ok\n");
+        Files.writeString(dir.resolve("m").resolve("unit"), "x y activating\n");
+        losesConnection.add("w1");
+        java.io.StringWriter err = new java.io.StringWriter();
+        List<Phase> phases = List.of(new Phase("preflight", "preflight", List.of(new FileStep("pre", List.of("m", "w1"))), true),
+            new Phase("cluster", "cluster", List.of(new ClusterUnit("unit")), false));
+        VerifyReport report = verify(phases, inv.nodes(), new java.io.PrintWriter(err), Duration.ofSeconds(120));
+        VerifyReport.HostReport m = report.hosts().stream().filter(h -> h.name().equals("m")).findFirst().orElseThrow();
+        VerifyReport.HostReport w1 = report.hosts().stream().filter(h -> h.name().equals("w1")).findFirst().orElseThrow();
+        assertFalse(w1.reachable(), w1::toString);
+        assertEquals(List.of("got 'activating', expected 'active'"), m.checks().stream().filter(c -> !c.ok()).map(VerifyReport.Check::problem).toList());
+        assertFalse(err.toString().contains("still starting, waiting"), "nothing waited for once w1 was not reached:\n" + err);
+    }
 }
