@@ -4,11 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gpuctl.steps.LostMasterStep;
+import dev.gpuctl.testbed.BedResult;
 import dev.gpuctl.testbed.TestBed;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -130,5 +134,68 @@ class GrowControlPlaneE2E {
         assertTrue(r.toString().contains("that the inventory does not list as masters") && r.toString().contains("gpuctl remove-node "
             + newMasters.get(0)), r::toString);
         assertEquals(0, r.count("changed"), r::toString);
+    }
+
+    /** etcdctl on a master as kubeadm's docs run it, inside the etcd static pod (kubeadm puts no etcdctl on the host). */
+    static BedResult etcdctl(String host, String args) {
+        return bed.ssh(host, "id=$(crictl ps --name '^etcd$' --state running -q | head -n 1); crictl exec \"$id\" etcdctl"
+            + " --endpoints=https://127.0.0.1:2379 --cacert=/etc/kubernetes/pki/etcd/ca.crt --cert=/etc/kubernetes/pki/etcd/server.crt"
+            + " --key=/etc/kubernetes/pki/etcd/server.key " + args);
+    }
+
+    /** name -> hex ID, from {@code etcdctl member list} on the first master ("ID, started, NAME, PEER, CLIENT, IS LEARNER"). */
+    static Map<String, String> members() {
+        BedResult r = etcdctl(master, "member list");
+        assertEquals(0, r.exit(), r.toString());
+        Map<String, String> out = new TreeMap<>();
+        for (String l : r.out().strip().split("\n")) {
+            String[] f = l.split(", ");
+            out.put(f[2], f[0]);
+        }
+        return out;
+    }
+
+    /**
+     * The last case (three masters until here): a master's disk lost while it is an etcd member (its kubelet and
+     * control plane stopped, /etc/kubernetes, /var/lib/etcd and /var/lib/kubelet gone, as a replaced disk leaves the
+     * host). bootstrap removes the member it left (from the first master) and joins it again as a new member.
+     */
+    @Test @Order(10) void aMasterWhoseDiskWasLostJoinsAgainAsANewMember() throws InterruptedException {
+        String lost = newMasters.get(1);
+        Map<String, String> before = members();
+        assertEquals(3, before.size(), before::toString);
+        bed.ok(lost, "systemctl stop kubelet gpuctl-emu-apiserver.service; rm -rf /etc/kubernetes /var/lib/etcd /var/lib/kubelet");
+        // its member is still listed and does not answer: every control-plane join would be refused by kubeadm's check-etcd
+        assertEquals(before, members());
+        assertNotEquals(0, etcdctl(master, "endpoint health --cluster").exit());
+
+        Gpuctl.Run r = Gpuctl.run("bootstrap", three.toString());
+        assertEquals(0, r.code(), r::toString);
+        assertTrue(r.err().lines().anyMatch(l -> l.matches(master + "\\s+" + LostMasterStep.ID + "\\s+changed .*")), r::toString);
+        Map<String, String> after = members();
+        assertEquals(before.keySet(), after.keySet(), after::toString);
+        assertNotEquals(before.get(lost), after.get(lost), "a new member for " + lost);
+        assertEquals(before.get(master), after.get(master));
+        BedResult health = null;
+        for (int i = 0; i < 30; i++) {
+            health = etcdctl(newMasters.get(0), "endpoint health --cluster");
+            if (health.exit() == 0) break;
+            Thread.sleep(1000);
+        }
+        assertEquals(0, health.exit(), "3 of 3 members healthy again: " + health);
+        String ready = "";
+        for (int i = 0; i < 30; i++) {
+            ready = bed.ok(master, KUBECTL + "get node " + lost + " -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}'").strip();
+            if (ready.equals("True")) break;
+            Thread.sleep(1000);
+        }
+        assertEquals("True", ready, lost + " Ready");
+        assertTrue(bed.ok(lost, "test -f /etc/kubernetes/manifests/kube-apiserver.yaml && echo yes").contains("yes"));
+        assertEquals(podBefore, pod());
+
+        Gpuctl.Run again = Gpuctl.run("bootstrap", three.toString());
+        assertEquals(0, again.code(), again::toString);
+        assertEquals(0, again.count("changed"), again::toString);
+        assertEquals(after, members());
     }
 }
