@@ -64,7 +64,7 @@ final class JobCommand implements Runnable {
             return o.resolve(job.parent.env);
         }
 
-        Inventory inventory() { return Inventories.load(inventoryPath(), job.parent.env); }
+        Inventory inventory() { return Inventories.loadHaAware(inventoryPath(), job.parent.env); }
 
         JobSpec load(Inventory inv) {
             try {
@@ -132,8 +132,8 @@ final class JobCommand implements Runnable {
             }
             String applied;
             SshOptions ssh = connection.ssh();
-            Inventories.checkIdentityFiles(inventoryPath(), java.util.List.of(inv.master()), ssh);
-            try (Remote master = Inventories.openCluster(inv, ssh, inventoryPath())) {
+            Inventories.checkIdentityFiles(inventoryPath(), inv.masters(), ssh);
+            try (Remote master = Inventories.openCluster(inv, ssh, inventoryPath(), spec.commandLine().getErr()).master()) {
                 applied = JobSubmit.submit(job, manifest, master);
             } catch (WorkloadException e) {
                 throw new GpuctlException(e.refused() ? ExitCode.USAGE : ExitCode.STEP_FAILED, e.getMessage(), e);
@@ -165,10 +165,10 @@ final class JobCommand implements Runnable {
         /** kubectl on the master, with errors mapped to exit codes: refused input 2, a failed command 3. */
         <T> T onMaster(Function<Remote, T> action) {
             Path path = inventory().resolve(job.parent.env);
-            Inventory inv = Inventories.load(path, job.parent.env);
+            Inventory inv = Inventories.loadHaAware(path, job.parent.env);
             SshOptions ssh = connection.ssh();
-            Inventories.checkIdentityFiles(path, java.util.List.of(inv.master()), ssh);
-            try (Remote master = Inventories.openCluster(inv, ssh, path)) {
+            Inventories.checkIdentityFiles(path, inv.masters(), ssh);
+            try (Remote master = Inventories.openCluster(inv, ssh, path, spec.commandLine().getErr()).master()) {
                 return action.apply(master);
             } catch (WorkloadException e) {
                 throw new GpuctlException(e.refused() ? ExitCode.USAGE : ExitCode.STEP_FAILED, e.getMessage(), e);
@@ -224,7 +224,7 @@ final class JobCommand implements Runnable {
             if (namespace != null && !DNS_LABEL.matcher(namespace).matches()) {
                 throw new GpuctlException(ExitCode.USAGE, "--namespace '" + namespace + "' is not a namespace (expected lowercase letters, digits and '-')");
             }
-            boolean queued = !Inventories.load(inventory.resolve(job.parent.env), job.parent.env).teams().isEmpty();
+            boolean queued = !Inventories.loadHaAware(inventory.resolve(job.parent.env), job.parent.env).teams().isEmpty();
             out().print(JobList.text(onMaster(m -> JobControl.list(m, namespace, queued))));
             out().flush();
             return ExitCode.OK.code();

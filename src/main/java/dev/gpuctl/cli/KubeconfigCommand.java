@@ -51,7 +51,7 @@ final class KubeconfigCommand implements Callable<Integer> {
 
     @Override public Integer call() throws IOException {
         Path invFile = inventory.resolve(parent.env);
-        Inventory inv = Inventories.load(invFile, parent.env);
+        Inventory inv = Inventories.loadHaAware(invFile, parent.env);
         String name = context == null ? inv.cluster().name() : context;
         if (!name.matches("[A-Za-z0-9]([A-Za-z0-9._@-]{0,251}[A-Za-z0-9])?")) {
             throw new GpuctlException(ExitCode.USAGE, "--context '" + name + "' is not a valid context name (expected letters,"
@@ -67,16 +67,19 @@ final class KubeconfigCommand implements Callable<Integer> {
             }
         }
         SshOptions ssh = connection.ssh();
-        Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
+        Inventories.checkIdentityFiles(invFile, inv.masters(), ssh);
+        PrintWriter err = spec.commandLine().getErr();
         Remote master;
         try {
-            master = Inventories.openCluster(inv, ssh, invFile);
+            Inventories.Acting acting = Inventories.openCluster(inv, ssh, invFile, err);
+            inv = acting.inv();
+            master = acting.master();
         } catch (RemoteException e) {
             throw GpuctlException.of(e);
         }
-        PrintWriter err = spec.commandLine().getErr();
+        Inventory on = inv;
         // the master's connection is the session's: `cat admin.conf` goes to the master's log in .gpuctl/logs, its content not
-        KubeconfigWorkflow.Read read = Workflows.run(new KubeconfigWorkflow(), new Workflows.Target(inv, n -> master,
+        KubeconfigWorkflow.Read read = Workflows.run(new KubeconfigWorkflow(), new Workflows.Target(on, n -> master,
             new PrintWriter(Writer.nullWriter()), new Runner.Options(false, 1, Set.of(inv.master().name()), Duration.ofSeconds(30)), null),
             PhaseRuns.guard(err));
         Runner.Result result = read.result();

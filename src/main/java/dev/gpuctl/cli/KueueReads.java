@@ -28,10 +28,12 @@ final class KueueReads {
 
     /** The workflow's report; {@code cannot} says what failed ("cannot read Kueue's queues"). */
     static <T> T run(Inventory inv, Path file, SshOptions ssh, CommandSpec spec, Workflow<KueueWorkflows.Outcome<T>> workflow, String cannot) {
-        Inventories.checkIdentityFiles(file, List.of(inv.master()), ssh);
+        Inventories.checkIdentityFiles(file, inv.masters(), ssh);
         Remote master;
         try {
-            master = Inventories.openCluster(inv, ssh, file);
+            Inventories.Acting acting = Inventories.openCluster(inv, ssh, file, spec.commandLine().getErr());
+            inv = acting.inv();
+            master = acting.master();
         } catch (RemoteException e) {
             throw GpuctlException.of(e);
         }

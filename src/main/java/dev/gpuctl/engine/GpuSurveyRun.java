@@ -60,7 +60,8 @@ public final class GpuSurveyRun {
      * the same and the whole takes about one window; {@code window}: how long the GPUs are sampled (ZERO: not at all).
      */
     public static Answers ask(Inventory inv, Function<Node, Remote> connector, Duration window) {
-        List<Node> hosts = inv.nodes().stream().filter(n -> n.isMaster() || n.gpu()).toList();
+        // the cluster is asked on one master (the first: a command with several masters passes the one acting as first)
+        List<Node> hosts = inv.nodes().stream().filter(n -> n.name().equals(inv.master().name()) || n.gpu()).toList();
         Set<String> names = new LinkedHashSet<>(hosts.stream().map(Node::name).toList());
         Runner runner = new Runner(inv, connector, new PrintWriter(OutputStream.nullOutputStream()),
             Runner.Options.verify(Math.min(MAX_AT_ONCE, names.size()), names, TIMEOUT.plus(window), Duration.ZERO));

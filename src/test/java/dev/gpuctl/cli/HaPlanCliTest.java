@@ -32,8 +32,8 @@ class HaPlanCliTest {
         assertEquals(0, r.code(), r::toString);
         assertTrue(r.out().contains("\nControl plane: 3 masters (m1 initialises the cluster, m2, m3 join it as control-plane nodes;"
             + " etcd survives 1 lost), endpoint 10.0.0.100:8443 (a virtual IP kept by keepalived (VRRP) on the masters, haproxy"
-            + " there on 8443 forwarding to each master's API server on 6443)\n  bootstrap, verify, upgrade, certs, backup, remove-node and reset handle several masters;"
-            + " the other commands that connect refuse them (not HA-aware yet)\n"), r::toString);
+            + " there on 8443 forwarding to each master's API server on 6443)\n  every command handles several masters except restore"
+            + " (a whole control plane from a backup); a lost master comes back with bootstrap\n"), r::toString);
         List<String> header = List.of(r.out().lines().filter(l -> l.trim().startsWith("HOST ")).findFirst().orElseThrow().trim().split(" +"));
         int init = header.indexOf("init");
         int cni = header.indexOf("cni");
@@ -57,15 +57,28 @@ class HaPlanCliTest {
         assertTrue(details.out().contains("controlPlaneEndpoint: \"10.0.0.100:8443\""), details::toString);
     }
 
-    @Test void theHaAwareCommandsTakeSeveralMastersTheOtherCommandsRefuseThem(@TempDir Path dir) throws IOException {
-        Path inv = Files.writeString(dir.resolve("inventory.yaml"), HA);
-        assertEquals(3, Inventories.loadHaAware(inv, java.util.Map.of()).masters().size());
-        for (List<String> command : List.of(List.of("gpus", inv.toString()), List.of("drain", "w1", "-i", inv.toString()))) {
+    @Test void theCommandsThatNeedOneMasterTryEachMasterInTurnAndNameEveryOneThatCouldNotBeReached(@TempDir Path dir) throws IOException {
+        int[] ports = {ExitCodesCliTest.closedPort(), ExitCodesCliTest.closedPort(), ExitCodesCliTest.closedPort()};
+        Path inv = Files.writeString(dir.resolve("inventory.yaml"), """
+            cluster: { name: ha, kubernetesVersion: "1.35", controlPlaneEndpoint: { vip: 10.0.0.100 } }
+            ssh: { identityFile: %s, knownHosts: %s }
+            nodes:
+              - { name: m1, address: 127.0.0.1, role: master, ssh: { port: %d } }
+              - { name: m2, address: 127.0.0.2, role: master, ssh: { port: %d } }
+              - { name: m3, address: 127.0.0.3, role: master, ssh: { port: %d } }
+              - { name: w1, address: 127.0.0.4, role: worker }
+            """.formatted(ExitCodesCliTest.key(dir), dir.resolve("known_hosts"), ports[0], ports[1], ports[2]));
+        for (List<String> command : List.of(List.of("gpus", "-i", inv.toString()), List.of("drain", "w1", "-i", inv.toString()),
+                List.of("uncordon", "w1", "-i", inv.toString()), List.of("kubeconfig", "-i", inv.toString()),
+                List.of("join-token", "--refresh", "-i", inv.toString()), List.of("job", "list", "-i", inv.toString()),
+                List.of("repair", "w1", "-i", inv.toString()))) {
             CliTest.Run r = CliTest.run(command.toArray(String[]::new));
-            assertEquals(2, r.code(), r::toString);
-            assertTrue(r.err().contains(inv + ": 3 masters: only bootstrap, verify, upgrade, certs, backup, remove-node and reset"
-                + " handle a control plane of several masters yet; this command"), r::toString);
-            assertTrue(r.err().contains("is not HA-aware yet and changed nothing"), r::toString);
+            assertEquals(6, r.code(), command + "\n" + r);
+            assertTrue(r.err().contains("no master could be reached:"), command + "\n" + r);
+            for (int i = 0; i < 3; i++) {
+                assertTrue(r.err().contains("m" + (i + 1) + ": unreachable (") && r.err().contains(":" + ports[i]), command + "\n" + r);
+            }
+            assertTrue(!r.err().contains("not HA-aware"), r::toString);
         }
     }
 
