@@ -136,6 +136,30 @@ class GrowControlPlaneE2E {
         assertEquals(0, r.count("changed"), r::toString);
     }
 
+    /**
+     * The commands that need one master, on three: kubeconfig's server is the endpoint and kubectl works through it
+     * (from the worker, which reaches the VIP); join-token --refresh prints a worker's join to the endpoint (no
+     * --control-plane, no certificate key) whose token another master's {@code kubeadm token list} shows.
+     */
+    @Test @Order(5) void kubeconfigAndJoinTokenGoThroughTheEndpoint() {
+        String url = "https://" + vip + ":8443";
+        Gpuctl.Run kc = Gpuctl.run("kubeconfig", "-i", three.toString());
+        assertEquals(0, kc.code(), kc::toString);
+        assertEquals(List.of(url), kc.out().lines().map(String::strip).filter(l -> l.startsWith("server: "))
+            .map(l -> l.substring("server: ".length())).toList(), kc::toString);
+        bed.ok(worker, "umask 077; cat > /root/gpuctl-kubeconfig <<'EOF'\n" + kc.out() + "EOF");
+        String nodes = bed.ok(worker, "kubectl --kubeconfig=/root/gpuctl-kubeconfig get nodes -o name; rm -f /root/gpuctl-kubeconfig");
+        for (String m : List.of(master, newMasters.get(0), newMasters.get(1), worker)) assertTrue(nodes.contains("node/" + m), nodes);
+
+        Gpuctl.Run jt = Gpuctl.run("join-token", "--refresh", "-i", three.toString());
+        assertEquals(0, jt.code(), jt::toString);
+        String join = jt.out().strip();
+        assertTrue(join.startsWith("kubeadm join " + vip + ":8443 --token "), join);
+        assertTrue(!join.contains("--control-plane") && !join.contains("--certificate-key"), join);
+        String token = join.replaceAll(".*--token (\\S+).*", "$1");
+        assertTrue(bed.ok(newMasters.get(0), "kubeadm token list").contains(token), "the new token on another master");
+    }
+
     /** etcdctl on a master as kubeadm's docs run it, inside the etcd static pod (kubeadm puts no etcdctl on the host). */
     static BedResult etcdctl(String host, String args) {
         return bed.ssh(host, "id=$(crictl ps --name '^etcd$' --state running -q | head -n 1); crictl exec \"$id\" etcdctl"
