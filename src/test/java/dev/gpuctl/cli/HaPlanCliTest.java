@@ -41,6 +41,10 @@ class HaPlanCliTest {
         int joinMasters = header.indexOf("join-masters");
         int join = header.indexOf("join");
         assertTrue(init < joinMasters && joinMasters < join, "masters join after init, before the workers: " + header);
+        int lost = header.indexOf("lost-masters");
+        assertTrue(init < lost && lost < joinMasters, "a lost master's member is removed before the masters join: " + header);
+        assertEquals("x", row(r.out(), "m1").get(lost), r::toString);
+        for (String other : List.of("m2", "m3", "w1")) assertEquals("-", row(r.out(), other).get(lost), r::toString);
         assertTrue(vip > 0 && vip < init, "the VIP is set up before kubeadm init, which needs the endpoint: " + header);
         for (String m : List.of("m1", "m2", "m3")) assertEquals("x", row(r.out(), m).get(vip), r::toString);
         assertEquals("-", row(r.out(), "w1").get(vip), r::toString);
@@ -55,6 +59,9 @@ class HaPlanCliTest {
         }
         CliTest.Run details = CliTest.run("plan", "--details", inv.toString());
         assertTrue(details.out().contains("controlPlaneEndpoint: \"10.0.0.100:8443\""), details::toString);
+        // the removal is planned per other master, after the question that decides it (blank, still a member)
+        assertTrue(details.out().contains("etcdctl member remove (the member m2 left, its disk lost)")
+            && details.out().contains("etcdctl member remove (the member m3 left, its disk lost)"), details::toString);
     }
 
     @Test void theCommandsThatNeedOneMasterTryEachMasterInTurnAndNameEveryOneThatCouldNotBeReached(@TempDir Path dir) throws IOException {
