@@ -92,23 +92,25 @@ public final class LostMasterStep implements Step {
         return Map.of(idFact(master), id);
     }
 
+    /** One question of etcd for every other master (one etcdctl run), judged against what preflight found on each. */
     @Override public List<Probe> check(HostContext ctx) {
         String query = EtcdCluster.query(ctx.cluster().runtime().criSocket());
-        List<Probe> probes = new ArrayList<>();
-        for (HostContext m : others(ctx)) {
-            String peer = peerUrl(m);
-            probes.add(Probe.of("no etcd member left by " + m.node().name() + " if its disk was lost", query, r -> Optional.empty())
-                .judgedWithFacts((r, facts) -> {
+        List<HostContext> others = others(ctx);
+        String names = String.join(", ", others.stream().map(m -> m.node().name()).toList());
+        return List.of(Probe.of("no etcd member left by a master whose disk was lost (" + names + ")", query, r -> Optional.empty())
+            .judgedWithFacts((r, facts) -> {
+                List<String> problems = new ArrayList<>();
+                for (HostContext m : others) {
                     Optional<String> disk = facts.get(diskFact(m.node()));
-                    if (disk.isEmpty()) return Optional.empty();
+                    if (disk.isEmpty()) continue;
                     try {
-                        return problem(r.stdout(), m.node().name(), facts.substitute(peer), disk);
+                        problem(r.stdout(), m.node().name(), facts.substitute(peerUrl(m)), disk).ifPresent(problems::add);
                     } catch (IllegalStateException notLearned) { // its address, by host name, not learned
-                        return Optional.empty();
+                        // not judged
                     }
-                }));
-        }
-        return probes;
+                }
+                return problems.isEmpty() ? Optional.empty() : Optional.of(String.join("; ", problems));
+            }));
     }
 
     @Override public List<Op> apply(HostContext ctx) {

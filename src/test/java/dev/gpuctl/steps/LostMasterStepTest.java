@@ -89,6 +89,24 @@ class LostMasterStepTest {
         assertTrue(unread.getMessage().contains("etcdctl failed"), unread.getMessage());
     }
 
+    @Test void theCheckAsksEtcdOnceAndJudgesEachOtherMasterByWhatPreflightFoundThere(@TempDir Path dir) throws IOException {
+        Inventory inv = ha(dir);
+        List<Probe> check = new LostMasterStep().check(HaControlPlaneStepsTest.on(inv, "m1"));
+        assertEquals(1, check.size());
+        dev.gpuctl.remote.ExecResult stale = new dev.gpuctl.remote.ExecResult(0, answer(members("m2"), true, false, true), "");
+        Facts none = new Facts();
+        assertEquals(Optional.empty(), check.get(0).judge().apply(stale, none), "nothing learned of m2: not judged");
+        Facts present = new Facts();
+        present.put("master.m2.disk", "present", false);
+        present.put("master.m3.disk", "present", false);
+        assertEquals(Optional.empty(), check.get(0).judge().apply(stale, present), "m2 has its etcd: down, not lost");
+        Facts blank = new Facts();
+        blank.put("master.m2.disk", "blank", false);
+        blank.put("master.m3.disk", "present", false);
+        String p = check.get(0).judge().apply(stale, blank).orElseThrow();
+        assertTrue(p.startsWith("m2 is blank") && p.contains("https://10.0.0.12:2380"), p);
+    }
+
     @Test void runsOnTheFirstMasterOfSeveralAndPreflightAsksTheOthers(@TempDir Path dir) throws IOException {
         Inventory inv = ha(dir);
         LostMasterStep step = new LostMasterStep();
