@@ -184,7 +184,7 @@ class GrowControlPlaneE2E {
      * control plane stopped, /etc/kubernetes, /var/lib/etcd and /var/lib/kubelet gone, as a replaced disk leaves the
      * host). bootstrap removes the member it left (from the first master) and joins it again as a new member.
      */
-    @Test @Order(10) void aMasterWhoseDiskWasLostJoinsAgainAsANewMember() throws InterruptedException {
+    @Test @Order(10) void aMasterWhoseDiskWasLostJoinsAgainAsANewMember() throws InterruptedException, IOException {
         String lost = newMasters.get(1);
         Map<String, String> before = members();
         assertEquals(3, before.size(), before::toString);
@@ -192,6 +192,17 @@ class GrowControlPlaneE2E {
         // its member is still listed and does not answer: every control-plane join would be refused by kubeadm's check-etcd
         assertEquals(before, members());
         assertNotEquals(0, etcdctl(master, "endpoint health --cluster").exit());
+        // a command that needs one master, with the blank master listed first: it is passed over, named, and the next used
+        List<String> lines = new java.util.ArrayList<>(Files.readString(three).lines().toList());
+        int at = lines.indexOf(lines.stream().filter(l -> l.contains("name: " + master + ",")).findFirst().orElseThrow());
+        String lostLine = lines.stream().filter(l -> l.contains("name: " + lost + ",")).findFirst().orElseThrow();
+        lines.remove(lostLine);
+        lines.add(at, lostLine);
+        Path lostFirst = Files.writeString(three.resolveSibling("inventory-lost-first.yaml"), String.join("\n", lines) + "\n");
+        Gpuctl.Run kc = Gpuctl.run("kubeconfig", "-i", lostFirst.toString());
+        assertEquals(0, kc.code(), kc::toString);
+        assertTrue(kc.err().contains(lost + ": no /etc/kubernetes/admin.conf") && kc.err().contains("using " + master), kc::toString);
+        assertTrue(kc.out().contains("server: https://" + vip + ":8443"), kc::toString);
 
         Gpuctl.Run r = Gpuctl.run("bootstrap", three.toString());
         assertEquals(0, r.code(), r::toString);
