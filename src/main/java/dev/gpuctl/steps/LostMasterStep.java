@@ -61,12 +61,15 @@ public final class LostMasterStep implements Step {
 
     /**
      * What is wrong, from the first master's etcd answer and what preflight found on {@code master}: a blank master whose
-     * member etcd still lists. A master that was not asked (unreachable) or has its etcd is not judged here.
+     * member etcd still lists. A master that was not asked (unreachable) or has its etcd, or an etcd that did not answer,
+     * is not judged here.
      */
     static Optional<String> problem(String answer, String master, String peerUrl, Optional<String> disk) {
         if (!disk.equals(Optional.of(BLANK))) return Optional.empty();
         EtcdCluster.View v = EtcdCluster.parse(answer);
-        if (!v.error().isEmpty()) return Optional.of(master + " is blank and etcd's members cannot be read: " + v.error());
+        // no etcd answering on the first master (a cluster not initialised yet, a dry run before init): no member is known
+        // to be left; a join that meets one is refused by kubeadm's check-etcd, naming it
+        if (!v.error().isEmpty()) return Optional.empty();
         return v.leftBy(master, peerUrl).map(m -> master + " is blank (no etcd manifest, /var/lib/etcd empty: a lost disk) but etcd"
             + " still lists its member " + EtcdCluster.label(m) + " at " + peerUrl + "; it is removed before " + master
             + " joins again; " + v.summary());

@@ -55,6 +55,9 @@ class LostMasterStepTest {
         String gone = answer(members("m2").replace("\"name\":\"m2\",\"peerURLs\":[\"https://10.0.0.12:2380\"]",
             "\"name\":\"m4\",\"peerURLs\":[\"https://10.0.0.14:2380\"]"), true, true, true);
         assertEquals(Optional.empty(), LostMasterStep.problem(gone, "m2", "https://10.0.0.12:2380", Optional.of("blank")));
+        // no etcd on the first master yet (a dry run before init): nothing known to be left
+        assertEquals(Optional.empty(), LostMasterStep.problem(EtcdCluster.SECTION + " members\nno running etcd container (crictl ps --name etcd"
+            + " --state running)\n", "m2", "https://10.0.0.12:2380", Optional.of("blank")));
     }
 
     @Test void aMemberAddedButNeverStartedIsFoundByItsPeerUrl() {
