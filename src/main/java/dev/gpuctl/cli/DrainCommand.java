@@ -40,10 +40,10 @@ final class DrainCommand implements Callable<Integer> {
 
     @Override public Integer call() {
         Path file = inventoryFile(inventory, parent.env);
-        Inventory inv = Inventories.load(file, parent.env);
+        Inventory inv = Inventories.loadHaAware(file, parent.env);
         allowLocal.check(inv, file, "drain");
         PhaseRuns.checkNodes(inv, hosts, "drain");
-        PhaseRuns.run(inv, file, NodeWorkflows.drain(hosts, drainTimeout, force), dryRunOption.dryRun, connection.ssh(),
+        PhaseRuns.runActing(inv, file, NodeWorkflows.drain(hosts, drainTimeout, force), dryRunOption.dryRun, connection.ssh(),
             NodeWorkflows.commandTimeout(drainTimeout, Duration.ofMinutes(10)), spec.commandLine().getErr(), "drain",
             "The nodes stay cordoned. Re-run later, raise --drain-timeout, or use --force; `gpuctl uncordon` puts them back in service.");
         spec.commandLine().getOut().println(dryRunOption.dryRun ? "dry run complete: nothing was changed"

@@ -48,10 +48,19 @@ final class GpusCommand implements Callable<Integer> {
         if (sample.compareTo(MAX_SAMPLE) > 0) {
             throw new GpuctlException(ExitCode.USAGE, "--sample " + GpusText.seconds(sample) + " is too long: at most 5m (the report waits for it)");
         }
-        Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
+        Inventory loaded = Inventories.loadHaAware(inventory.resolve(parent.env), parent.env);
         SshOptions ssh = connection.ssh();
-        Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes().stream()
+        Inventories.checkIdentityFiles(inventory.resolve(parent.env), loaded.nodes().stream()
             .filter(n -> n.isMaster() || n.gpu()).toList(), ssh);
+        // several masters: the first that answers with its admin.conf is asked (as the first master); one: as before,
+        // connected with the GPU nodes, its failure reported with its log
+        Inventories.Acting acting;
+        try {
+            acting = loaded.highlyAvailable() ? Inventories.openCluster(loaded, ssh, inventory.resolve(parent.env), spec.commandLine().getErr()) : null;
+        } catch (RemoteException e) {
+            throw GpuctlException.of(e);
+        }
+        Inventory inv = acting == null ? loaded : acting.inv();
         GpuUsage.Report report;
         GpuSurvey.Survey survey;
         boolean notConnected;
@@ -59,8 +68,9 @@ final class GpusCommand implements Callable<Integer> {
         GpusWorkflow.Answers answers = null;
         try {
             GpusWorkflow workflow = new GpusWorkflow(inv, sample);
-            answers = Workflows.run(workflow, new Workflows.Target(inv, n -> n.isMaster() ? Inventories.openCluster(inv, ssh,
-                inventory.resolve(parent.env)) : Remotes.open(n, ssh), new PrintWriter(Writer.nullWriter()), workflow.options(), null),
+            answers = Workflows.run(workflow, new Workflows.Target(inv, n -> acting != null && n.name().equals(inv.master().name()) ? acting.master()
+                : acting == null && n.isMaster() ? Inventories.openCluster(inv, ssh, inventory.resolve(parent.env), spec.commandLine().getErr()).master()
+                : Remotes.open(n, ssh), new PrintWriter(Writer.nullWriter()), workflow.options(), null),
                 PhaseRuns.guard(spec.commandLine().getErr()));
             if (answers.interrupted()) throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted; run it again.\nLogs: " + answers.logDir());
             survey = GpuSurvey.of(inv, answers::answer, answers.unreachable(), sample);

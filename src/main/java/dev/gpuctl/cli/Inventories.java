@@ -11,6 +11,10 @@ import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.remote.Remotes;
 import dev.gpuctl.remote.SshOptions;
+import dev.gpuctl.workflow.ActingMaster;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collection;
@@ -40,40 +44,76 @@ final class Inventories {
         return place + why + (why.endsWith(".") ? "" : ".") + " Nothing was connected to.";
     }
 
+    /** The master a command acts through, connected, and the inventory with it as the first master ({@link Inventory#actingFirst}). */
+    record Acting(Inventory inv, Remote master) {}
+
     /**
-     * The master, connected, for a command that needs the cluster (gpus, job submit, join-token): when the master has
-     * no {@value Kube#ADMIN_CONF} there is no cluster yet, which is exit 2 with the command to run.
+     * The master, connected, for a command that needs the cluster (gpus, job, join-token, kubeconfig, queue, usage, drain,
+     * uncordon, repair): with several masters the first in inventory order that answers with its admin.conf
+     * ({@link ActingMaster#choose}; those passed over are named on {@code err}). When the first master has no
+     * {@value Kube#ADMIN_CONF} and no other master has one there is no cluster yet, which is exit 2 with the command to
+     * run; no master reached is exit 6 with each one's reason. A single master that cannot be connected to throws
+     * its {@link RemoteException}, as before.
      */
-    static Remote openCluster(Inventory inv, SshOptions ssh, Path file) {
-        Remote master = Remotes.open(inv.master(), ssh);
-        try {
-            String test = "test -s " + Kube.ADMIN_CONF;
-            ExecResult r = master.exec(test, Duration.ofSeconds(30));
-            if (r.exit() == 1) {
-                throw new GpuctlException(ExitCode.USAGE, inv.master().name() + ": no cluster yet: the master has no "
-                    + Kube.ADMIN_CONF + " (`" + test + "` exit 1). Create it with: gpuctl bootstrap " + file);
+    static Acting openCluster(Inventory inv, SshOptions ssh, Path file, PrintWriter err) {
+        String test = "test -s " + Kube.ADMIN_CONF;
+        List<ActingMaster.Attempt> attempts = new ArrayList<>();
+        for (Node m : inv.masters()) {
+            Remote remote;
+            try {
+                remote = Remotes.open(m, ssh);
+            } catch (RemoteException e) {
+                if (!inv.highlyAvailable()) throw e;
+                attempts.add(new ActingMaster.Attempt(m.name(), ActingMaster.State.UNREACHABLE, "unreachable (" + e.getMessage() + ")"));
+                continue;
             }
-            if (!r.ok()) {
-                throw new GpuctlException(ExitCode.STEP_FAILED, inv.master().name() + ": `" + test + "` failed (exit " + r.exit()
-                    + "): " + r.tail(3));
+            ExecResult r;
+            try {
+                r = remote.exec(test, Duration.ofSeconds(30));
+            } catch (RuntimeException e) {
+                remote.close();
+                if (!inv.highlyAvailable()) throw e;
+                attempts.add(new ActingMaster.Attempt(m.name(), ActingMaster.State.UNREACHABLE, "connection lost (" + e.getMessage() + ")"));
+                continue;
             }
-            return master;
-        } catch (RuntimeException e) {
-            master.close();
-            throw e;
+            if (r.ok()) {
+                attempts.add(new ActingMaster.Attempt(m.name(), ActingMaster.State.READY, ""));
+                String note = ActingMaster.passedOverNote(ActingMaster.choose(attempts));
+                if (!note.isEmpty()) {
+                    err.println("gpuctl: " + note);
+                    err.flush();
+                }
+                return new Acting(inv.actingFirst(m.name()), remote);
+            }
+            remote.close();
+            attempts.add(r.exit() == 1
+                ? new ActingMaster.Attempt(m.name(), ActingMaster.State.NO_CLUSTER, "no " + Kube.ADMIN_CONF + " (`" + test + "` exit 1)")
+                : new ActingMaster.Attempt(m.name(), ActingMaster.State.FAILED, "`" + test + "` failed (exit " + r.exit() + "): " + r.tail(3)));
+        }
+        ActingMaster.Choice c = ActingMaster.choose(attempts);
+        String each = String.join("\n  ", c.passedOver());
+        switch (c.refusal().orElseThrow()) {
+            case NO_CLUSTER -> throw new GpuctlException(ExitCode.USAGE, inv.master().name() + ": no cluster yet: the master has no "
+                + Kube.ADMIN_CONF + " (`" + test + "` exit 1)" + (inv.highlyAvailable() ? ", nor has any other master:\n  " + each + "\n" : ". ")
+                + "Create it with: gpuctl bootstrap " + file);
+            case UNREACHABLE -> throw new GpuctlException(ExitCode.UNREACHABLE, "no master could be reached:\n  " + each
+                + "\nCheck them with: gpuctl verify " + file);
+            default -> throw new GpuctlException(ExitCode.STEP_FAILED, inv.highlyAvailable()
+                ? "no master answered with its " + Kube.ADMIN_CONF + ":\n  " + each + "\nCheck them with: gpuctl verify " + file
+                : c.passedOver().get(0));
         }
     }
 
     /**
-     * The inventory, for a command that connects but does not manage a control plane of several masters yet: more than
-     * one master is refused, naming what is HA-aware (bootstrap and verify) and what is not (every other command).
+     * The inventory, for restore, which does not handle a control plane of several masters yet: more than one master is
+     * refused, naming what is HA-aware (every other command) and what is not (restore).
      */
     static Inventory load(Path file, Map<String, String> env) {
         Inventory inv = loadForPlan(file, env);
         if (inv.highlyAvailable()) {
-            throw new GpuctlException(ExitCode.USAGE, file + ": " + inv.masters().size() + " masters: only bootstrap, verify, upgrade,"
-                + " certs, backup, remove-node and reset handle a control plane of several masters yet; this command (and restore,"
-                + " repair, drain, uncordon, gpus, job, join-token, kubeconfig) is not HA-aware yet and changed nothing");
+            throw new GpuctlException(ExitCode.USAGE, file + ": " + inv.masters().size() + " masters: restore does not handle a"
+                + " control plane of several masters yet (every member needs `etcdutl snapshot restore` from the same snapshot with"
+                + " one --initial-cluster); nothing was changed. A single lost master comes back with gpuctl bootstrap " + file);
         }
         return inv;
     }
@@ -81,7 +121,8 @@ final class Inventories {
     /**
      * The inventory for the commands that handle any number of masters: bootstrap and verify (kubeadm join
      * --control-plane), upgrade (upgrade node on the other masters), certs (every master), backup (a healthy member),
-     * remove-node and reset (a master's etcd member removed before its reset).
+     * remove-node and reset (a master's etcd member removed before its reset), and the commands that need one healthy
+     * master ({@link #openCluster}).
      */
     static Inventory loadHaAware(Path file, Map<String, String> env) {
         return loadForPlan(file, env);

@@ -61,7 +61,7 @@ final class JobCommand implements Runnable {
             return o.resolve(job.parent.env);
         }
 
-        Inventory inventory() { return Inventories.load(inventoryPath(), job.parent.env); }
+        Inventory inventory() { return Inventories.loadHaAware(inventoryPath(), job.parent.env); }
 
         JobSpec load(Inventory inv) {
             try {
@@ -128,7 +128,9 @@ final class JobCommand implements Runnable {
             } catch (WorkloadException e) {
                 throw new GpuctlException(ExitCode.USAGE, e.getMessage(), e);
             }
-            String applied = onMaster(inv, inventoryPath(), connection.ssh(), spec, JobWorkflows.submit(inv, job, manifest));
+            JobSpec submitted = job;
+            String rendered = manifest;
+            String applied = onMaster(inv, inventoryPath(), connection.ssh(), spec, on -> JobWorkflows.submit(on, submitted, rendered));
             PrintWriter out = out();
             out.print(applied.endsWith("\n") ? applied : applied + "\n");
             out.println("Follow it:");
@@ -154,8 +156,7 @@ final class JobCommand implements Runnable {
         /** The job workflow on the master, with errors mapped to exit codes: refused input 2, a failed command 3. */
         <T> T onMaster(Function<Inventory, JobWorkflows.Job<T>> workflow) {
             Path path = inventory().resolve(job.parent.env);
-            Inventory inv = Inventories.load(path, job.parent.env);
-            return JobCommand.onMaster(inv, path, connection.ssh(), spec, workflow.apply(inv));
+            return JobCommand.onMaster(Inventories.loadHaAware(path, job.parent.env), path, connection.ssh(), spec, workflow);
         }
 
         PrintWriter out() { return spec.commandLine().getOut(); }
@@ -245,8 +246,11 @@ final class JobCommand implements Runnable {
      * A job workflow run on the master; its report, or a refusal (exit 2), a failed command (3), the master not
      * reached (6: its error and log).
      */
-    static <T> T onMaster(Inventory inv, Path file, SshOptions ssh, CommandSpec spec, JobWorkflows.Job<T> workflow) {
-        JobWorkflows.Outcome<T> o = MasterSession.run(inv, file, ssh, spec, workflow, workflow.options(), JobWorkflows.Outcome::result);
+    static <T> T onMaster(Inventory inv, Path file, SshOptions ssh, CommandSpec spec, Function<Inventory, JobWorkflows.Job<T>> workflow) {
+        JobWorkflows.Outcome<T> o = MasterSession.run(inv, file, ssh, spec, on -> {
+            JobWorkflows.Job<T> w = workflow.apply(on);
+            return new MasterSession.Planned<>(w, w.options());
+        }, JobWorkflows.Outcome::result);
         if (o.error().isPresent()) {
             WorkloadException e = o.error().get();
             throw new GpuctlException(e.refused() ? ExitCode.USAGE : ExitCode.STEP_FAILED, e.getMessage(), e);

@@ -43,26 +43,27 @@ final class JoinTokenCommand implements Callable<Integer> {
     @ParentCommand GpuctlCommand parent;
 
     @Override public Integer call() throws IOException {
-        Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
+        Inventory inv = Inventories.loadHaAware(inventory.resolve(parent.env), parent.env);
         if (refresh) allowLocal.check(inv, inventory.resolve(parent.env), "join-token --refresh");
         Path cache = JoinTokens.cacheFile(inv);
         SshOptions ssh = connection.ssh();
-        Inventories.checkIdentityFiles(inventory.resolve(parent.env), List.of(inv.master()), ssh);
+        Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.masters(), ssh);
         if (!refresh && !Files.exists(cache)) {
             throw new GpuctlException(ExitCode.USAGE, "no cached join command (" + cache + "); create one: gpuctl join-token --refresh "
                 + inventory.resolve(parent.env));
         }
         String cached = refresh ? "" : Files.readString(cache, StandardCharsets.UTF_8).strip();
-        Remote master;
+        PrintWriter err = spec.commandLine().getErr();
+        Inventories.Acting acting;
         try {
-            master = Inventories.openCluster(inv, ssh, inventory.resolve(parent.env));
+            acting = Inventories.openCluster(inv, ssh, inventory.resolve(parent.env), err);
         } catch (RemoteException e) {
             throw GpuctlException.of(e);
         }
         // the master's connection is the run's: its commands go to the master's log in .gpuctl/logs like any run's
-        Set<String> onMaster = Set.of(inv.master().name());
-        PrintWriter err = spec.commandLine().getErr();
-        Function<Runner.Options, Workflows.Target> on = options -> new Workflows.Target(inv, n -> master,
+        Remote master = acting.master();
+        Set<String> onMaster = Set.of(acting.inv().master().name());
+        Function<Runner.Options, Workflows.Target> on = options -> new Workflows.Target(acting.inv(), n -> master,
             new PrintWriter(Writer.nullWriter()), options, null);
         if (refresh) {
             JoinTokenWorkflow.Refreshed made = Workflows.run(JoinTokenWorkflow.refresh(inv, ttl), on.apply(new Runner.Options(false, 1, onMaster, TIMEOUT)),

@@ -45,7 +45,7 @@ final class KubeconfigCommand implements Callable<Integer> {
 
     @Override public Integer call() throws IOException {
         Path invFile = inventory.resolve(parent.env);
-        Inventory inv = Inventories.load(invFile, parent.env);
+        Inventory inv = Inventories.loadHaAware(invFile, parent.env);
         String name = context == null ? inv.cluster().name() : context;
         if (!name.matches("[A-Za-z0-9]([A-Za-z0-9._@-]{0,251}[A-Za-z0-9])?")) {
             throw new GpuctlException(ExitCode.USAGE, "--context '" + name + "' is not a valid context name (expected letters,"
@@ -62,8 +62,8 @@ final class KubeconfigCommand implements Callable<Integer> {
         }
         PrintWriter err = spec.commandLine().getErr();
         // the master's connection is the session's: `cat admin.conf` goes to the master's log in .gpuctl/logs, its content not
-        KubeconfigWorkflow.Read read = MasterSession.run(inv, invFile, connection.ssh(), spec, new KubeconfigWorkflow(),
-            new Runner.Options(false, 1, Set.of(inv.master().name()), Duration.ofSeconds(30)), KubeconfigWorkflow.Read::result);
+        KubeconfigWorkflow.Read read = MasterSession.run(inv, invFile, connection.ssh(), spec, on -> new MasterSession.Planned<>(new KubeconfigWorkflow(),
+            new Runner.Options(false, 1, Set.of(on.master().name()), Duration.ofSeconds(30))), KubeconfigWorkflow.Read::result);
         Runner.Result result = read.result();
         if (!result.failures().isEmpty()) {
             StringBuilder sb = new StringBuilder("the master's admin.conf could not be read:\n");

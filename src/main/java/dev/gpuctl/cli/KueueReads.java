@@ -22,8 +22,8 @@ final class KueueReads {
 
     /** The workflow's report; {@code cannot} says what failed ("cannot read Kueue's queues"). */
     static <T> T run(Inventory inv, Path file, SshOptions ssh, CommandSpec spec, Workflow<KueueWorkflows.Outcome<T>> workflow, String cannot) {
-        KueueWorkflows.Outcome<T> o = MasterSession.run(inv, file, ssh, spec, workflow,
-            Runner.Options.verify(1, Set.of(inv.master().name()), TIMEOUT, Duration.ZERO), KueueWorkflows.Outcome::result);
+        KueueWorkflows.Outcome<T> o = MasterSession.run(inv, file, ssh, spec, on -> new MasterSession.Planned<>(workflow,
+            Runner.Options.verify(1, Set.of(on.master().name()), TIMEOUT, Duration.ZERO)), KueueWorkflows.Outcome::result);
         if (o.report().isEmpty()) {
             String why = o.result().report().unreachable().stream().map(h -> h.error()).findFirst().orElse(o.problem());
             throw new GpuctlException(PhaseRuns.noConnection(o.result()) ? ExitCode.UNREACHABLE : ExitCode.STEP_FAILED,

@@ -22,18 +22,26 @@ import picocli.CommandLine.Model.CommandSpec;
 final class MasterSession {
     private MasterSession() {}
 
-    /** {@code workflow} on the master under {@code options}; {@code result}: the session's result in its outcome. */
-    static <T> T run(Inventory inv, Path file, SshOptions ssh, CommandSpec spec, Workflow<T> workflow, Runner.Options options,
+    /** A workflow and the options it runs under, made for the inventory as the command runs it (its acting master first). */
+    record Planned<T>(Workflow<T> workflow, Runner.Options options) {}
+
+    /**
+     * The workflow {@code plan} makes for the inventory as run (with several masters the first that answers with its
+     * admin.conf acts as the first, {@link Inventories#openCluster}), on that master, as one session; {@code result}: the
+     * session's result in its outcome.
+     */
+    static <T> T run(Inventory inv, Path file, SshOptions ssh, CommandSpec spec, Function<Inventory, Planned<T>> plan,
                      Function<T, Runner.Result> result) {
-        Inventories.checkIdentityFiles(file, List.of(inv.master()), ssh);
-        Remote master;
+        Inventories.checkIdentityFiles(file, inv.masters(), ssh);
+        Inventories.Acting acting;
         try {
-            master = Inventories.openCluster(inv, ssh, file);
+            acting = Inventories.openCluster(inv, ssh, file, spec.commandLine().getErr());
         } catch (RemoteException e) {
             throw GpuctlException.of(e);
         }
-        T outcome = Workflows.run(workflow, new Workflows.Target(inv, n -> master, new PrintWriter(Writer.nullWriter()), options, null),
-            PhaseRuns.guard(spec.commandLine().getErr()));
+        Planned<T> planned = plan.apply(acting.inv());
+        T outcome = Workflows.run(planned.workflow(), new Workflows.Target(acting.inv(), n -> acting.master(),
+            new PrintWriter(Writer.nullWriter()), planned.options(), null), PhaseRuns.guard(spec.commandLine().getErr()));
         Runner.Result r = result.apply(outcome);
         if (r.wasInterrupted()) throw new GpuctlException(ExitCode.INTERRUPTED, "interrupted; run it again.\nLogs: " + r.logDir());
         return outcome;

@@ -5,6 +5,10 @@ import dev.gpuctl.engine.MasterLock;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.StepFailure;
 import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.inventory.Node;
+import dev.gpuctl.remote.Remote;
+import dev.gpuctl.remote.Remotes;
+import java.util.concurrent.atomic.AtomicBoolean;
 import dev.gpuctl.remote.SshOptions;
 import dev.gpuctl.workflow.Workflows;
 import java.io.PrintWriter;
@@ -44,6 +48,38 @@ final class PhaseRuns {
         if (dryRun) return judged(result, dryRunOutcomes(command));
         return judged(result, new Outcomes(r -> whereEachHostStopped(r, "Run the same command again to resume.\nLogs: " + r.logDir()),
             command + " refused; nothing was changed:", command + " stopped:", next));
+    }
+
+    /**
+     * {@link #run} for a command that needs one healthy master's kubectl (drain, uncordon): with several masters the
+     * session runs on {@link #acting}'s inventory, so that it works while another master is down.
+     */
+    static Runner.Result runActing(Inventory inv, Path file, Workflow<Runner.Result> workflow, boolean dryRun, SshOptions ssh,
+                                   Duration commandTimeout, PrintWriter err, String command, String next) {
+        Inventories.checkIdentityFiles(file, inv.nodes(), ssh);
+        Over over = acting(inv, file, ssh, err);
+        Runner.Result result = Workflows.run(workflow, new Workflows.Target(over.inv(), over.connector(), err,
+            new Runner.Options(dryRun, 16, Set.of(), commandTimeout), lockHolder()), guard(err));
+        if (dryRun) return judged(result, dryRunOutcomes(command));
+        return judged(result, new Outcomes(r -> whereEachHostStopped(r, "Run the same command again to resume.\nLogs: " + r.logDir()),
+            command + " refused; nothing was changed:", command + " stopped:", next));
+    }
+
+    /** The inventory a session runs on and how it connects to each host. */
+    record Over(Inventory inv, Function<Node, Remote> connector) {}
+
+    /**
+     * Where a command that needs one healthy master's kubectl runs: one master, its inventory as it is; several, the
+     * first that answers with its admin.conf ({@link Inventories#openCluster}) as the first master of the session's
+     * inventory ({@link Inventory#actingFirst}), its connection handed to the session (a later one, after a reboot, made
+     * anew). Its kubectl work and the cluster's lock are then that master's.
+     */
+    static Over acting(Inventory inv, Path file, SshOptions ssh, PrintWriter err) {
+        if (!inv.highlyAvailable()) return new Over(inv, n -> Remotes.open(n, ssh));
+        Inventories.Acting a = Inventories.openCluster(inv, ssh, file, err);
+        String name = a.inv().master().name();
+        AtomicBoolean handed = new AtomicBoolean();
+        return new Over(a.inv(), n -> n.name().equals(name) && !handed.getAndSet(true) ? a.master() : Remotes.open(n, ssh));
     }
 
     /**

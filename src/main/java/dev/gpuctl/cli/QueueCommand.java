@@ -29,7 +29,7 @@ final class QueueCommand implements Callable<Integer> {
     @ParentCommand GpuctlCommand parent;
 
     @Override public Integer call() throws IOException {
-        Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
+        Inventory inv = Inventories.loadHaAware(inventory.resolve(parent.env), parent.env);
         if (inv.teams().isEmpty()) {
             throw new GpuctlException(ExitCode.USAGE, inv.file().getFileName() + " has no teams: (teams share the GPUs through queues"
                 + " only when the inventory names them; see docs/inventory.md)");

@@ -2,6 +2,7 @@ package dev.gpuctl.cli;
 
 import dev.gpuctl.workflow.NodeWorkflows;
 import dev.gpuctl.workflow.RepairWorkflow;
+import dev.gpuctl.workflow.Workflows;
 import dev.gpuctl.engine.Repairs;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.hostconf.RepairPlan;
@@ -51,11 +52,11 @@ final class RepairCommand implements Callable<Integer> {
 
     @Override public Integer call() {
         Path file = DrainCommand.inventoryFile(inventory, parent.env);
-        Inventory inv = Inventories.load(file, parent.env);
-        allowLocal.check(inv, file, "repair");
-        PhaseRuns.checkNodes(inv, hosts, "repair");
+        Inventory loaded = Inventories.loadHaAware(file, parent.env);
+        allowLocal.check(loaded, file, "repair");
+        PhaseRuns.checkNodes(loaded, hosts, "repair");
         for (String h : hosts) {
-            Node n = inv.node(h).orElseThrow();
+            Node n = loaded.node(h).orElseThrow();
             if (n.isMaster() || !n.gpu()) {
                 throw new GpuctlException(ExitCode.USAGE, h + " is not a GPU node (repair mends GPU workers; the inventory says "
                     + (n.isMaster() ? "role: master" : "gpu: false") + ")");
@@ -65,7 +66,14 @@ final class RepairCommand implements Callable<Integer> {
         SshOptions ssh = connection.ssh();
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        Inventories.checkIdentityFiles(file, inv.nodes(), ssh);
+        Inventories.checkIdentityFiles(file, loaded.nodes(), ssh);
+        PhaseRuns.Over over;
+        try {
+            over = PhaseRuns.acting(loaded, file, ssh, err);
+        } catch (RemoteException e) {
+            throw GpuctlException.of(e);
+        }
+        Inventory inv = over.inv();
         List<Repairs.Outcome> failed = new ArrayList<>();
         RepairWorkflow.Listener says = new RepairWorkflow.Listener() {
             @Override public void diagnosed(Repairs.Diagnoses diagnoses) {
@@ -96,8 +104,9 @@ final class RepairCommand implements Callable<Integer> {
         };
         RepairWorkflow.Report report;
         try {
-            report = PhaseRuns.session(new RepairWorkflow(inv, nodes, reboot, dryRunOption.dryRun, drainTimeout, force, says), inv, ssh, err,
-                new Runner.Options(dryRunOption.dryRun, 16, Set.of(), NodeWorkflows.commandTimeout(drainTimeout, Duration.ofMinutes(10))));
+            report = Workflows.run(new RepairWorkflow(inv, nodes, reboot, dryRunOption.dryRun, drainTimeout, force, says),
+                new Workflows.Target(inv, over.connector(), err, new Runner.Options(dryRunOption.dryRun, 16, Set.of(),
+                    NodeWorkflows.commandTimeout(drainTimeout, Duration.ofMinutes(10))), PhaseRuns.lockHolder()), PhaseRuns.guard(err));
         } catch (RemoteException e) {
             throw GpuctlException.of(e);
         }

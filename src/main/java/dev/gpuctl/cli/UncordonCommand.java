@@ -27,10 +27,10 @@ final class UncordonCommand implements Callable<Integer> {
 
     @Override public Integer call() {
         Path file = DrainCommand.inventoryFile(inventory, parent.env);
-        Inventory inv = Inventories.load(file, parent.env);
+        Inventory inv = Inventories.loadHaAware(file, parent.env);
         allowLocal.check(inv, file, "uncordon");
         PhaseRuns.checkNodes(inv, hosts, "uncordon");
-        PhaseRuns.run(inv, file, NodeWorkflows.uncordon(hosts), dryRunOption.dryRun, connection.ssh(), Duration.ofMinutes(2),
+        PhaseRuns.runActing(inv, file, NodeWorkflows.uncordon(hosts), dryRunOption.dryRun, connection.ssh(), Duration.ofMinutes(2),
             spec.commandLine().getErr(), "uncordon", "Fix the cause and run uncordon again.");
         spec.commandLine().getOut().println(dryRunOption.dryRun ? "dry run complete: nothing was changed" : "uncordoned: " + String.join(", ", hosts));
         return ExitCode.OK.code();

@@ -45,7 +45,7 @@ final class UsageCommand implements Callable<Integer> {
 
     @Override public Integer call() throws IOException {
         if (json && csv) throw new GpuctlException(ExitCode.USAGE, "--json and --csv: choose one");
-        Inventory inv = Inventories.load(inventory.resolve(parent.env), parent.env);
+        Inventory inv = Inventories.loadHaAware(inventory.resolve(parent.env), parent.env);
         if (inv.teams().isEmpty()) {
             throw new GpuctlException(ExitCode.USAGE, inv.file().getFileName() + " has no teams: (GPU-hours are counted per team's"
                 + " queue only when the inventory names the teams; see docs/inventory.md)");

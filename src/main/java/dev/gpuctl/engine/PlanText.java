@@ -36,7 +36,7 @@ public final class PlanText {
                 + " join it as control-plane nodes; etcd survives " + (masters.size() - 1) / 2 + " lost)";
         String line = "Control plane: " + who + ", endpoint " + e.hostPort() + " (" + served + ")\n";
         if (masters.size() > 1) {
-            line += "  bootstrap, verify, upgrade, certs, backup, remove-node and reset handle several masters; the other commands that connect refuse them (not HA-aware yet)\n";
+            line += "  every command handles several masters except restore (a whole control plane from a backup); a lost master comes back with bootstrap\n";
         }
         return line;
     }

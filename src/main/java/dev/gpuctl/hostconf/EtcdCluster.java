@@ -153,9 +153,33 @@ public final class EtcdCluster {
          */
         public Optional<String> removalRefusal(String node) {
             if (!error.isEmpty()) return Optional.of("etcdctl failed: " + error);
-            Optional<Member> target = named(node);
-            if (target.isEmpty()) return Optional.empty();
-            List<Member> othersDown = downVoters().stream().filter(m -> !m.id().equals(target.get().id())).toList();
+            return named(node).flatMap(m -> removalRefusal(m, node));
+        }
+
+        /**
+         * The member a master left behind: the one named {@code node}, else the one whose peer URLs include
+         * {@code peerUrl} (a member added but never started has no name yet); empty when etcd lists neither.
+         */
+        public Optional<Member> leftBy(String node, String peerUrl) {
+            return named(node).or(() -> members.stream().filter(m -> m.peerUrls().contains(peerUrl)).findFirst());
+        }
+
+        /**
+         * Why the member that {@code node}, whose disk was lost, left behind must not be removed now, or empty: it answers
+         * (etcd's health says so: then a member runs at its address and the disk is not what was lost), or removing it
+         * is refused as {@link #removalRefusal(String)} refuses any removal.
+         */
+        public Optional<String> lostMemberRefusal(Member stale, String node) {
+            if (!error.isEmpty()) return Optional.of("etcdctl failed: " + error);
+            if (healthy(stale)) {
+                return Optional.of("etcd's member " + label(stale) + " answers as healthy at " + stale.clientUrl() + ", though " + node
+                    + " has no etcd data: another etcd serves that address; find it before anything is removed");
+            }
+            return removalRefusal(stale, node);
+        }
+
+        private Optional<String> removalRefusal(Member member, String node) {
+            List<Member> othersDown = downVoters().stream().filter(m -> !m.id().equals(member.id())).toList();
             int total = voters().size();
             int healthy = healthyVoters().size();
             if (!othersDown.isEmpty()) {
@@ -163,9 +187,9 @@ public final class EtcdCluster {
                     + " (etcd: " + healthy + " of " + total + " members healthy, quorum " + quorum()
                     + "); a master is removed only while every other master is up");
             }
-            if (target.get().learner()) return Optional.empty();
+            if (member.learner()) return Optional.empty();
             int left = total - 1;
-            int healthyLeft = healthy - (healthy(target.get()) ? 1 : 0);
+            int healthyLeft = healthy - (healthy(member) ? 1 : 0);
             if (left == 0) return Optional.of(node + " holds the only etcd member: removing it ends the cluster (use gpuctl reset)");
             if (healthyLeft < quorumOf(left)) {
                 return Optional.of("removing " + node + " would leave " + healthyLeft + " healthy of " + left
@@ -177,7 +201,8 @@ public final class EtcdCluster {
 
     public static int quorumOf(int voters) { return voters / 2 + 1; }
 
-    static String label(Member m) { return (m.name().isEmpty() ? "(unstarted)" : m.name()) + " (" + m.id() + ")"; }
+    /** "m2 (8e9e05c52164694d)", or "(unstarted) (ID)" for a member added but never started. */
+    public static String label(Member m) { return (m.name().isEmpty() ? "(unstarted)" : m.name()) + " (" + m.id() + ")"; }
 
     /** {@link #QUERY}'s answer as a {@link View}; a section that is not etcdctl's JSON counts as no answer. */
     public static View parse(String answer) {

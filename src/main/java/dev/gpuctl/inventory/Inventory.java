@@ -77,6 +77,20 @@ public record Inventory(Path file, Cluster cluster, List<Node> nodes, Optional<N
         return nodes.stream().filter(Node::isMaster).toList();
     }
 
+    /**
+     * This inventory with {@code name}, one of its masters, as the first master (the others keep their order, so do the
+     * workers): what a command that needs one healthy master's kubectl runs against when the first master is down.
+     * The controlPlaneEndpoint stays (several masters always name one). Itself when {@code name} is already first.
+     */
+    public Inventory actingFirst(String name) {
+        Node acting = node(name).filter(Node::isMaster).orElseThrow(() -> new IllegalArgumentException(name + " is not a master"));
+        if (acting.name().equals(master().name())) return this;
+        List<Node> reordered = new java.util.ArrayList<>();
+        reordered.add(acting);
+        nodes.stream().filter(n -> !n.name().equals(name)).forEach(reordered::add);
+        return new Inventory(file, cluster, reordered, nfs, warnings, sshNotes, teams, kueue);
+    }
+
     /** Whether the control plane has more than one master. */
     public boolean highlyAvailable() { return masters().size() > 1; }
 

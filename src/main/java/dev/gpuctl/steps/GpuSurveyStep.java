@@ -18,7 +18,7 @@ public final class GpuSurveyStep implements Step {
 
     @Override public String id() { return "gpus"; }
     @Override public String title() { return "who holds which GPU"; }
-    @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster() || ctx.node().gpu(); }
+    @Override public boolean runsOn(HostContext ctx) { return ctx.firstMaster() || ctx.node().gpu(); }
 
     @Override public List<Probe> check(HostContext ctx) {
         List<Probe> probes = new ArrayList<>();
@@ -30,7 +30,7 @@ public final class GpuSurveyStep implements Step {
                 probes.add(Probe.keeping("the GPUs sampled", GpuQuestions.samples(window), GpuQuestions.samplesKey(node)));
             }
         }
-        if (ctx.node().isMaster()) {
+        if (ctx.firstMaster()) {
             probes.add(Probe.keeping("the cluster's nodes", GpuQuestions.NODES, GpuQuestions.NODES_KEY));
             probes.add(Probe.keeping("the cluster's pods", GpuQuestions.PODS, GpuQuestions.PODS_KEY));
         }

@@ -142,6 +142,7 @@ public final class PreflightStep implements Step {
                 .learning(r -> Map.of(GpuRecordStep.legacyFact(ctx.node()), legacyRecord(r.stdout()))));
         }
         probes.add(runningVersion(ctx));
+        if (LostMasterStep.asked(ctx)) probes.add(LostMasterStep.disk(ctx));
         return probes;
     }
 

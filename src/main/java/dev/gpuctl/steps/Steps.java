@@ -21,6 +21,7 @@ public final class Steps {
             new Phase("control-plane", "control plane and pod network", List.of(new LoadBalancerStep(), new ControlPlaneStep(), new EndpointStep(), new CniStep(),
                 new SchedulableStep()), false),
             new Phase(KubeletEndpointStep.ID, "kubelets pointed at the controlPlaneEndpoint", List.of(new KubeletEndpointStep()), false),
+            new Phase(LostMasterStep.ID, "etcd members of masters whose disk was lost", List.of(new LostMasterStep()), false),
             new Phase("masters", "the other masters join the control plane", List.of(new ControlPlaneJoinStep()), false),
             new Phase("join", "workers join", List.of(new JoinStep()), false),
             new Phase("gpu", "GPUs", List.of(new GpuStep(), new GpuRecordStep(), new GpuHealthStep()), false),

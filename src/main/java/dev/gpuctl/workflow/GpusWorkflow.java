@@ -59,9 +59,9 @@ public final class GpusWorkflow implements Workflow<GpusWorkflow.Answers> {
         this.window = window;
     }
 
-    /** The hosts asked: the master and every GPU node. */
+    /** The hosts asked: the master (the first: a command with several masters passes the one acting as first) and every GPU node. */
     public static List<Node> hosts(Inventory inv) {
-        return inv.nodes().stream().filter(n -> n.isMaster() || n.gpu()).toList();
+        return inv.nodes().stream().filter(n -> n.name().equals(inv.master().name()) || n.gpu()).toList();
     }
 
     /**

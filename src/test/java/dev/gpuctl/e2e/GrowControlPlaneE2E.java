@@ -4,11 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gpuctl.steps.LostMasterStep;
+import dev.gpuctl.testbed.BedResult;
 import dev.gpuctl.testbed.TestBed;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -130,5 +134,103 @@ class GrowControlPlaneE2E {
         assertTrue(r.toString().contains("that the inventory does not list as masters") && r.toString().contains("gpuctl remove-node "
             + newMasters.get(0)), r::toString);
         assertEquals(0, r.count("changed"), r::toString);
+    }
+
+    /**
+     * The commands that need one master, on three: kubeconfig's server is the endpoint and kubectl works through it
+     * (from the worker, which reaches the VIP); join-token --refresh prints a worker's join to the endpoint (no
+     * --control-plane, no certificate key) whose token another master's {@code kubeadm token list} shows.
+     */
+    @Test @Order(5) void kubeconfigAndJoinTokenGoThroughTheEndpoint() {
+        String url = "https://" + vip + ":8443";
+        Gpuctl.Run kc = Gpuctl.run("kubeconfig", "-i", three.toString());
+        assertEquals(0, kc.code(), kc::toString);
+        assertEquals(List.of(url), kc.out().lines().map(String::strip).filter(l -> l.startsWith("server: "))
+            .map(l -> l.substring("server: ".length())).toList(), kc::toString);
+        bed.ok(worker, "umask 077; cat > /root/gpuctl-kubeconfig <<'EOF'\n" + kc.out() + "EOF");
+        String nodes = bed.ok(worker, "kubectl --kubeconfig=/root/gpuctl-kubeconfig get nodes -o name; rm -f /root/gpuctl-kubeconfig");
+        for (String m : List.of(master, newMasters.get(0), newMasters.get(1), worker)) assertTrue(nodes.contains("node/" + m), nodes);
+
+        Gpuctl.Run jt = Gpuctl.run("join-token", "--refresh", "-i", three.toString());
+        assertEquals(0, jt.code(), jt::toString);
+        String join = jt.out().strip();
+        assertTrue(join.startsWith("kubeadm join " + vip + ":8443 --token "), join);
+        assertTrue(!join.contains("--control-plane") && !join.contains("--certificate-key"), join);
+        String token = join.replaceAll(".*--token (\\S+).*", "$1");
+        assertTrue(bed.ok(newMasters.get(0), "kubeadm token list").contains(token), "the new token on another master");
+    }
+
+    /** etcdctl on a master as kubeadm's docs run it, inside the etcd static pod (kubeadm puts no etcdctl on the host). */
+    static BedResult etcdctl(String host, String args) {
+        return bed.ssh(host, "id=$(crictl ps --name '^etcd$' --state running -q | head -n 1); crictl exec \"$id\" etcdctl"
+            + " --endpoints=https://127.0.0.1:2379 --cacert=/etc/kubernetes/pki/etcd/ca.crt --cert=/etc/kubernetes/pki/etcd/server.crt"
+            + " --key=/etc/kubernetes/pki/etcd/server.key " + args);
+    }
+
+    /** name -> hex ID, from {@code etcdctl member list} on the first master ("ID, started, NAME, PEER, CLIENT, IS LEARNER"). */
+    static Map<String, String> members() {
+        BedResult r = etcdctl(master, "member list");
+        assertEquals(0, r.exit(), r.toString());
+        Map<String, String> out = new TreeMap<>();
+        for (String l : r.out().strip().split("\n")) {
+            String[] f = l.split(", ");
+            out.put(f[2], f[0]);
+        }
+        return out;
+    }
+
+    /**
+     * The last case (three masters until here): a master's disk lost while it is an etcd member (its kubelet and
+     * control plane stopped, /etc/kubernetes, /var/lib/etcd and /var/lib/kubelet gone, as a replaced disk leaves the
+     * host). bootstrap removes the member it left (from the first master) and joins it again as a new member.
+     */
+    @Test @Order(10) void aMasterWhoseDiskWasLostJoinsAgainAsANewMember() throws InterruptedException, IOException {
+        String lost = newMasters.get(1);
+        Map<String, String> before = members();
+        assertEquals(3, before.size(), before::toString);
+        bed.ok(lost, "systemctl stop kubelet gpuctl-emu-apiserver.service; rm -rf /etc/kubernetes /var/lib/etcd /var/lib/kubelet");
+        // its member is still listed and does not answer: every control-plane join would be refused by kubeadm's check-etcd
+        assertEquals(before, members());
+        assertNotEquals(0, etcdctl(master, "endpoint health --cluster").exit());
+        // a command that needs one master, with the blank master listed first: it is passed over, named, and the next used
+        List<String> lines = new java.util.ArrayList<>(Files.readString(three).lines().toList());
+        int at = lines.indexOf(lines.stream().filter(l -> l.contains("name: " + master + ",")).findFirst().orElseThrow());
+        String lostLine = lines.stream().filter(l -> l.contains("name: " + lost + ",")).findFirst().orElseThrow();
+        lines.remove(lostLine);
+        lines.add(at, lostLine);
+        Path lostFirst = Files.writeString(three.resolveSibling("inventory-lost-first.yaml"), String.join("\n", lines) + "\n");
+        Gpuctl.Run kc = Gpuctl.run("kubeconfig", "-i", lostFirst.toString());
+        assertEquals(0, kc.code(), kc::toString);
+        assertTrue(kc.err().contains(lost + ": no /etc/kubernetes/admin.conf") && kc.err().contains("using " + master), kc::toString);
+        assertTrue(kc.out().contains("server: https://" + vip + ":8443"), kc::toString);
+
+        Gpuctl.Run r = Gpuctl.run("bootstrap", three.toString());
+        assertEquals(0, r.code(), r::toString);
+        assertTrue(r.err().lines().anyMatch(l -> l.matches(master + "\\s+" + LostMasterStep.ID + "\\s+changed .*")), r::toString);
+        Map<String, String> after = members();
+        assertEquals(before.keySet(), after.keySet(), after::toString);
+        assertNotEquals(before.get(lost), after.get(lost), "a new member for " + lost);
+        assertEquals(before.get(master), after.get(master));
+        BedResult health = null;
+        for (int i = 0; i < 30; i++) {
+            health = etcdctl(newMasters.get(0), "endpoint health --cluster");
+            if (health.exit() == 0) break;
+            Thread.sleep(1000);
+        }
+        assertEquals(0, health.exit(), "3 of 3 members healthy again: " + health);
+        String ready = "";
+        for (int i = 0; i < 30; i++) {
+            ready = bed.ok(master, KUBECTL + "get node " + lost + " -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}'").strip();
+            if (ready.equals("True")) break;
+            Thread.sleep(1000);
+        }
+        assertEquals("True", ready, lost + " Ready");
+        assertTrue(bed.ok(lost, "test -f /etc/kubernetes/manifests/kube-apiserver.yaml && echo yes").contains("yes"));
+        assertEquals(podBefore, pod());
+
+        Gpuctl.Run again = Gpuctl.run("bootstrap", three.toString());
+        assertEquals(0, again.code(), again::toString);
+        assertEquals(0, again.count("changed"), again::toString);
+        assertEquals(after, members());
     }
 }
