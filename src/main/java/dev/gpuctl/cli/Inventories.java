@@ -72,7 +72,7 @@ final class Inventories {
         Inventory inv = loadForPlan(file, env);
         if (inv.highlyAvailable()) {
             throw new GpuctlException(ExitCode.USAGE, file + ": " + inv.masters().size() + " masters: only bootstrap, verify, upgrade,"
-                + " certs, backup, remove-node and reset handle a control plane of several masters yet; this command (and restore,"
+                + " certs, backup, restore, remove-node and reset handle a control plane of several masters yet; this command (and"
                 + " repair, drain, uncordon, gpus, job, join-token, kubeconfig) is not HA-aware yet and changed nothing");
         }
         return inv;
@@ -81,7 +81,8 @@ final class Inventories {
     /**
      * The inventory for the commands that handle any number of masters: bootstrap and verify (kubeadm join
      * --control-plane), upgrade (upgrade node on the other masters), certs (every master), backup (a healthy member),
-     * remove-node and reset (a master's etcd member removed before its reset).
+     * restore (every member restored from one snapshot with one --initial-cluster), remove-node and reset (a master's etcd
+     * member removed before its reset).
      */
     static Inventory loadHaAware(Path file, Map<String, String> env) {
         return loadForPlan(file, env);

@@ -63,19 +63,21 @@ class HaPlanCliTest {
         for (List<String> command : List.of(List.of("gpus", inv.toString()), List.of("drain", "w1", "-i", inv.toString()))) {
             CliTest.Run r = CliTest.run(command.toArray(String[]::new));
             assertEquals(2, r.code(), r::toString);
-            assertTrue(r.err().contains(inv + ": 3 masters: only bootstrap, verify, upgrade, certs, backup, remove-node and reset"
+            assertTrue(r.err().contains(inv + ": 3 masters: only bootstrap, verify, upgrade, certs, backup, restore, remove-node and reset"
                 + " handle a control plane of several masters yet; this command"), r::toString);
             assertTrue(r.err().contains("is not HA-aware yet and changed nothing"), r::toString);
         }
     }
 
-    @Test void restoreOfSeveralMastersIsRefusedSayingWhatItWouldTake(@TempDir Path dir) throws IOException {
+    @Test void restoreOfSeveralMastersChecksTheArchiveAndNeedsEachMastersIp(@TempDir Path dir) throws IOException {
         Path inv = Files.writeString(dir.resolve("inventory.yaml"), HA);
         CliTest.Run r = CliTest.run("restore", dir.resolve("none.tar.gz").toString(), inv.toString());
         assertEquals(2, r.code(), r::toString);
-        assertTrue(r.err().contains(inv + ": 3 masters: restore puts back a control plane of one master; several masters need every"
-            + " etcd member restored from the same snapshot (etcdutl snapshot restore with one --initial-cluster"), r::toString);
-        assertTrue(r.err().contains("Nothing was changed."), r::toString);
+        assertTrue(r.err().contains("no backup archive at " + dir.resolve("none.tar.gz")), r::toString);
+        Path named = Files.writeString(dir.resolve("named.yaml"), HA.replace("address: 10.0.0.12", "address: m2.lab"));
+        CliTest.Run n = CliTest.run("restore", dir.resolve("none.tar.gz").toString(), named.toString());
+        assertEquals(2, n.code(), n::toString);
+        assertTrue(n.err().contains("give nodes[].nodeIp to every master whose address is a host name. Nothing was changed."), n::toString);
     }
 
     @Test void removeNodeTakesOneMasterAtATimeAndResetShowsTheMastersOrder(@TempDir Path dir) throws IOException {
