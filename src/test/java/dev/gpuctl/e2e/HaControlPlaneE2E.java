@@ -228,20 +228,25 @@ class HaControlPlaneE2E {
         assertEquals(1, leaders, r::toString);
     }
 
+    /** How long a command may try to reach the stopped master before it is reported down. */
+    static final String DOWN_CONNECT_TIMEOUT = "5s";
+
     @Test @Order(11) void aMasterIsNotRemovedWhileAnotherIsDown() throws Exception {
         String down = masters.get(1);
         String leaving = masters.get(2);
         BedResult stop = bed.bed("stop", down);
         assertEquals(0, stop.exit(), stop.toString());
         try {
-            Gpuctl.Run r = Gpuctl.run("remove-node", "-i", inventory.toString(), leaving);
+            // the stopped host answers nothing: a short connect timeout (each host of the bed connects in well under a second)
+            Gpuctl.Run r = Gpuctl.run("remove-node", "--connect-timeout", DOWN_CONNECT_TIMEOUT, "-i", inventory.toString(), leaving);
             assertEquals(1, r.code(), r::toString);
             assertTrue(r.err().contains("remove-node " + leaving + " refused: another master is down: " + down), r::toString);
             assertTrue(r.err().contains("2 of 3 members healthy (quorum 2)"), r::toString);
             assertEquals(new java.util.TreeSet<>(masters), members(masters.get(0)).keySet(), "no member removed");
             assertEquals("active\n", bed.ssh(leaving, "systemctl is-active kubelet").out(), "the leaving master untouched");
             // verify names the master that is down; the others' quorum check passes
-            Gpuctl.Run v = Gpuctl.run("verify", "--json", inventory.toString());
+            // no wait: with a master down its node stays NotReady, which verify would otherwise wait for (2 min) to fail anyway
+            Gpuctl.Run v = Gpuctl.run("verify", "--json", "--wait-timeout", "0", "--connect-timeout", DOWN_CONNECT_TIMEOUT, inventory.toString());
             assertEquals(6, v.code(), v::toString);
             for (String m : List.of(masters.get(0), leaving)) {
                 List<String> quorum = check(controlPlane(v, m), "etcd quorum");
@@ -351,8 +356,13 @@ class HaControlPlaneE2E {
         }
     }
 
+    /** The backup of @Order(22), restored by @Order(23). */
+    static Path archive;
+    static final String KUBECTL = "kubectl --kubeconfig=/etc/kubernetes/admin.conf ";
+
     @Test @Order(22) void backupTakesTheSnapshotFromTheFirstHealthyMemberAndRecordsTheMembers() throws IOException {
-        Path archive = Files.createTempDirectory("gpuctl-ha-backup").resolve("ha.tar.gz");
+        archive = Files.createTempDirectory("gpuctl-ha-backup").resolve("ha.tar.gz");
+        bed.ok(masters.get(0), KUBECTL + "create configmap before-backup -n default --from-literal=k=v >/dev/null");
         Gpuctl.Run r = Gpuctl.run("backup", "--out", archive.toString(), inventory.toString());
         assertEquals(0, r.code(), r::toString);
         assertTrue(r.out().contains("etcd member: " + masters.get(0) + " "), r::toString);
@@ -360,5 +370,44 @@ class HaControlPlaneE2E {
             .redirectErrorStream(true).start();
         String members = new String(p.getInputStream().readAllBytes());
         for (String m : masters) assertTrue(members.contains(", " + m + ", https://" + bed.address(m) + ":2380"), members);
+    }
+
+    /** This master's own API server (its address, not the VIP) asked on its host. */
+    static BedResult throughOwnApiServer(String m, String args) {
+        return bed.ssh(m, KUBECTL + "--server=https://" + bed.address(m) + ":6443 " + args);
+    }
+
+    @Test @Order(23) void restoreOfTheWholeControlPlaneRestoresEveryMemberFromTheBackup() throws Exception {
+        bed.ok(masters.get(0), KUBECTL + "create configmap after-backup -n default --from-literal=k=v >/dev/null");
+        Gpuctl.Run refused = Gpuctl.run("restore", archive.toString(), inventory.toString());
+        assertEquals(3, refused.code(), "a healthy control plane is not replaced without --force:\n" + refused);
+        Gpuctl.Run r = Gpuctl.run("restore", "--force", archive.toString(), inventory.toString());
+        assertEquals(0, r.code(), r::toString);
+        String cluster = String.join(",", masters.stream().map(m -> m + "=https://" + bed.address(m) + ":2380").toList());
+        assertTrue(r.out().contains("etcd members " + cluster + ", all healthy"), r::toString);
+        // every master stopped before any member was restored
+        List<String> lines = r.err().lines().toList();
+        int firstRestore = java.util.stream.IntStream.range(0, lines.size()).filter(i -> lines.get(i).matches("\\S+\\s+restore-etcd\\s+changed .*"))
+            .findFirst().orElseGet(() -> fail("no member restored:\n" + r));
+        for (String m : masters) {
+            int stopped = java.util.stream.IntStream.range(0, lines.size()).filter(i -> lines.get(i).matches(m + "\\s+restore-stop\\s+changed .*"))
+                .findFirst().orElseGet(() -> fail(m + " not stopped:\n" + r));
+            assertTrue(stopped < firstRestore, m + " stopped before any member was restored:\n" + r);
+        }
+        java.util.Map<String, String> ids = members(masters.get(0));
+        assertEquals(new java.util.TreeSet<>(masters), ids.keySet(), ids.toString());
+        for (String m : masters) {
+            assertEquals(ids, members(m), m + " sees the same members");
+            assertEquals(0, etcdctl(m, "endpoint health --cluster").exit(), m + ": every member healthy");
+            assertEquals("ok", throughOwnApiServer(m, "get --raw=/readyz").out().strip(), m);
+            assertEquals(0, throughOwnApiServer(m, "get configmap before-backup -n default -o name").exit(), m + ": made before the backup");
+            BedResult after = throughOwnApiServer(m, "get configmap after-backup -n default -o name");
+            assertEquals(1, after.exit(), m + ": made after the backup: " + after);
+            assertTrue(after.err().contains("NotFound") || after.err().contains("not found"), after.toString());
+            assertTrue(bed.ok(m, "ls /var/backups/").contains("gpuctl-before-restore-"), m + ": the data it had is kept aside");
+        }
+        Gpuctl.Run again = Gpuctl.run("bootstrap", inventory.toString());
+        assertEquals(0, again.code(), again::toString);
+        assertEquals(0, again.count("changed"), again::toString);
     }
 }
