@@ -360,9 +360,16 @@ class HaControlPlaneE2E {
     static Path archive;
     static final String KUBECTL = "kubectl --kubeconfig=/etc/kubernetes/admin.conf ";
 
-    @Test @Order(22) void backupTakesTheSnapshotFromTheFirstHealthyMemberAndRecordsTheMembers() throws IOException {
+    @Test @Order(22) void backupTakesTheSnapshotFromTheFirstHealthyMemberAndRecordsTheMembers() throws Exception {
         archive = Files.createTempDirectory("gpuctl-ha-backup").resolve("ha.tar.gz");
         bed.ok(masters.get(0), KUBECTL + "create configmap before-backup -n default --from-literal=k=v >/dev/null");
+        // a training job on the worker, running across the restore (it is in the backup)
+        bed.ok(masters.get(0), "cat > /root/train.yaml <<'EOF'\n"
+            + "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: default}\n"
+            + "spec:\n  backoffLimit: 0\n  template:\n    spec:\n      nodeName: " + worker + "\n      restartPolicy: Never\n"
+            + "      containers:\n      - name: train\n        image: registry.internal/trainer:cu118\n        command: [sleep, \"1800\"]\n"
+            + "        resources: {limits: {nvidia.com/gpu: 1}}\nEOF\n" + KUBECTL + "apply -f /root/train.yaml >/dev/null");
+        jobPod = runningJobPod(masters.get(0));
         Gpuctl.Run r = Gpuctl.run("backup", "--out", archive.toString(), inventory.toString());
         assertEquals(0, r.code(), r::toString);
         assertTrue(r.out().contains("etcd member: " + masters.get(0) + " "), r::toString);
@@ -370,6 +377,27 @@ class HaControlPlaneE2E {
             .redirectErrorStream(true).start();
         String members = new String(p.getInputStream().readAllBytes());
         for (String m : masters) assertTrue(members.contains(", " + m + ", https://" + bed.address(m) + ":2380"), members);
+    }
+
+    /** The training job's pod, Running on the worker (uid name), as the master's own API server shows it. */
+    static String jobPod;
+
+    static String runningJobPod(String master) throws Exception {
+        String seen = "";
+        for (long deadline = System.nanoTime() + 90_000_000_000L; ; Thread.sleep(1000)) {
+            BedResult r = throughOwnApiServer(master, "get pods -n default -l job-name=train -o json");
+            if (r.exit() == 0) {
+                var items = new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.out()).path("items");
+                seen = items.toString();
+                if (items.size() == 1 && items.get(0).path("status").path("phase").asText().equals("Running")) {
+                    assertEquals(worker, items.get(0).path("spec").path("nodeName").asText(), seen);
+                    return items.get(0).path("metadata").path("name").asText() + " " + items.get(0).path("metadata").path("uid").asText();
+                }
+            } else {
+                seen = r.toString();
+            }
+            if (System.nanoTime() >= deadline) return fail(master + ": the job's pod is not Running on " + worker + ": " + seen);
+        }
     }
 
     /** This master's own API server (its address, not the VIP) asked on its host. */
@@ -405,6 +433,7 @@ class HaControlPlaneE2E {
             assertEquals(1, after.exit(), m + ": made after the backup: " + after);
             assertTrue(after.err().contains("NotFound") || after.err().contains("not found"), after.toString());
             assertTrue(bed.ok(m, "ls /var/backups/").contains("gpuctl-before-restore-"), m + ": the data it had is kept aside");
+            assertEquals(jobPod, runningJobPod(m), m + ": the training job's pod (in the backup) runs on, the same pod");
         }
         Gpuctl.Run again = Gpuctl.run("bootstrap", inventory.toString());
         assertEquals(0, again.code(), again::toString);
