@@ -362,7 +362,7 @@ class HaControlPlaneE2E {
 
     @Test @Order(22) void backupTakesTheSnapshotFromTheFirstHealthyMemberAndRecordsTheMembers() throws Exception {
         archive = Files.createTempDirectory("gpuctl-ha-backup").resolve("ha.tar.gz");
-        bed.ok(masters.get(0), KUBECTL + "create configmap before-backup -n default --from-literal=k=v >/dev/null");
+        configMap("before-backup");
         // a training job on the worker, running across the restore (it is in the backup)
         bed.ok(masters.get(0), "cat > /root/train.yaml <<'EOF'\n"
             + "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: default}\n"
@@ -377,6 +377,11 @@ class HaControlPlaneE2E {
             .redirectErrorStream(true).start();
         String members = new String(p.getInputStream().readAllBytes());
         for (String m : masters) assertTrue(members.contains(", " + m + ", https://" + bed.address(m) + ":2380"), members);
+    }
+
+    static void configMap(String name) {
+        bed.ok(masters.get(0), "printf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: " + name + ", namespace: default}\\ndata: {k: v}\\n'"
+            + " >/root/" + name + ".yaml && " + KUBECTL + "apply -f /root/" + name + ".yaml >/dev/null");
     }
 
     /** The training job's pod, Running on the worker (uid name), as the master's own API server shows it. */
@@ -406,7 +411,7 @@ class HaControlPlaneE2E {
     }
 
     @Test @Order(23) void restoreOfTheWholeControlPlaneRestoresEveryMemberFromTheBackup() throws Exception {
-        bed.ok(masters.get(0), KUBECTL + "create configmap after-backup -n default --from-literal=k=v >/dev/null");
+        configMap("after-backup");
         Gpuctl.Run refused = Gpuctl.run("restore", archive.toString(), inventory.toString());
         assertEquals(3, refused.code(), "a healthy control plane is not replaced without --force:\n" + refused);
         Gpuctl.Run r = Gpuctl.run("restore", "--force", archive.toString(), inventory.toString());
