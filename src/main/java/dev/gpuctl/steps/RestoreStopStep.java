@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.hostconf.Kube;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -44,7 +45,7 @@ public final class RestoreStopStep implements Step {
 
     @Override public List<Op> apply(HostContext ctx) {
         return List.of(
-            Op.Run.of("gpuctl's directory", "install -d -m 0700 " + dev.gpuctl.hostconf.Kube.DIR).unless("test -d " + dev.gpuctl.hostconf.Kube.DIR),
+            Op.Run.of("gpuctl's directory", "install -d -m 0700 " + Kube.DIR).unless("test -d " + Kube.DIR),
             new Op.Send("the archive's checked members, uploaded", upload, RestoreStep.UPLOAD, "0600").unless(restored()),
             Sh.aptInstall("etcd's restore tool (etcdutl, package etcd-client)", List.of("etcd-client"))
                 .unless("command -v etcdutl || command -v etcdctl"),
