@@ -341,21 +341,85 @@ def etcdutl(argv):
                   "+----------+----------+------------+------------+---------+" % (h, rev, keys, size // 1024, "3.6.0"))
         return 0
     name = f.get("name", "default")
+    try:
+        cluster = restore_cluster(name, f.get("initial-cluster", "default=http://localhost:2380"),
+                                  f.get("initial-cluster-token", "etcd-cluster"),
+                                  f.get("initial-advertise-peer-urls", "http://localhost:2380"))
+    except ValueError as e:
+        return fail(str(e))
     dd = f.get("data-dir") or name + ".etcd"
-    if os.path.exists(emu.R(dd)):
-        return fail('data-dir "%s" exists' % dd)
+    if os.path.exists(emu.R(dd)) and (not os.path.isdir(emu.R(dd)) or os.listdir(emu.R(dd))):
+        return fail('data-dir "%s" not empty or could not be read' % dd)
     zlog("info", "snapshot/v3_snapshot.go:265", "restoring snapshot", path=path, **{"wal-dir": dd + "/member/wal", "data-dir": dd,
                                                                                    "snap-dir": dd + "/member/snap"})
-    os.makedirs(emu.R(dd), mode=0o700)
+    os.makedirs(emu.R(dd), mode=0o700, exist_ok=True)
     os.chmod(emu.R(dd), 0o700)
     st["heartbeats"] = st.get("heartbeats", {})
+    # the snapshot's membership is trimmed and the new cluster's written (TrimMembershipFromBackend, then every
+    # --initial-cluster member added): the members are exactly the --initial-cluster list
+    st.setdefault("etcd", {})["members"] = cluster
     emu.write(dd + "/member/snap/db", json.dumps(st, sort_keys=True), 0o600)
     emu.write(dd + "/" + STORE, json.dumps(st, indent=2, sort_keys=True) + "\n", 0o600)
+    mine = next(m for m in cluster if m["name"] == name)
+    # this member's identity beside the store (what etcd keeps in its WAL metadata: its member ID)
+    emu.write(dd + "/gpuctl-emu/member.json", json.dumps({"name": name, "clientURL": mine["clientURLs"][0]}), 0o600)
     for d in (dd + "/member", dd + "/member/snap", dd + "/gpuctl-emu"):
         os.chmod(emu.R(d), 0o700)
     zlog("info", "snapshot/v3_snapshot.go:293", "restored snapshot", path=path, **{"wal-dir": dd + "/member/wal", "data-dir": dd,
                                                                                   "snap-dir": dd + "/member/snap"})
     return 0
+
+
+def urls(text):
+    """types.NewURLs: comma-separated http(s) URLs of host:port, no path."""
+    out = []
+    for u in text.split(","):
+        m = re.match(r"^([a-z]+)://([^/?#]*)(.*)$", u.strip())
+        if not m:
+            raise ValueError('parse "%s": missing protocol scheme' % u.strip())
+        scheme, hostport, rest = m.groups()
+        if scheme not in ("http", "https", "unix", "unixs"):
+            raise ValueError("URL scheme must be http, https, unix, or unixs: %s" % u.strip())
+        if not re.match(r"^(\[[0-9a-fA-F:.]+\]|[^:\[\]]+):[0-9]+$", hostport):
+            raise ValueError('URL address does not have the form "host:port": %s' % u.strip())
+        if rest not in ("", "/"):
+            raise ValueError("URL must not contain a path: %s" % u.strip())
+        out.append(u.strip())
+    return sorted(out)
+
+
+def member_id(peer_urls, token):
+    """membership.computeMemberID with no time (a restore): sha1 over the sorted peer URLs and the cluster token, its
+    first 8 bytes big-endian, so every member restored with the same --initial-cluster and token agrees on every ID."""
+    return int.from_bytes(hashlib.sha1(("".join(sorted(peer_urls)) + token).encode()).digest()[:8], "big")
+
+
+def restore_cluster(name, initial_cluster, token, advertise):
+    """The members of the cluster `etcdutl snapshot restore` bootstraps, with etcd's own refusals (types.NewURLsMap,
+    ServerConfig.VerifyBootstrap): the local name must be in --initial-cluster, its URLs must be
+    --initial-advertise-peer-urls, no URL twice. Each member's client URL is what its etcd will publish when it
+    starts (kubeadm: https://ADDRESS:2379, the peer URL's host)."""
+    by_name = {}
+    for part in initial_cluster.split(","):
+        n, eq, u = part.partition("=")
+        if not eq:
+            raise ValueError("failed to parse %s: %s" % (initial_cluster, part))
+        by_name.setdefault(n.strip(), []).extend(urls(u))
+    seen = [u for us in by_name.values() for u in us]
+    if len(seen) != len(set(seen)):
+        raise ValueError("initial cluster %s has duplicate url" % initial_cluster)
+    if name not in by_name:
+        raise ValueError("couldn't find local name %s in the initial cluster configuration" % json.dumps(name))
+    ap = urls(advertise)
+    if sorted(by_name[name]) != ap:
+        raise ValueError("--initial-cluster has %s=%s but missing from --initial-advertise-peer-urls=%s (%s != %s)"
+                         % (name, ",".join(by_name[name]), advertise, json.dumps(",".join(ap)), json.dumps(",".join(sorted(by_name[name])))))
+    out = []
+    for n, us in by_name.items():
+        host = re.match(r"^[a-z]+://(\[[^]]+\]|[^:]+):", us[0]).group(1)
+        out.append({"id": member_id(us, token), "name": n, "peerURLs": us,
+                    "clientURLs": ["https://%s:2379" % host], "isLearner": False})
+    return sorted(out, key=lambda m: m["id"])
 
 
 # ---------------------------------------------------------------- crictl ps / exec

@@ -105,24 +105,10 @@ final class Inventories {
     }
 
     /**
-     * The inventory, for restore, which does not handle a control plane of several masters yet: more than one master is
-     * refused, naming what is HA-aware (every other command) and what is not (restore).
-     */
-    static Inventory load(Path file, Map<String, String> env) {
-        Inventory inv = loadForPlan(file, env);
-        if (inv.highlyAvailable()) {
-            throw new GpuctlException(ExitCode.USAGE, file + ": " + inv.masters().size() + " masters: restore does not handle a"
-                + " control plane of several masters yet (every member needs `etcdutl snapshot restore` from the same snapshot with"
-                + " one --initial-cluster); nothing was changed. A single lost master comes back with gpuctl bootstrap " + file);
-        }
-        return inv;
-    }
-
-    /**
      * The inventory for the commands that handle any number of masters: bootstrap and verify (kubeadm join
      * --control-plane), upgrade (upgrade node on the other masters), certs (every master), backup (a healthy member),
-     * remove-node and reset (a master's etcd member removed before its reset), and the commands that need one healthy
-     * master ({@link #openCluster}).
+     * restore (every member restored from one snapshot with one --initial-cluster), remove-node and reset (a master's etcd
+     * member removed before its reset), and the commands that need one healthy master ({@link #openCluster}): every command.
      */
     static Inventory loadHaAware(Path file, Map<String, String> env) {
         return loadForPlan(file, env);

@@ -2,6 +2,8 @@ package dev.gpuctl.cli;
 
 import dev.gpuctl.workflow.BackupWorkflow;
 import dev.gpuctl.engine.Runner;
+import dev.gpuctl.hostconf.EtcdRestore;
+import dev.gpuctl.inventory.Node;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.SshOptions;
 import dev.gpuctl.engine.Backups;
@@ -10,6 +12,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -30,7 +33,12 @@ import picocli.CommandLine.Spec;
             + " by themselves (same CA, same endpoint).",
         "For a master that was reinstalled (same address) after bootstrap's host preparation. What the master had is"
             + " moved to /var/backups/gpuctl-before-restore-TIME/ on it, never deleted. Refused while the master runs a"
-            + " healthy cluster, unless --force."})
+            + " healthy cluster, unless --force.",
+        "Several masters (etcd's disaster recovery): every master's control plane is stopped first, then the same snapshot"
+            + " is restored as each master's member with one --initial-cluster naming every master (etcdutl snapshot restore"
+            + " --name --initial-advertise-peer-urls --initial-cluster --initial-cluster-token), the control planes started"
+            + " and waited for until the members are exactly these, all healthy, and each API server ready. Each master keeps"
+            + " its own PKI, kubeconfigs and manifests; a master that lost them is left out and joins again by bootstrap."})
 final class RestoreCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "FILE", description = "The backup archive (its FILE.sha256 beside it).") Path file;
     @Parameters(index = "1", arity = "0..1", paramLabel = "INVENTORY",
@@ -47,14 +55,12 @@ final class RestoreCommand implements Callable<Integer> {
         io.positional = inventoryArg;
         io.option = inventoryOption;
         Path invFile = io.resolve(parent.env);
-        Inventory whole = Inventories.loadForPlan(invFile, parent.env);
-        if (whole.highlyAvailable()) {
-            throw new GpuctlException(ExitCode.USAGE, invFile + ": " + whole.masters().size() + " masters: restore puts back a control plane"
-                + " of one master; several masters need every etcd member restored from the same snapshot (etcdutl snapshot restore"
-                + " with one --initial-cluster naming every member), which gpuctl does not do yet. Nothing was changed. An HA backup"
-                + " records its members in " + BackupWorkflow.MEMBERS_FILE + ".");
+        Inventory inv = Inventories.loadHaAware(invFile, parent.env);
+        Optional<List<EtcdRestore.Member>> members = inv.highlyAvailable() ? BackupWorkflow.members(inv) : Optional.empty();
+        if (inv.highlyAvailable() && members.isEmpty()) {
+            throw new GpuctlException(ExitCode.USAGE, invFile + ": a restore of several masters names each master's etcd member by its"
+                + " IP (https://IP:2380); give nodes[].nodeIp to every master whose address is a host name. Nothing was changed.");
         }
-        Inventory inv = Inventories.load(invFile, parent.env);
         allowLocal.check(inv, invFile, "restore");
         Path archive = file.toAbsolutePath().normalize();
         Backups.Checked in = Backups.check(archive);
@@ -73,16 +79,24 @@ final class RestoreCommand implements Callable<Integer> {
         try (content) {
             PrintWriter err = spec.commandLine().getErr();
             SshOptions ssh = connection.ssh();
-            Inventories.checkIdentityFiles(invFile, List.of(inv.master()), ssh);
-            PhaseRuns.judged(PhaseRuns.session(BackupWorkflow.restore(content, force), inv, ssh, err,
-                    new Runner.Options(false, 1, Set.of(inv.master().name()), BackupCommand.COMMAND_TIMEOUT)),
+            Inventories.checkIdentityFiles(invFile, inv.masters(), ssh);
+            List<String> masters = inv.masters().stream().map(Node::name).toList();
+            // several masters: in parallel, so that every member's wait for the others (the quorum) is answered
+            PhaseRuns.judged(PhaseRuns.session(members.map(ms -> BackupWorkflow.restoreWholeControlPlane(content, force, ms))
+                        .orElseGet(() -> BackupWorkflow.restore(content, force)), inv, ssh, err,
+                    new Runner.Options(false, masters.size(), Set.copyOf(masters), BackupCommand.COMMAND_TIMEOUT)),
                 new PhaseRuns.Outcomes(r -> "interrupted: " + String.join("; ", r.interrupted())
                         + "\nRun the same restore again to finish it. Logs: " + r.logDir(),
                     "restore refused; nothing was changed:", "restore failed:",
-                    "What the master had before is in /var/backups/gpuctl-before-restore-*/ on it. Fix the cause and run the same"
-                        + " restore again."));
+                    "What " + (masters.size() > 1 ? "each master" : "the master") + " had before is in /var/backups/gpuctl-before-restore-*/"
+                        + " on it. Fix the cause and run the same restore again."));
             PrintWriter o = spec.commandLine().getOut();
-            o.println("restored " + inv.master().name() + " from " + archive + " (sha256 " + in.sha256() + "); every node is Ready");
+            if (members.isPresent()) {
+                o.println("restored " + String.join(", ", masters) + " from " + archive + " (sha256 " + in.sha256() + "): etcd members "
+                    + EtcdRestore.initialCluster(members.get()) + ", all healthy; every API server ready; every node is Ready");
+            } else {
+                o.println("restored " + inv.master().name() + " from " + archive + " (sha256 " + in.sha256() + "); every node is Ready");
+            }
             o.println("next: gpuctl verify " + invFile);
             o.flush();
         }

@@ -36,7 +36,7 @@ public final class PlanText {
                 + " join it as control-plane nodes; etcd survives " + (masters.size() - 1) / 2 + " lost)";
         String line = "Control plane: " + who + ", endpoint " + e.hostPort() + " (" + served + ")\n";
         if (masters.size() > 1) {
-            line += "  every command handles several masters except restore (a whole control plane from a backup); a lost master comes back with bootstrap\n";
+            line += "  every command handles several masters (restore: every member from one snapshot); a lost master comes back with bootstrap\n";
         }
         return line;
     }

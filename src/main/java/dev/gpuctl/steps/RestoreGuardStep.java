@@ -11,8 +11,18 @@ import java.util.Optional;
  */
 public final class RestoreGuardStep implements Step {
     private final boolean force;
+    private final boolean wholeControlPlane;
 
-    public RestoreGuardStep(boolean force) { this.force = force; }
+    public RestoreGuardStep(boolean force) { this(force, false); }
+
+    /**
+     * @param wholeControlPlane a restore of several masters: each keeps its own PKI and manifests (they name it), so
+     *                          each must still have them (or have them set aside by a restore that was cut off)
+     */
+    public RestoreGuardStep(boolean force, boolean wholeControlPlane) {
+        this.force = force;
+        this.wholeControlPlane = wholeControlPlane;
+    }
 
     @Override public String id() { return "restore-check"; }
     @Override public String title() { return "restore: the master is ready for it"; }
@@ -25,6 +35,15 @@ public final class RestoreGuardStep implements Step {
             "command -v kubeadm && command -v kubelet && command -v crictl",
             r -> r.ok() ? Optional.empty() : Optional.of(host + " lacks kubeadm, kubelet or crictl: prepare it first: gpuctl bootstrap"
                 + " INVENTORY --hosts " + host + " --only " + String.join(",", HOST_STEPS))));
+        if (wholeControlPlane) {
+            probes.add(Probe.of("this master's own PKI and etcd manifest in place (a restore of several masters keeps them)",
+                "test -f /etc/kubernetes/pki/etcd/server.crt && { test -f /etc/kubernetes/manifests/etcd.yaml"
+                    + " || test -f \"$(cat " + RestoreStep.RESTORING + " 2>/dev/null)/manifests-running/etcd.yaml\"; }",
+                r -> r.ok() ? Optional.empty() : Optional.of(host + " has no /etc/kubernetes/pki/etcd/server.crt or etcd manifest: a restore"
+                    + " of several masters puts back etcd's data on masters that still have their own PKI and manifests. A master"
+                    + " whose disk was lost joins again as a new member once the others run: take it out of the inventory for the"
+                    + " restore, then add it back and run gpuctl bootstrap")));
+        }
         if (!force) {
             probes.add(Probe.of("no healthy cluster running on the master",
                 "test -f " + Kube.ADMIN_CONF + " && timeout 20 " + Kube.kubectl("get --raw=/readyz 2>&1") + " || true",

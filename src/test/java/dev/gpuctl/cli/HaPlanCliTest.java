@@ -23,8 +23,8 @@ class HaPlanCliTest {
         assertEquals(0, r.code(), r::toString);
         assertTrue(r.out().contains("\nControl plane: 3 masters (m1 initialises the cluster, m2, m3 join it as control-plane nodes;"
             + " etcd survives 1 lost), endpoint 10.0.0.100:8443 (a virtual IP kept by keepalived (VRRP) on the masters, haproxy"
-            + " there on 8443 forwarding to each master's API server on 6443)\n  every command handles several masters except restore"
-            + " (a whole control plane from a backup); a lost master comes back with bootstrap\n"), r::toString);
+            + " there on 8443 forwarding to each master's API server on 6443)\n  every command handles several masters (restore:"
+            + " every member from one snapshot); a lost master comes back with bootstrap\n"), r::toString);
         List<String> header = List.of(r.out().lines().filter(l -> l.trim().startsWith("HOST ")).findFirst().orElseThrow().trim().split(" +"));
         int init = header.indexOf("init");
         int cni = header.indexOf("cni");
@@ -80,13 +80,15 @@ class HaPlanCliTest {
         }
     }
 
-    @Test void restoreOfSeveralMastersIsRefusedSayingWhatItWouldTake(@TempDir Path dir) throws IOException {
+    @Test void restoreOfSeveralMastersChecksTheArchiveAndNeedsEachMastersIp(@TempDir Path dir) throws IOException {
         Path inv = HaInventory.write(dir);
         CliTest.Run r = CliTest.run("restore", dir.resolve("none.tar.gz").toString(), inv.toString());
         assertEquals(2, r.code(), r::toString);
-        assertTrue(r.err().contains(inv + ": 3 masters: restore puts back a control plane of one master; several masters need every"
-            + " etcd member restored from the same snapshot (etcdutl snapshot restore with one --initial-cluster"), r::toString);
-        assertTrue(r.err().contains("Nothing was changed."), r::toString);
+        assertTrue(r.err().contains("no backup archive at " + dir.resolve("none.tar.gz")), r::toString);
+        Path named = Files.writeString(dir.resolve("named.yaml"), HaInventory.YAML.replace("address: 10.0.0.12", "address: m2.lab"));
+        CliTest.Run n = CliTest.run("restore", dir.resolve("none.tar.gz").toString(), named.toString());
+        assertEquals(2, n.code(), n::toString);
+        assertTrue(n.err().contains("give nodes[].nodeIp to every master whose address is a host name. Nothing was changed."), n::toString);
     }
 
     @Test void removeNodeTakesOneMasterAtATimeAndResetShowsTheMastersOrder(@TempDir Path dir) throws IOException {

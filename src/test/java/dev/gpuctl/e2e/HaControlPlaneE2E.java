@@ -228,20 +228,25 @@ class HaControlPlaneE2E {
         assertEquals(1, leaders, r::toString);
     }
 
+    /** How long a command may try to reach the stopped master before it is reported down. */
+    static final String DOWN_CONNECT_TIMEOUT = "5s";
+
     @Test @Order(11) void aMasterIsNotRemovedWhileAnotherIsDown() throws Exception {
         String down = masters.get(1);
         String leaving = masters.get(2);
         BedResult stop = bed.bed("stop", down);
         assertEquals(0, stop.exit(), stop.toString());
         try {
-            Gpuctl.Run r = Gpuctl.run("remove-node", "-i", inventory.toString(), leaving);
+            // the stopped host answers nothing: a short connect timeout (each host of the bed connects in well under a second)
+            Gpuctl.Run r = Gpuctl.run("remove-node", "--connect-timeout", DOWN_CONNECT_TIMEOUT, "-i", inventory.toString(), leaving);
             assertEquals(1, r.code(), r::toString);
             assertTrue(r.err().contains("remove-node " + leaving + " refused: another master is down: " + down), r::toString);
             assertTrue(r.err().contains("2 of 3 members healthy (quorum 2)"), r::toString);
             assertEquals(new java.util.TreeSet<>(masters), members(masters.get(0)).keySet(), "no member removed");
             assertEquals("active\n", bed.ssh(leaving, "systemctl is-active kubelet").out(), "the leaving master untouched");
             // verify names the master that is down; the others' quorum check passes
-            Gpuctl.Run v = Gpuctl.run("verify", "--json", inventory.toString());
+            // no wait: with a master down its node stays NotReady, which verify would otherwise wait for (2 min) to fail anyway
+            Gpuctl.Run v = Gpuctl.run("verify", "--json", "--wait-timeout", "0", "--connect-timeout", DOWN_CONNECT_TIMEOUT, inventory.toString());
             assertEquals(6, v.code(), v::toString);
             for (String m : List.of(masters.get(0), leaving)) {
                 List<String> quorum = check(controlPlane(v, m), "etcd quorum");
@@ -351,8 +356,20 @@ class HaControlPlaneE2E {
         }
     }
 
-    @Test @Order(22) void backupTakesTheSnapshotFromTheFirstHealthyMemberAndRecordsTheMembers() throws IOException {
-        Path archive = Files.createTempDirectory("gpuctl-ha-backup").resolve("ha.tar.gz");
+    /** The backup of @Order(22), restored by @Order(23). */
+    static Path archive;
+    static final String KUBECTL = "kubectl --kubeconfig=/etc/kubernetes/admin.conf ";
+
+    @Test @Order(22) void backupTakesTheSnapshotFromTheFirstHealthyMemberAndRecordsTheMembers() throws Exception {
+        archive = Files.createTempDirectory("gpuctl-ha-backup").resolve("ha.tar.gz");
+        configMap("before-backup");
+        // a training job on the worker, running across the restore (it is in the backup)
+        bed.ok(masters.get(0), "cat > /root/train.yaml <<'EOF'\n"
+            + "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: default}\n"
+            + "spec:\n  backoffLimit: 0\n  template:\n    spec:\n      nodeName: " + worker + "\n      restartPolicy: Never\n"
+            + "      containers:\n      - name: train\n        image: registry.internal/trainer:cu118\n        command: [sleep, \"1800\"]\n"
+            + "        resources: {limits: {nvidia.com/gpu: 1}}\nEOF\n" + KUBECTL + "apply -f /root/train.yaml >/dev/null");
+        jobPod = runningJobPod(masters.get(0));
         Gpuctl.Run r = Gpuctl.run("backup", "--out", archive.toString(), inventory.toString());
         assertEquals(0, r.code(), r::toString);
         assertTrue(r.out().contains("etcd member: " + masters.get(0) + " "), r::toString);
@@ -360,5 +377,71 @@ class HaControlPlaneE2E {
             .redirectErrorStream(true).start();
         String members = new String(p.getInputStream().readAllBytes());
         for (String m : masters) assertTrue(members.contains(", " + m + ", https://" + bed.address(m) + ":2380"), members);
+    }
+
+    static void configMap(String name) {
+        bed.ok(masters.get(0), "printf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: " + name + ", namespace: default}\\ndata: {k: v}\\n'"
+            + " >/root/" + name + ".yaml && " + KUBECTL + "apply -f /root/" + name + ".yaml >/dev/null");
+    }
+
+    /** The training job's pod, Running on the worker (uid name), as the master's own API server shows it. */
+    static String jobPod;
+
+    static String runningJobPod(String master) throws Exception {
+        String seen = "";
+        for (long deadline = System.nanoTime() + 90_000_000_000L; ; Thread.sleep(1000)) {
+            BedResult r = throughOwnApiServer(master, "get pods -n default -l job-name=train -o json");
+            if (r.exit() == 0) {
+                var items = new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.out()).path("items");
+                seen = items.toString();
+                if (items.size() == 1 && items.get(0).path("status").path("phase").asText().equals("Running")) {
+                    assertEquals(worker, items.get(0).path("spec").path("nodeName").asText(), seen);
+                    return items.get(0).path("metadata").path("name").asText() + " " + items.get(0).path("metadata").path("uid").asText();
+                }
+            } else {
+                seen = r.toString();
+            }
+            if (System.nanoTime() >= deadline) return fail(master + ": the job's pod is not Running on " + worker + ": " + seen);
+        }
+    }
+
+    /** This master's own API server (its address, not the VIP) asked on its host. */
+    static BedResult throughOwnApiServer(String m, String args) {
+        return bed.ssh(m, KUBECTL + "--server=https://" + bed.address(m) + ":6443 " + args);
+    }
+
+    @Test @Order(23) void restoreOfTheWholeControlPlaneRestoresEveryMemberFromTheBackup() throws Exception {
+        configMap("after-backup");
+        Gpuctl.Run refused = Gpuctl.run("restore", archive.toString(), inventory.toString());
+        assertEquals(3, refused.code(), "a healthy control plane is not replaced without --force:\n" + refused);
+        Gpuctl.Run r = Gpuctl.run("restore", "--force", archive.toString(), inventory.toString());
+        assertEquals(0, r.code(), r::toString);
+        String cluster = String.join(",", masters.stream().map(m -> m + "=https://" + bed.address(m) + ":2380").toList());
+        assertTrue(r.out().contains("etcd members " + cluster + ", all healthy"), r::toString);
+        // every master stopped before any member was restored
+        List<String> lines = r.err().lines().toList();
+        int firstRestore = java.util.stream.IntStream.range(0, lines.size()).filter(i -> lines.get(i).matches("\\S+\\s+restore-etcd\\s+changed .*"))
+            .findFirst().orElseGet(() -> fail("no member restored:\n" + r));
+        for (String m : masters) {
+            int stopped = java.util.stream.IntStream.range(0, lines.size()).filter(i -> lines.get(i).matches(m + "\\s+restore-stop\\s+changed .*"))
+                .findFirst().orElseGet(() -> fail(m + " not stopped:\n" + r));
+            assertTrue(stopped < firstRestore, m + " stopped before any member was restored:\n" + r);
+        }
+        java.util.Map<String, String> ids = members(masters.get(0));
+        assertEquals(new java.util.TreeSet<>(masters), ids.keySet(), ids.toString());
+        for (String m : masters) {
+            assertEquals(ids, members(m), m + " sees the same members");
+            assertEquals(0, etcdctl(m, "endpoint health --cluster").exit(), m + ": every member healthy");
+            assertEquals("ok", throughOwnApiServer(m, "get --raw=/readyz").out().strip(), m);
+            assertEquals(0, throughOwnApiServer(m, "get configmap before-backup -n default -o name").exit(), m + ": made before the backup");
+            BedResult after = throughOwnApiServer(m, "get configmap after-backup -n default -o name");
+            assertEquals(1, after.exit(), m + ": made after the backup: " + after);
+            assertTrue(after.err().contains("NotFound") || after.err().contains("not found"), after.toString());
+            assertTrue(bed.ok(m, "ls /var/backups/").contains("gpuctl-before-restore-"), m + ": the data it had is kept aside");
+            assertEquals(jobPod, runningJobPod(m), m + ": the training job's pod (in the backup) runs on, the same pod");
+        }
+        Gpuctl.Run again = Gpuctl.run("bootstrap", inventory.toString());
+        assertEquals(0, again.code(), again::toString);
+        assertEquals(0, again.count("changed"), again::toString);
     }
 }
