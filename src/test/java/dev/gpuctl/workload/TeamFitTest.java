@@ -4,9 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.inventory.InventoryLoader;
 import dev.gpuctl.inventory.Team;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -84,16 +82,7 @@ class TeamFitTest {
     }
 
     @Test void theFactsOfAnInventoryCountSharingReplicasAsQuotasDo() {
-        Inventory inv = InventoryLoader.parse("inventory.yaml", """
-            cluster: { name: lab, kubernetesVersion: "1.35" }
-            nodes:
-              - { name: m, address: 10.0.0.1, role: master }
-              - { name: w1, address: 10.0.0.2, role: worker, gpus: 2 }
-              - { name: w2, address: 10.0.0.3, role: worker, gpus: 2 }
-            teams:
-              - { name: a, gpus: 2 }
-              - { name: b, gpus: 2 }
-            """, Path.of("/tmp"), Map.of("HOME", "/root"));
+        Inventory inv = TeamJobsTest.INV; // 2 GPUs on w1 and w2, teams a and b of 2
         TeamFit fit = TeamFit.of(inv);
         assertEquals(Map.of("gpu", Map.of("w1", 2, "w2", 2)), fit.gpus());
         assertEquals(List.of("a", "b"), fit.teams().stream().map(Team::name).toList());
