@@ -117,6 +117,41 @@ public final class EndpointMigration {
     }
 
     /**
+     * Whether kube-proxy's DaemonSet is back after its pods were deleted (kubeadm's "Reconfiguring a kubeadm cluster":
+     * the pods load a changed kube-proxy ConfigMap only when they are made again): every pod of the DaemonSet Running,
+     * each container ready, none being deleted, as many as the DaemonSet's {@code status.desiredNumberScheduled}.
+     * {@code answer} is {@code {"ds": DAEMONSET, "pods": POD_LIST}} as kubectl printed them (-o json); blank when the
+     * cluster has no kube-proxy DaemonSet (nothing to wait for). Empty when back, else what is missing.
+     * @throws HostConfException when the answer is not that JSON
+     */
+    public static Optional<String> kubeProxyNotBack(String answer) {
+        if (answer.isBlank()) return Optional.empty();
+        JsonNode a = JsonText.parse(answer, "kube-proxy's DaemonSet and pods", "");
+        JsonNode ds = a.path("ds");
+        if (!ds.isObject()) throw new HostConfException("no DaemonSet in the answer");
+        String uid = ds.path("metadata").path("uid").asText();
+        int desired = ds.path("status").path("desiredNumberScheduled").asInt(0);
+        int back = 0;
+        List<String> notYet = new ArrayList<>();
+        for (JsonNode p : a.path("pods").path("items")) {
+            boolean owned = false;
+            for (JsonNode o : p.path("metadata").path("ownerReferences")) owned |= o.path("uid").asText().equals(uid);
+            if (!owned) continue;
+            String phase = p.path("status").path("phase").asText("Pending");
+            boolean ready = p.path("status").path("containerStatuses").size() > 0;
+            for (JsonNode c : p.path("status").path("containerStatuses")) ready &= c.path("ready").asBoolean(false);
+            String name = p.path("metadata").path("name").asText() + " on " + p.path("spec").path("nodeName").asText("(no node)");
+            if (p.path("metadata").has("deletionTimestamp")) notYet.add(name + ": being deleted");
+            else if (!phase.equals("Running")) notYet.add(name + ": " + phase);
+            else if (!ready) notYet.add(name + ": Running, not ready");
+            else back++;
+        }
+        if (back >= desired && notYet.isEmpty()) return Optional.empty();
+        return Optional.of("kube-system/kube-proxy has " + back + " of " + desired + " pods Running and ready"
+            + (notYet.isEmpty() ? "" : " (" + String.join(", ", notYet) + ")"));
+    }
+
+    /**
      * The ConfigMap with every server of its kubeconfig under {@code key} set to {@code server} (the rest of the
      * kubeconfig and the object kept; its resourceVersion too, so that {@code kubectl replace} refuses a concurrent edit).
      */

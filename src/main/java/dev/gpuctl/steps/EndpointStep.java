@@ -16,7 +16,8 @@ import java.util.function.Function;
  * one), the way kubeadm's "Reconfiguring a kubeadm cluster" documents it, each op guarded by asking the host: the API
  * server's certificate re-issued with the new endpoint's host ({@code kubeadm init phase certs apiserver --config}, the
  * old pair kept in {@link #BACKUP}) and the API server restarted and waited for; admin.conf (and super-admin.conf),
- * kube-public/cluster-info and kube-proxy's kubeconfig pointed at it; last kubeadm-config's ClusterConfiguration
+ * kube-public/cluster-info and kube-proxy's kubeconfig pointed at it (kube-proxy's pods then deleted, when this run
+ * changed its ConfigMap, and waited for until its DaemonSet has them all Running again); last kubeadm-config's ClusterConfiguration
  * uploaded with the new endpoint ({@code kubeadm init phase upload-config kubeadm --config}: its endpoint right is this
  * step's proof that the ops before it are done); the copies of admin.conf refreshed. The nodes' kubelet.conf follow, one node at a time ({@link KubeletEndpointStep}), and then the new masters
  * join. A new cluster (kubeadm init wrote the endpoint everywhere) has nothing to do here. {@link ControlPlaneChangeStep}
@@ -30,6 +31,12 @@ public final class EndpointStep implements Step {
     static final String CLUSTER_INFO_FACT = "endpoint.clusterInfo";
     static final String KUBE_PROXY_FACT = "endpoint.kubeProxy";
     static final String EOF = "GPUCTL_EOF";
+    /** What the kube-proxy ConfigMap's replace records as changed, so that the pods are restarted only after it. */
+    static final String KUBE_PROXY_CHANGED = "configmap kube-system/kube-proxy";
+    /** kubeadm's "Reconfiguring a kubeadm cluster": the kube-proxy pods load a changed ConfigMap only when made again. */
+    static final String KUBE_PROXY_RESTART = Kube.kubectl("delete pod -n kube-system -l k8s-app=kube-proxy");
+    /** The DaemonSet makes a pod per node again; each needs its node's kubelet to start it and report it ready. */
+    static final java.time.Duration KUBE_PROXY_WAIT = java.time.Duration.ofSeconds(180);
     /** haproxy's health check marks a restarted API server up again within a few of its intervals. */
     static final java.time.Duration ENDPOINT_WAIT = java.time.Duration.ofSeconds(90);
 
@@ -150,6 +157,26 @@ public final class EndpointStep implements Step {
     static Probe clusterInfo(HostContext ctx) { return configMapServer(ctx, "kube-public", "cluster-info", "kubeconfig"); }
     static Probe kubeProxy(HostContext ctx) { return configMapServer(ctx, "kube-system", "kube-proxy", "kubeconfig.conf"); }
 
+    /** The kube-proxy DaemonSet and its pods in one JSON object ({@link EndpointMigration#kubeProxyNotBack}); nothing without the DaemonSet. */
+    static final String KUBE_PROXY_PODS = "ds=$(" + Kube.kubectl("-n kube-system get ds kube-proxy -o json 2>&1")
+        + ") || { case \"$ds\" in *NotFound*) exit 0;; esac; printf '%s\\n' \"$ds\" >&2; exit 1; }; pods=$("
+        + Kube.kubectl("-n kube-system get pods -l k8s-app=kube-proxy -o json") + ") || exit 1; printf '{\"ds\": %s, \"pods\": %s}\\n' \"$ds\" \"$pods\"";
+
+    /**
+     * Every pod of kube-proxy's DaemonSet Running and ready, as many as it wants. After the restart op every pod it sees
+     * was made after the ConfigMap changed: {@code kubectl delete} returns once the old pods are gone.
+     */
+    static Probe kubeProxyBack() {
+        return Probe.of("kube-system/kube-proxy's pods are all Running and ready", KUBE_PROXY_PODS, r -> {
+            if (!r.ok()) return Optional.of("could not ask: exit " + r.exit() + Probe.stderrHint(r));
+            try {
+                return EndpointMigration.kubeProxyNotBack(r.stdout());
+            } catch (dev.gpuctl.hostconf.HostConfException e) {
+                return Optional.of("unexpected answer: " + e.getMessage());
+            }
+        }).waitingUpTo(KUBE_PROXY_WAIT);
+    }
+
     @Override public List<Probe> check(HostContext ctx) {
         // kubeadm-config is uploaded last (below), so its endpoint right means every op before it is done; the ConfigMaps
         // are asked only by the ops' guards
@@ -208,7 +235,11 @@ public final class EndpointStep implements Step {
         ops.add(editedConfigMap(KUBE_PROXY_FACT, "kube-system", "kube-proxy", "kubeconfig.conf", out -> url));
         ops.add(Op.Run.of("kube-proxy's kubeconfig (kube-system/kube-proxy) pointed at the endpoint (kubectl replace)",
                 Kube.kubectl("replace -f - <<'" + EOF + "'\n" + Facts.ref(KUBE_PROXY_FACT) + "\n" + EOF))
-            .unlessRight(kubeProxy(ctx)));
+            .unlessRight(kubeProxy(ctx)).changing(KUBE_PROXY_CHANGED));
+        ops.add(Op.Run.of("kube-proxy's pods restarted to load the changed ConfigMap (" + KUBE_PROXY_RESTART.replace(Kube.KUBECTL + " ", "kubectl ")
+                + "; its DaemonSet makes them again)", KUBE_PROXY_RESTART)
+            .onlyIfChanged(KUBE_PROXY_CHANGED));
+        ops.add(Op.Await.of("wait until kube-proxy's DaemonSet has all its pods Running again", kubeProxyBack()));
         ops.add(Op.Run.of("kubeadm-config's ClusterConfiguration with the new endpoint, last (kubeadm init phase upload-config kubeadm)",
                 withConfig(ctx, "kubeadm init phase upload-config kubeadm --config \"$f\""))
             .unlessRight(kubeadmConfig(ctx)));

@@ -55,6 +55,18 @@ class PlanCliTest {
         assertFalse(r.out().contains("== phase") || r.out().contains("step join:"), r::toString);
     }
 
+    @Test void detailsListKubeProxysRestartRightAfterItsConfigMapOnlyIfThatChanged() {
+        CliTest.Run r = CliTest.run("plan", "--details", CliTest.EXAMPLE.toString());
+        assertEquals(0, r.code(), r::toString);
+        int cm = r.out().indexOf("- kube-proxy's kubeconfig (kube-system/kube-proxy) pointed at the endpoint (kubectl replace)\n");
+        String after = r.out().substring(cm, r.out().indexOf("- kubeadm-config's ClusterConfiguration with the new endpoint", cm));
+        assertTrue(cm > 0 && after.contains("GPUCTL_EOF\n      - kube-proxy's pods restarted to load the changed ConfigMap (kubectl delete pod -n kube-system "
+            + "-l k8s-app=kube-proxy; its DaemonSet makes them again)\n          only if changed: configmap kube-system/kube-proxy\n"
+            + "          $ kubectl --kubeconfig=/etc/kubernetes/admin.conf delete pod -n kube-system -l k8s-app=kube-proxy\n"
+            + "      - wait until kube-proxy's DaemonSet has all its pods Running again\n          wait up to 180s, asking every 2 s, until: "
+            + "kube-system/kube-proxy's pods are all Running and ready\n"), r::toString);
+    }
+
     @Test void detailsAddEveryPhaseHostStepCommandAndFileAfterTheSummary() {
         CliTest.Run summary = CliTest.run("plan", CliTest.EXAMPLE.toString());
         CliTest.Run r = CliTest.run("plan", "--details", CliTest.EXAMPLE.toString());

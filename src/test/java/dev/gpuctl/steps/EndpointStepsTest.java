@@ -73,6 +73,31 @@ class EndpointStepsTest {
         }
     }
 
+    @Test void kubeProxysPodsAreRestartedRightAfterItsConfigMapChangesAndOnlyThen() {
+        List<Op> ops = new EndpointStep().apply(on(GROWN, "m1"));
+        int replace = -1;
+        for (int i = 0; i < ops.size(); i++) {
+            if (ops.get(i) instanceof Op.Run r && r.what().startsWith("kube-proxy's kubeconfig")) replace = i;
+        }
+        Op.Run cm = (Op.Run) ops.get(replace);
+        assertEquals(List.of(EndpointStep.KUBE_PROXY_CHANGED), cm.changes(), "the replace records that it changed the ConfigMap");
+        Op.Run restart = (Op.Run) ops.get(replace + 1);
+        assertEquals("kubectl --kubeconfig=/etc/kubernetes/admin.conf delete pod -n kube-system -l k8s-app=kube-proxy", restart.command());
+        assertEquals(List.of(EndpointStep.KUBE_PROXY_CHANGED), restart.onlyIfChanged(),
+            "a re-run whose ConfigMap is already right (the replace skipped) restarts nothing");
+        assertTrue(restart.what().contains("kubectl delete pod -n kube-system -l k8s-app=kube-proxy"), restart.what());
+        Op.Await wait = (Op.Await) ops.get(replace + 2);
+        assertEquals(EndpointStep.KUBE_PROXY_WAIT, wait.until().waitUpTo());
+        assertEquals(Optional.empty(), judge(wait.until(), ""), "no kube-proxy DaemonSet: nothing to wait for");
+        String ds = "{\"metadata\":{\"uid\":\"d1\"},\"status\":{\"desiredNumberScheduled\":2}}";
+        String pod = "{\"metadata\":{\"name\":\"kube-proxy-a\",\"ownerReferences\":[{\"uid\":\"d1\"}]},\"spec\":{\"nodeName\":\"m1\"},"
+            + "\"status\":{\"phase\":\"Running\",\"containerStatuses\":[{\"ready\":true}]}}";
+        assertEquals(Optional.of("kube-system/kube-proxy has 1 of 2 pods Running and ready"),
+            judge(wait.until(), "{\"ds\": " + ds + ", \"pods\": {\"items\":[" + pod + "]}}"));
+        assertEquals(Optional.empty(), judge(wait.until(), "{\"ds\": " + ds + ", \"pods\": {\"items\":[" + pod + ","
+            + pod.replace("kube-proxy-a", "kube-proxy-b").replace("m1", "w1") + "]}}"));
+    }
+
     @Test void theKubeadmPhasesGetTheClustersConfigurationWithTheNewEndpoint() {
         String cmd = EndpointStep.withConfig(on(GROWN, "m1"), "kubeadm init phase certs apiserver --config \"$f\"");
         assertTrue(cmd.contains("kind: InitConfiguration\nlocalAPIEndpoint:\n  advertiseAddress: \"10.0.0.11\"\n"), cmd);
