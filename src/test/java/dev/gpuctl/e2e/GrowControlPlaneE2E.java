@@ -23,8 +23,8 @@ import org.junit.jupiter.api.TestMethodOrder;
 /**
  * A single-master cluster grows into three masters behind a VIP by an inventory edit and a bootstrap: the VIP first,
  * the API server's certificate re-issued with the VIP, kubeadm-config, admin.conf, every kubelet.conf, cluster-info and
- * kube-proxy's kubeconfig pointed at the VIP, then the two new masters join; a pod running on the worker is left alone
- * (same UID, no restart); a re-run changes nothing; an inventory that drops the new masters is refused before any change.
+ * kube-proxy's kubeconfig pointed at the VIP (its pods made again, new UIDs), then the two new masters join; a pod
+ * running on the worker is left alone (same UID, no restart); a re-run changes nothing (kube-proxy's pods the same); an inventory that drops the new masters is refused before any change.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class GrowControlPlaneE2E {
@@ -37,6 +37,9 @@ class GrowControlPlaneE2E {
     static List<String> newMasters;
     static String worker;
     static String podBefore;
+    /** Each node's kube-proxy pod (node -> "UID phase") before the grow, and after it. */
+    static Map<String, String> proxiesBefore;
+    static Map<String, String> proxiesGrown;
 
     @AfterAll static void down() {
         if (bed != null) bed.down();
@@ -73,6 +76,19 @@ class GrowControlPlaneE2E {
             + "p[\"spec\"][\"nodeName\"])'").strip();
     }
 
+    /** node -> "UID phase" of each kube-proxy pod (the DaemonSet's, label k8s-app=kube-proxy), asked on the first master. */
+    static Map<String, String> kubeProxies() {
+        String out = bed.ok(master, KUBECTL + "-n kube-system get pods -l k8s-app=kube-proxy -o json | python3 -c 'import json,sys\n"
+            + "for p in json.load(sys.stdin)[\"items\"]:\n"
+            + "    print(p[\"spec\"][\"nodeName\"], p[\"metadata\"][\"uid\"], p[\"status\"].get(\"phase\"))'");
+        Map<String, String> m = new TreeMap<>();
+        for (String l : out.strip().split("\n")) {
+            String[] f = l.strip().split(" ", 2);
+            assertEquals(null, m.put(f[0], f[1]), "one kube-proxy pod per node: " + out);
+        }
+        return m;
+    }
+
     @Test @Order(1) void aSingleMasterClusterWithAPodOnTheWorker() {
         Gpuctl.Run r = Gpuctl.run("bootstrap", single.toString());
         assertEquals(0, r.code(), r::toString);
@@ -82,6 +98,8 @@ class GrowControlPlaneE2E {
         bed.ok(master, "for i in $(seq 60); do " + KUBECTL + "get pod grow-probe -o jsonpath='{.status.phase}' | grep -q Running && exit 0; sleep 1; done");
         podBefore = pod();
         assertTrue(podBefore.endsWith(" 0 Running " + worker), podBefore);
+        proxiesBefore = kubeProxies();
+        assertEquals(List.of(master, worker), List.copyOf(new java.util.TreeSet<>(proxiesBefore.keySet())), proxiesBefore::toString);
     }
 
     @Test @Order(2) void bootstrapGrowsItToThreeMastersBehindTheVip() {
@@ -112,6 +130,15 @@ class GrowControlPlaneE2E {
         }
         // the pod on the worker is the same pod and was not restarted
         assertEquals(podBefore, pod());
+        // kube-proxy's pods were made again to load their ConfigMap's new server (bootstrap waited for them Running):
+        // the first master's and the worker's have new UIDs, each node has one, Running
+        proxiesGrown = kubeProxies();
+        assertEquals(new java.util.TreeSet<>(List.of(master, newMasters.get(0), newMasters.get(1), worker)), proxiesGrown.keySet(), proxiesGrown::toString);
+        for (String h : List.of(master, worker)) {
+            String uidBefore = proxiesBefore.get(h).split(" ")[0];
+            assertNotEquals(uidBefore, proxiesGrown.get(h).split(" ")[0], h + ": " + proxiesBefore + " -> " + proxiesGrown);
+        }
+        for (var e : proxiesGrown.entrySet()) assertTrue(e.getValue().endsWith(" Running"), e::toString);
     }
 
     @Test @Order(3) void aReRunChangesNothing() {
@@ -119,6 +146,7 @@ class GrowControlPlaneE2E {
         assertEquals(0, r.code(), r::toString);
         assertEquals(0, r.count("changed"), r::toString);
         assertEquals(podBefore, pod());
+        assertEquals(proxiesGrown, kubeProxies(), "a re-run restarts no kube-proxy pod");
     }
 
     @Test @Order(4) void droppingMastersFromTheInventoryIsRefusedBeforeAnyChange() throws IOException {
