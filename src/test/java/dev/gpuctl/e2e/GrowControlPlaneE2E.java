@@ -188,11 +188,9 @@ class GrowControlPlaneE2E {
         assertTrue(bed.ok(newMasters.get(0), "kubeadm token list").contains(token), "the new token on another master");
     }
 
-    /** etcdctl on a master as kubeadm's docs run it, inside the etcd static pod (kubeadm puts no etcdctl on the host). */
+    /** etcdctl on a master inside its etcd static pod, as HaControlPlaneE2E runs it, on this class's bed. */
     static BedResult etcdctl(String host, String args) {
-        return bed.ssh(host, "id=$(crictl ps --name '^etcd$' --state running -q | head -n 1); crictl exec \"$id\" etcdctl"
-            + " --endpoints=https://127.0.0.1:2379 --cacert=/etc/kubernetes/pki/etcd/ca.crt --cert=/etc/kubernetes/pki/etcd/server.crt"
-            + " --key=/etc/kubernetes/pki/etcd/server.key " + args);
+        return bed.ssh(host, HaControlPlaneE2E.etcdctlCommand(args));
     }
 
     /** name -> hex ID, from {@code etcdctl member list} on the first master ("ID, started, NAME, PEER, CLIENT, IS LEARNER"). */

@@ -145,9 +145,14 @@ class HaControlPlaneE2E {
 
     /** etcdctl on a master as kubeadm's docs run it, inside the etcd static pod (kubeadm puts no etcdctl on the host). */
     static BedResult etcdctl(String master, String args) {
-        return bed.ssh(master, "id=$(crictl ps --name '^etcd$' --state running -q | head -n 1); crictl exec \"$id\" etcdctl"
+        return bed.ssh(master, etcdctlCommand(args));
+    }
+
+    /** The shell command of {@link #etcdctl}: the running etcd container's etcdctl with kubeadm's etcd certificates. */
+    static String etcdctlCommand(String args) {
+        return "id=$(crictl ps --name '^etcd$' --state running -q | head -n 1); crictl exec \"$id\" etcdctl"
             + " --endpoints=https://127.0.0.1:2379 --cacert=/etc/kubernetes/pki/etcd/ca.crt --cert=/etc/kubernetes/pki/etcd/server.crt"
-            + " --key=/etc/kubernetes/pki/etcd/server.key " + args);
+            + " --key=/etc/kubernetes/pki/etcd/server.key " + args;
     }
 
     /** name -> hex ID, from {@code etcdctl member list} (simple: "ID, started, NAME, PEER, CLIENT, IS LEARNER"). */
