@@ -8,33 +8,30 @@ import dev.gpuctl.steps.Op;
 import dev.gpuctl.steps.Probe;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import java.util.regex.Pattern;
 
 /**
  * Executes one step's probes and ops on one host through {@link Remote}: the only place where step
  * descriptions turn into commands. Every command and its result goes to the host's log, masked. This class asks
- * (probes: batched, waited for, judged); {@link OpApplier} applies ops with its commands. Kept at ~360 lines: what is
- * left is one thing, the asking loop ({@link #askWith}) with its batching and waits, which share the probe being asked
- * ({@code failedAt}) and the host's log; split further, each half would need the other's state.
+ * (probes: waited for, judged; their answers come from {@link ProbeAnswers}: run now, batched or reused);
+ * {@link OpApplier} applies ops with its commands.
  */
 final class StepRunner {
     private final Remote remote;
     private final HostLog log;
     private final Facts facts;
-    private final Duration timeout;
     private final Duration maxWait;
     private final BiConsumer<String, Long> announce;
     /** The host's reusable answers and op generation in this session ({@link Probe#reusedAs}). */
     private final HostReadings readings;
+    /** Where the answers come from: the host now, a batch, or a kept reading. */
+    private final ProbeAnswers answers;
     /** Told what the user must know of an op's outcome (a kubeconfig archived, a merged one refreshed). */
     private Consumer<String> tell = line -> {};
 
@@ -60,9 +57,9 @@ final class StepRunner {
         this.remote = remote;
         this.log = log;
         this.facts = facts;
-        this.timeout = timeout;
         this.maxWait = maxWait;
         this.announce = announce;
+        this.answers = new ProbeAnswers(remote, log, facts, timeout, readings);
     }
 
     /** This runner, telling {@code t} what the user must know of an op's outcome (besides the host's log). */
@@ -86,21 +83,12 @@ final class StepRunner {
     }
 
     ExecResult exec(String command) {
-        return exec(command, false);
+        return answers.exec(command, false);
     }
 
     /** Runs a command; with secretOutput its stdout (a token, say) is never written to the log. */
     ExecResult exec(String command, boolean secretOutput) {
-        String cmd = facts.substitute(command);
-        long t0 = System.nanoTime();
-        ExecResult r = remote.exec(cmd, timeout);
-        log.command(cmd, secretOutput ? notLogged(r) : r, "in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
-        return r;
-    }
-
-    /** {@code r} as the log shows a secret answer: its exit status and stderr, its stdout replaced. */
-    private static ExecResult notLogged(ExecResult r) {
-        return new ExecResult(r.exit(), r.stdout().isEmpty() ? "" : "[not logged: secret]", r.stderr());
+        return answers.exec(command, secretOutput);
     }
 
     /** Asks every probe; returns what is wrong, one entry per failed probe ("what: problem"). With wait, a wrong
@@ -217,9 +205,10 @@ final class StepRunner {
         List<Optional<String>> problems = new ArrayList<>();
         int i = 0;
         while (i < probes.size()) {
-            int end = runEnd(probes, i);
+            int end = ProbeAnswers.runEnd(probes, i);
             failedAt = i;
-            List<Answer> answers = end - i > 1 ? batch(probes.subList(i, end)) : List.of();
+            int from = i;
+            List<ProbeAnswers.Answer> answers = end - i > 1 ? this.answers.batch(probes.subList(i, end), k -> failedAt = from + k) : List.of();
             Set<String> logged = new HashSet<>();
             int next = end;
             for (int j = i; j < end; j++) {
@@ -228,17 +217,17 @@ final class StepRunner {
                 failedAt = j;
                 ExecResult result;
                 if (k < answers.size()) {
-                    Answer a = answers.get(k);
+                    ProbeAnswers.Answer a = answers.get(k);
                     if (logged.add(a.command())) {
                         // a reading given instead of asking is in the log already (reused)
-                        if (!a.reused()) log.command(a.command(), p.secret() ? notLogged(a.result()) : a.result(), "(asked in the batch above)");
+                        if (!a.reused()) log.command(a.command(), p.secret() ? ProbeAnswers.notLogged(a.result()) : a.result(), "(asked in the batch above)");
                     } else {
                         // one run of the command answered several probes: its output is in the log once
                         log.command(a.command(), new ExecResult(a.result().exit(), "", ""), "(asked in the batch above; the same answer as above)");
                     }
                     result = a.result();
                 } else {
-                    result = askOnce(p);
+                    result = this.answers.askOnce(p);
                 }
                 Optional<String> problem = judge(p, result);
                 Long deadline = problem.isPresent() && !p.waitUpTo().isZero() && p.settling().test(result) ? patience.deadline(p) : null;
@@ -248,7 +237,7 @@ final class StepRunner {
                     boolean starting = true;
                     while (problem.isPresent() && starting && System.nanoTime() < deadline && patience.worthWaiting(p)) {
                         sleep(Duration.ofSeconds(2));
-                        result = fresh(p);
+                        result = this.answers.fresh(p);
                         problem = judge(p, result);
                         starting = p.settling().test(result);
                     }
@@ -267,126 +256,9 @@ final class StepRunner {
         return problems;
     }
 
-    private static final Pattern FACT_REF = Pattern.compile("\\{\\{[a-zA-Z0-9_.-]+}}");
-
-    /**
-     * The end (exclusive) of the run of probes from {@code from} that can go to the host in one script. A command that
-     * several probes ask goes into the script once ({@link #batch}), so only its first time counts toward the script's
-     * length: the master's probes of every node that read the one cluster answer stay one command at any cluster size.
-     */
-    static int runEnd(List<Probe> probes, int from) {
-        int end = from + 1;
-        Set<String> seen = new HashSet<>();
-        seen.add(probes.get(from).command());
-        int length = ProbeBatch.scriptLength(List.of(probes.get(from).command()));
-        while (end < probes.size()) {
-            String c = probes.get(end).command();
-            if (seen.add(c)) length += ProbeBatch.scriptLength(List.of(c));
-            if (FACT_REF.matcher(c).find() || length > ProbeBatch.MAX_SCRIPT_CHARS) break;
-            end++;
-        }
-        return end;
-    }
-
-    /** One probe's command as run and what it returned; reused: not run, its reading earlier in the run given. */
-    private record Answer(String command, ExecResult result, boolean reused) {}
-
-    /**
-     * Runs the probes' commands as one script; returns the answers that came back framed, in order (possibly
-     * fewer than asked: those probes are then asked one by one). A command that several probes ask (the cluster's
-     * node list, say: one probe per node reads it) runs once and answers each of them; probes are read-only, so
-     * that is what asking it again a moment later would answer. A script that runs out of time is a timeout of
-     * the probe that was running then, like the same probe asked alone.
-     */
-    private List<Answer> batch(List<Probe> probes) {
-        List<String> asked = probes.stream().map(p -> facts.substitute(p.command())).toList();
-        Map<String, ExecResult> known = new HashMap<>();
-        for (int k = 0; k < probes.size(); k++) {
-            String c = asked.get(k);
-            if (!known.containsKey(c)) reused(probes.get(k), c).ifPresent(r -> known.put(c, r));
-        }
-        List<String> commands = asked.stream().distinct().filter(c -> !known.containsKey(c)).toList();
-        if (commands.isEmpty()) return asked.stream().map(c -> new Answer(c, known.get(c), true)).toList();
-        long generation = readings.generation();
-        String delimiter = ProbeBatch.newDelimiter();
-        long t0 = System.nanoTime();
-        ExecResult whole;
-        try {
-            whole = remote.exec(ProbeBatch.script(commands, delimiter), timeout);
-        } catch (RemoteException e) {
-            if (e.kind() == RemoteException.Kind.CONNECTION_LOST) {
-                // the probe that was running when the host went away is the one whose step failed
-                int running = ProbeBatch.running(e.partialStdout(), delimiter, commands.size());
-                if (running >= 0) {
-                    log.line("batch of " + asked.size() + " probes: the connection was lost while probe "
-                        + (asked.indexOf(commands.get(running)) + 1) + " was running: " + facts.mask(commands.get(running)));
-                    failedAt += asked.indexOf(commands.get(running));
-                }
-                throw e;
-            }
-            if (e.kind() != RemoteException.Kind.TIMEOUT) throw e;
-            // the probe that was running when time ran out is the slow one: name it, as if it had run alone
-            int slow = ProbeBatch.running(e.partialStdout(), delimiter, commands.size());
-            log.line("batch of " + asked.size() + " probes: no answer within " + timeout.toSeconds() + " s"
-                + (slow < 0 ? "" : "; probe " + (asked.indexOf(commands.get(slow)) + 1) + " was running: " + facts.mask(commands.get(slow))));
-            if (slow < 0) throw e;
-            failedAt += asked.indexOf(commands.get(slow));
-            throw RemoteException.timeout(remote.name(), facts.mask(commands.get(slow)), timeout);
-        }
-        long ms = (System.nanoTime() - t0) / 1_000_000;
-        List<ExecResult> results = ProbeBatch.parse(whole.stdout(), whole.stderr(), delimiter, commands.size());
-        StringBuilder line = new StringBuilder("batch of " + asked.size() + " probes"
-            + (commands.size() < asked.size() ? " (" + commands.size() + " distinct commands)" : "")
-            + ": one command, exit " + whole.exit() + " in " + ms + " ms");
-        for (int k = 0; k < probes.size(); k++) {
-            int i = commands.indexOf(asked.get(k));
-            if (i >= 0 && i < results.size()) keepReading(probes.get(k), asked.get(k), results.get(i), generation);
-        }
-        List<Answer> answers = new ArrayList<>();
-        for (String c : asked) {
-            ExecResult r = known.get(c);
-            int i = commands.indexOf(c);
-            if (r == null && i >= results.size()) break;
-            answers.add(new Answer(c, r != null ? r : results.get(i), r != null));
-        }
-        if (answers.size() < asked.size()) {
-            line.append("; ").append(answers.size()).append(" answers came back framed, the rest are asked one by one; its output ends:\n")
-                .append(new ExecResult(whole.exit(), whole.stdout(), whole.stderr()).tail(6));
-        }
-        log.line(line.toString());
-        return answers;
-    }
-
     /** Asks one probe once: runs it (logged; or its current reading, {@link Probe#reusedAs}), keeps what it teaches, judges the answer. */
     Optional<String> ask(Probe p) {
-        return judge(p, askOnce(p));
-    }
-
-    /** The probe's answer: its reading when one is current ({@link HostReadings}), else the command run now. */
-    private ExecResult askOnce(Probe p) {
-        String cmd = facts.substitute(p.command());
-        Optional<ExecResult> known = reused(p, cmd);
-        return known.isPresent() ? known.get() : fresh(p);
-    }
-
-    /** The probe's command run now (logged); a reusable probe's answer is kept as its reading. */
-    private ExecResult fresh(Probe p) {
-        long generation = readings.generation();
-        ExecResult r = exec(p.command(), p.secret());
-        keepReading(p, facts.substitute(p.command()), r, generation);
-        return r;
-    }
-
-    /** A reusable probe's current reading of {@code command}, said in the host's log; empty when it must be asked. */
-    private Optional<ExecResult> reused(Probe p, String command) {
-        Optional<HostReadings.Reading<?>> r = readings.forProbe(p, command);
-        r.ifPresent(reading -> log.command(command, p.secret() ? notLogged(reading.answer()) : reading.answer(),
-            "(not asked again: the answer read earlier in this run, op generation " + reading.generation() + ", nothing applied on this host since)"));
-        return r.map(HostReadings.Reading::answer);
-    }
-
-    private void keepReading(Probe p, String command, ExecResult r, long generation) {
-        if (p.reading() != null) readings.read(p.reading(), command, r, generation);
+        return judge(p, answers.askOnce(p));
     }
 
     /** Keeps what the answer teaches, then judges it. */
