@@ -6,31 +6,22 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.EnumSet;
-import java.util.HexFormat;
 import java.util.concurrent.TimeUnit;
 import net.schmizz.sshj.DefaultConfig;
 import net.schmizz.sshj.SSHClient;
 import net.schmizz.sshj.connection.channel.direct.Session;
 import net.schmizz.sshj.connection.channel.direct.Signal;
-import net.schmizz.sshj.sftp.FileAttributes;
-import net.schmizz.sshj.sftp.OpenMode;
-import net.schmizz.sshj.sftp.RemoteFile;
-import net.schmizz.sshj.sftp.SFTPClient;
 
 /**
  * A host over SSH (sshj): one connection for the whole run, one session channel per command. This class runs commands
  * and moves files on a connection made by {@link SshConnect} (the handshake, the host-key check, the login: host keys
  * checked strictly ({@link HostKeyCheck}); a bastion, when set, connected to first, the host reached through a
- * direct-tcpip channel). Kept at ~360 lines: what is left is one thing, a command or a file over one connection's
- * channels (exec, hold, SFTP upload and download), and they share its session handling, stream pumps and timeouts.
+ * direct-tcpip channel), and uploads files by SFTP with {@link SftpUpload}. What is left here is one thing, a command
+ * over one connection's session channels (exec, hold, download through {@code cat}): they share its session handling,
+ * stream pumps and timeouts.
  */
 public final class SshRemote implements Remote {
-    private static final SecureRandom RANDOM = new SecureRandom();
-
-
     private final Node node;
     private final SSHClient client;
     private final SSHClient bastionClient;
@@ -235,7 +226,7 @@ public final class SshRemote implements Remote {
 
     @Override
     public void upload(byte[] content, String path, String mode, String owner) {
-        upload(new java.io.ByteArrayInputStream(content), path, mode, owner);
+        SftpUpload.upload(this, client, new java.io.ByteArrayInputStream(content), path, mode, owner);
     }
 
     @Override
@@ -247,53 +238,10 @@ public final class SshRemote implements Remote {
             throw RemoteException.io(node.name(), "cannot upload " + path + " from " + from, RemoteException.reason(e), e);
         }
         try (in) {
-            upload(in, path, mode, owner);
+            SftpUpload.upload(this, client, in, path, mode, owner);
         } catch (IOException e) {
             // closing a local file we only read: nothing was lost
         }
-    }
-
-    /** SFTP to a 0600 temp file in /tmp, streamed in 32 KiB writes with 16 requests in flight; then install into place. */
-    private void upload(InputStream content, String path, String mode, String owner) {
-        String tmp = "/tmp/.gpuctl-" + HexFormat.of().formatHex(randomBytes());
-        String install = Shell.installCommand(tmp, path, mode, owner);
-        long sent = 0;
-        try (SFTPClient sftp = client.newSFTPClient()) {
-            FileAttributes attrs = new FileAttributes.Builder().withPermissions(0600).build();
-            try (RemoteFile f = sftp.open(tmp, EnumSet.of(OpenMode.WRITE, OpenMode.CREAT, OpenMode.EXCL), attrs);
-                 OutputStream os = f.new RemoteFileOutputStream(0, 16)) {
-                byte[] chunk = new byte[32 * 1024];
-                int n;
-                while ((n = content.read(chunk)) >= 0) {
-                    os.write(chunk, 0, n);
-                    sent += n;
-                }
-            }
-        } catch (IOException e) {
-            exec("rm -f -- " + Shell.quote(tmp), Duration.ofSeconds(30));
-            if (!client.isConnected()) throw RemoteException.connectionLost(node.name(), "(upload of " + path + ")", e);
-            throw RemoteException.io(node.name(), "cannot upload " + path + " (SFTP to " + tmp + ")", RemoteException.reason(e), e);
-        }
-        ExecResult r = exec(install, installTimeout(sent));
-        if (!r.ok()) {
-            throw RemoteException.io(node.name(), "cannot install " + path + " (mode " + mode + ", owner " + owner + ")",
-                "exit " + r.exit() + ": " + r.tail(5), null);
-        }
-    }
-
-    /**
-     * How long installing an uploaded file into place may take: install copies it (/tmp and the target are often two
-     * file systems), so a minute for the command and a second per 16 MiB copied (a 3 GiB archive: 4 min 12 s), slow
-     * disks and a loaded host included.
-     */
-    static Duration installTimeout(long bytes) {
-        return Duration.ofSeconds(60 + Math.max(0, bytes) / (16L << 20));
-    }
-
-    private static byte[] randomBytes() {
-        byte[] b = new byte[12];
-        RANDOM.nextBytes(b);
-        return b;
     }
 
     @Override

@@ -8,11 +8,11 @@ import org.junit.jupiter.api.Test;
 /** The install of an uploaded file into place is given time for the copy it makes, not a fixed minute. */
 class InstallTimeoutTest {
     @Test void aSmallFileGetsAMinute() {
-        assertEquals(Duration.ofSeconds(60), SshRemote.installTimeout(0));
-        assertEquals(Duration.ofSeconds(60), SshRemote.installTimeout(4096));
+        assertEquals(Duration.ofSeconds(60), SftpUpload.installTimeout(0));
+        assertEquals(Duration.ofSeconds(60), SftpUpload.installTimeout(4096));
     }
 
     @Test void aBackupArchiveGetsASecondPer16MiB() {
-        assertEquals(Duration.ofSeconds(60 + 192), SshRemote.installTimeout(3L << 30));
+        assertEquals(Duration.ofSeconds(60 + 192), SftpUpload.installTimeout(3L << 30));
     }
 }
