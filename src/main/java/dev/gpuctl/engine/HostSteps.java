@@ -108,8 +108,8 @@ final class HostSteps extends RunPart {
             asked.clear();
             if (run.stopRequested()) return Optional.empty();
             Step step = steps.get(e.group);
-            return Optional.of(Map.entry(step, new StepResult.Failed(new StepFailure(node.name(), step.id(), Runner.unreachableWhat(e.cause), "", -1,
-                facts.mask(e.cause.getMessage()), log.file().toString(), Runner.noConnection(e.cause)))));
+            return Optional.of(Map.entry(step, new StepResult.Failed(StepFailure.unreachable(node.name(), step.id(), e.cause,
+                facts.mask(e.cause.getMessage()), log.file().toString()))));
         } catch (RemoteException e) {
             asked.clear(); // stopped before connecting: the steps' loop says where
             return Optional.empty();
@@ -153,8 +153,8 @@ final class HostSteps extends RunPart {
                 stoppedAt.put(node.name(), "in step " + step.id() + ", " + facts.mask(cut));
                 return new StepResult.Interrupted();
             }
-            return new StepResult.Failed(new StepFailure(node.name(), step.id(), Runner.unreachableWhat(e), "", -1, facts.mask(e.getMessage()),
-                log.file().toString(), Runner.noConnection(e)));
+            return new StepResult.Failed(StepFailure.unreachable(node.name(), step.id(), e, facts.mask(e.getMessage()),
+                log.file().toString()));
         } catch (RuntimeException e) {
             // e.g. a file on the host that gpuctl refuses to edit (daemon.json that is not JSON): stop this host, say why
             log.line("step " + step.id() + " stopped: " + e);

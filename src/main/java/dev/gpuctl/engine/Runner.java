@@ -39,6 +39,8 @@ import java.util.function.Function;
  *     once, one batch per host (verify changes nothing, so the order that applying needs does not hold it up). What
  *     is still starting is waited for up to the run's wait; the answers are {@link Result#report()}.</li>
  * </ul>
+ * ~300 lines, kept whole: what is left is the session's round loop that the three modes share (lock, banners, stop,
+ * summary); a host's steps are {@link HostSteps}', verify's asking {@link VerifyChecks}', a failure's text {@link StepFailure}'s.
  */
 public final class Runner {
     public enum Outcome { OK, CHANGED, WOULD_CHANGE, FAILED, INTERRUPTED }
@@ -232,8 +234,8 @@ public final class Runner {
                 try {
                     taken = MasterLock.acquire(run.remote(inv.master()), lockHolder, options.commandTimeout());
                 } catch (RemoteException e) {
-                    StepFailure f = new StepFailure(inv.master().name(), "lock", unreachableWhat(e), "", -1, facts.mask(e.getMessage()),
-                        run.log(inv.master()).file().toString(), noConnection(e));
+                    StepFailure f = StepFailure.unreachable(inv.master().name(), "lock", e, facts.mask(e.getMessage()),
+                        run.log(inv.master()).file().toString());
                     return new Result(true, List.of(f), List.of(f.describe()), outcomes, logDir);
                 }
                 if (taken instanceof MasterLock.Busy busy) {
@@ -287,22 +289,6 @@ public final class Runner {
         return selected().stream()
             .filter(node -> round.stream().flatMap(p -> p.steps().stream()).anyMatch(s -> s.runsOn(new HostContext(inv, node))))
             .toList();
-    }
-
-    /** No connection to the host could be made at all (not a lost one, not a refused key or login). */
-    static boolean noConnection(RemoteException e) {
-        return e.kind() == RemoteException.Kind.UNREACHABLE;
-    }
-
-    static String unreachableWhat(RemoteException e) {
-        return switch (e.kind()) {
-            case TIMEOUT -> "a command timed out";
-            case CONNECTION_LOST -> "the connection was lost";
-            case HOST_KEY_UNKNOWN, HOST_KEY_CHANGED -> "its host key was refused";
-            case AUTH_FAILED -> "the login was refused";
-            case SUDO_NEEDS_PASSWORD -> "sudo asks for a password";
-            default -> "cannot reach the host";
-        };
     }
 
     static String label(Outcome o) {

@@ -1,5 +1,6 @@
 package dev.gpuctl.engine;
 
+import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.steps.FailureKind;
 
 /**
@@ -21,6 +22,27 @@ public record StepFailure(String host, String step, String what, String command,
 
     public StepFailure(String host, String step, String what, String command, int exit, String detail, String log) {
         this(host, step, what, command, exit, detail, log, false);
+    }
+
+    /** The step failed because the host did not answer ({@code e}); {@code detail}: its message, masked. */
+    static StepFailure unreachable(String host, String step, RemoteException e, String detail, String log) {
+        return new StepFailure(host, step, unreachableWhat(e), "", -1, detail, log, noConnection(e));
+    }
+
+    /** No connection to the host could be made at all (not a lost one, not a refused key or login). */
+    static boolean noConnection(RemoteException e) {
+        return e.kind() == RemoteException.Kind.UNREACHABLE;
+    }
+
+    static String unreachableWhat(RemoteException e) {
+        return switch (e.kind()) {
+            case TIMEOUT -> "a command timed out";
+            case CONNECTION_LOST -> "the connection was lost";
+            case HOST_KEY_UNKNOWN, HOST_KEY_CHANGED -> "its host key was refused";
+            case AUTH_FAILED -> "the login was refused";
+            case SUDO_NEEDS_PASSWORD -> "sudo asks for a password";
+            default -> "cannot reach the host";
+        };
     }
 
     public String describe() {

@@ -150,8 +150,8 @@ final class VerifyChecks extends RunPart {
             definiteOn.add(node.name());
             Step first = asked.parts().get(0).steps().get(0);
             if (run.stopRequested()) stoppedAt.putIfAbsent(node.name(), "while verifying: " + facts.mask(e.getMessage()));
-            results.put(first, new StepResult.Failed(new StepFailure(node.name(), first.id(), Runner.unreachableWhat(e), "", -1,
-                facts.mask(e.getMessage()), log.file().toString(), Runner.noConnection(e))));
+            results.put(first, new StepResult.Failed(StepFailure.unreachable(node.name(), first.id(), e,
+                facts.mask(e.getMessage()), log.file().toString())));
         }
         return results;
     }
