@@ -2,12 +2,10 @@ package dev.gpuctl.inventory;
 
 import dev.gpuctl.hostconf.Secrets;
 import dev.gpuctl.net.Cidr;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Matcher;
@@ -19,8 +17,8 @@ import org.yaml.snakeyaml.nodes.Tag;
 
 /**
  * Reads the `cluster:` block and applies its defaults. See {@link InventoryLoader} for the rules. Its proxy and
- * controlPlaneEndpoint blocks are read by {@link ProxyReader} and {@link EndpointReader}. Kept at ~360 lines: the
- * rest are the block's keys checked against each other (version, runtime, CNI and its manifests, CIDRs).
+ * controlPlaneEndpoint blocks are read by {@link ProxyReader} and {@link EndpointReader}, its manifest references by
+ * {@link ManifestReader}; the rest are the block's keys checked against each other (version, runtime, CNI, CIDRs).
  */
 final class ClusterReader {
     static final List<String> KEYS = List.of("name", "kubernetesVersion", "runtime", "cni", "podCidr",
@@ -40,6 +38,8 @@ final class ClusterReader {
 
     private final ReadContext ctx;
     private final Problems problems;
+    /** Reads the block's manifest keys (cniManifest, cniOperatorManifest, devicePlugin's, kueue's). */
+    private final ManifestReader manifests;
     /** The podCidr value, when the inventory gives one: the node count is checked against it later. */
     private Optional<ScalarNode> podCidrNode = Optional.empty();
 
@@ -47,6 +47,7 @@ final class ClusterReader {
         this.ctx = ctx;
         this.problems = ctx.problems;
         this.endpointReader = new EndpointReader(problems);
+        this.manifests = new ManifestReader(ctx);
     }
 
     Optional<ScalarNode> podCidrNode() { return podCidrNode; }
@@ -59,35 +60,6 @@ final class ClusterReader {
 
     /** The `controlPlaneEndpoint` key, or empty when the inventory has none. */
     Optional<Node> endpointKey() { return endpointKey; }
-
-    /**
-     * The sha256 of the upstream manifests gpuctl was tested with, by URL: a default manifest is checked against
-     * it on the master like a {@code { url, sha256 }} from the inventory. The files are in testbed/manifests,
-     * byte for byte (PinnedManifestsTest recomputes each).
-     */
-    static final Map<String, String> PINNED_SHA256 = Map.of(
-        "https://raw.githubusercontent.com/flannel-io/flannel/v0.28.9/Documentation/kube-flannel.yml",
-        "e875824be2f552b45711dbda91af81b17eb961d00025d914d9fef18fad8f09c0",
-        "https://raw.githubusercontent.com/projectcalico/calico/v3.32.1/manifests/custom-resources.yaml",
-        "f7cd142773609fc7f830b96d8f29bd1b5f05cdc5293324992d8524b54c09c717",
-        "https://raw.githubusercontent.com/NVIDIA/k8s-device-plugin/v0.20.0/deployments/static/nvidia-device-plugin.yml",
-        "325835e0b0d9263ae673e41d878f849e880642142e9f9b15d1a3400da6a2260d");
-
-    /** A default manifest's reference: its URL, with the pinned sha256 when gpuctl knows that version's. */
-    static ManifestRef pinned(String url) { return ManifestRef.ofUrl(url, PINNED_SHA256.get(url)); }
-
-    /** The default cniManifest: upstream's manifest at the version gpuctl was tested with. */
-    static String defaultCniManifest(Cni cni) {
-        return switch (cni) {
-            case FLANNEL -> "https://raw.githubusercontent.com/flannel-io/flannel/v0.28.9/Documentation/kube-flannel.yml";
-            case CALICO -> "https://raw.githubusercontent.com/projectcalico/calico/v3.32.1/manifests/custom-resources.yaml";
-        };
-    }
-
-    static String defaultDevicePluginManifest(String version) {
-        return "https://raw.githubusercontent.com/NVIDIA/k8s-device-plugin/" + version
-            + "/deployments/static/nvidia-device-plugin.yml";
-    }
 
     Cluster read(Section c) {
         String name = c.requiredScalar("name", "a DNS-1123 label such as 'gpu-lab'")
@@ -115,8 +87,8 @@ final class ClusterReader {
         });
         PackageSource packages = Choices.read(c, "packages", "packages value", PackageSource.values(), PackageSource::key)
             .orElse(PackageSource.UPSTREAM);
-        Optional<ManifestRef> givenCni = manifest(c, "cniManifest");
-        ManifestRef cniManifest = givenCni.orElse(pinned(defaultCniManifest(cni)));
+        Optional<ManifestRef> givenCni = manifests.manifest(c, "cniManifest");
+        ManifestRef cniManifest = givenCni.orElse(ManifestReader.pinned(ManifestReader.defaultCniManifest(cni)));
         ManifestRef operator = cniOperator(c, cni, cniManifest, givenCni.isPresent()).orElse(null);
         DevicePlugin devicePlugin = c.section("devicePlugin", DEVICE_PLUGIN_KEYS, Map.of())
             .map(this::devicePlugin).orElse(devicePlugin(DEFAULT_DEVICE_PLUGIN_VERSION, Optional.empty()));
@@ -144,7 +116,7 @@ final class ClusterReader {
      * derived operator URL could not be checked, is refused here with the fix. Empty with flannel.
      */
     private Optional<ManifestRef> cniOperator(Section c, Cni cni, ManifestRef customResources, boolean given) {
-        Optional<ManifestRef> explicit = manifest(c, "cniOperatorManifest");
+        Optional<ManifestRef> explicit = manifests.manifest(c, "cniOperatorManifest");
         if (cni != Cni.CALICO) {
             c.value("cniOperatorManifest").ifPresent(n -> problems.at(n, c.child("cniOperatorManifest")
                 + ": only calico has an operator manifest (expected no cniOperatorManifest with cni: " + cni.key() + ")"));
@@ -177,7 +149,7 @@ final class ClusterReader {
                 + ": { url: " + Secrets.maskUrl(derived) + ", sha256: ... } with the operator's sha256sum)");
             return Optional.empty();
         }
-        return Optional.of(pinned(derived));
+        return Optional.of(ManifestReader.pinned(derived));
     }
 
     private boolean check(boolean ok, Node node, String message) {
@@ -270,71 +242,18 @@ final class ClusterReader {
         String version = k.scalar("version").filter(n -> check(RELEASE_TAG.matcher(n.getValue()).matches(), n,
                 k.child("version") + ": '" + n.getValue() + "' is not a release tag (expected e.g. \"" + Kueue.DEFAULT_VERSION + "\")"))
             .map(ScalarNode::getValue).orElse(Kueue.DEFAULT_VERSION);
-        return new Kueue(version, manifest(k, "manifest").orElse(pinned(Kueue.defaultManifest(version))));
+        return new Kueue(version, manifests.manifest(k, "manifest").orElse(ManifestReader.pinned(Kueue.defaultManifest(version))));
     }
 
     private DevicePlugin devicePlugin(Section d) {
         String version = d.scalar("version").filter(n -> check(RELEASE_TAG.matcher(n.getValue()).matches(), n,
                 d.child("version") + ": '" + n.getValue() + "' is not a release tag (expected e.g. \"v0.20.0\")"))
             .map(ScalarNode::getValue).orElse(DEFAULT_DEVICE_PLUGIN_VERSION);
-        return devicePlugin(version, manifest(d, "manifest"));
-    }
-
-    static final List<String> MANIFEST_KEYS = List.of("url", "sha256");
-    private static final Pattern SHA256 = Pattern.compile("[0-9a-fA-F]{64}");
-
-    /**
-     * A manifest: a URL or local file as a string, or {@code { url: https://..., sha256: <64 hex digits> }}. A URL
-     * fetched over plain http, or with credentials in it (user:password@), is refused unless a sha256 is given: its
-     * content could be changed on the way, and only the checksum makes it safe to apply as cluster admin.
-     */
-    Optional<ManifestRef> manifest(Section parent, String key) {
-        Optional<Node> value = parent.value(key);
-        if (value.isEmpty()) return Optional.empty();
-        String path = parent.child(key);
-        if (!(value.get() instanceof org.yaml.snakeyaml.nodes.MappingNode)) {
-            return parent.scalar(key).flatMap(n -> ctx.manifest(n, path).filter(ref -> safeUrl(ref, n, path)));
-        }
-        Optional<Section> m = parent.section(key, MANIFEST_KEYS, Map.of());
-        if (m.isEmpty()) return Optional.empty();
-        Optional<ScalarNode> url = m.get().requiredScalar("url", "the manifest's http(s) URL");
-        Optional<ScalarNode> sha = m.get().requiredScalar("sha256", "the sha256 of the manifest's content (64 hex digits)");
-        Optional<String> digest = sha.filter(s -> check(SHA256.matcher(s.getValue()).matches(), s, m.get().child("sha256")
-                + ": '" + shortened(s.getValue()) + "' is not a sha256 (expected 64 hex digits, as sha256sum prints them)"))
-            .map(s -> s.getValue().toLowerCase(Locale.ROOT));
-        Optional<ManifestRef> ref = url.flatMap(u -> ctx.manifest(u, m.get().child("url")));
-        if (ref.isPresent() && ref.get().isFile()) {
-            problems.at(url.get(), m.get().child("url") + ": expected an http(s) URL (a local file needs no sha256: write"
-                + " its path as " + path + "'s value)");
-            return Optional.empty();
-        }
-        if (ref.isEmpty() || digest.isEmpty()) return Optional.empty();
-        return Optional.of(ManifestRef.ofUrl(ref.get().url().toString(), digest.get()));
-    }
-
-    private static String shortened(String text) {
-        return text.length() <= 80 ? text : text.substring(0, 77) + "...";
-    }
-
-    /** Plain http and URLs with credentials need a sha256 (given in the mapping form); see {@link #manifest}. */
-    private boolean safeUrl(ManifestRef ref, Node node, String path) {
-        if (ref.isFile()) return true;
-        Optional<String> why = urlNeedsChecksum(ref.url().toString());
-        why.ifPresent(w -> problems.at(node, path + ": " + w + " is refused without a sha256 (write { url: ..., sha256: ... }"
-            + " with the manifest's sha256sum, or use an https:// URL without credentials)"));
-        return why.isEmpty();
-    }
-
-    /** Why a URL is unsafe to fetch without a checksum: plain http, or credentials in it; empty when neither. */
-    static Optional<String> urlNeedsChecksum(String url) {
-        URI u = URI.create(url);
-        if (u.getRawUserInfo() != null) return Optional.of("a URL with credentials in it (user:password@)");
-        if ("http".equalsIgnoreCase(u.getScheme())) return Optional.of("a plain http:// URL");
-        return Optional.empty();
+        return devicePlugin(version, manifests.manifest(d, "manifest"));
     }
 
     private static DevicePlugin devicePlugin(String version, Optional<ManifestRef> manifest) {
-        return new DevicePlugin(version, manifest.orElse(pinned(defaultDevicePluginManifest(version))));
+        return new DevicePlugin(version, manifest.orElse(ManifestReader.pinned(ManifestReader.defaultDevicePluginManifest(version))));
     }
 
     interface ScalarVisitor { void visit(ScalarNode node, String path); }

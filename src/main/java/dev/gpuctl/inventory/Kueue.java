@@ -12,5 +12,5 @@ public record Kueue(String version, ManifestRef manifest) {
         return "https://github.com/kubernetes-sigs/kueue/releases/download/" + version + "/manifests.yaml";
     }
 
-    public static Kueue defaults() { return new Kueue(DEFAULT_VERSION, ClusterReader.pinned(defaultManifest(DEFAULT_VERSION))); }
+    public static Kueue defaults() { return new Kueue(DEFAULT_VERSION, ManifestReader.pinned(defaultManifest(DEFAULT_VERSION))); }
 }

@@ -62,8 +62,8 @@ class ManifestChecksumTest {
     }
 
     @Test void urlsThatNeedAChecksum() {
-        assertEquals("a plain http:// URL", ClusterReader.urlNeedsChecksum("HTTP://a/b").orElseThrow());
-        assertEquals("a URL with credentials in it (user:password@)", ClusterReader.urlNeedsChecksum("https://u@a/b").orElseThrow());
-        assertEquals(java.util.Optional.empty(), ClusterReader.urlNeedsChecksum("https://a/b?x=@y"));
+        assertEquals("a plain http:// URL", ManifestReader.urlNeedsChecksum("HTTP://a/b").orElseThrow());
+        assertEquals("a URL with credentials in it (user:password@)", ManifestReader.urlNeedsChecksum("https://u@a/b").orElseThrow());
+        assertEquals(java.util.Optional.empty(), ManifestReader.urlNeedsChecksum("https://a/b?x=@y"));
     }
 }

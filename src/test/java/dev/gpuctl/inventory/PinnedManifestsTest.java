@@ -17,11 +17,11 @@ class PinnedManifestsTest {
 
     @Test void eachPinIsTheSha256OfTheUpstreamFileAndEveryDefaultIsPinned() throws Exception {
         Map<String, Path> upstream = Map.of(
-            ClusterReader.defaultCniManifest(Cni.FLANNEL), Path.of("testbed/manifests/kube-flannel-v0.28.9.yml"),
-            ClusterReader.defaultCniManifest(Cni.CALICO), Path.of("testbed/manifests/calico-custom-resources.yaml"),
-            ClusterReader.defaultDevicePluginManifest("v0.20.0"), Path.of("testbed/manifests/nvidia-device-plugin-v0.20.0.yml"));
-        assertEquals(upstream.keySet(), ClusterReader.PINNED_SHA256.keySet());
-        for (var e : upstream.entrySet()) assertEquals(sha256(e.getValue()), ClusterReader.PINNED_SHA256.get(e.getKey()), e.getKey());
+            ManifestReader.defaultCniManifest(Cni.FLANNEL), Path.of("testbed/manifests/kube-flannel-v0.28.9.yml"),
+            ManifestReader.defaultCniManifest(Cni.CALICO), Path.of("testbed/manifests/calico-custom-resources.yaml"),
+            ManifestReader.defaultDevicePluginManifest("v0.20.0"), Path.of("testbed/manifests/nvidia-device-plugin-v0.20.0.yml"));
+        assertEquals(upstream.keySet(), ManifestReader.PINNED_SHA256.keySet());
+        for (var e : upstream.entrySet()) assertEquals(sha256(e.getValue()), ManifestReader.PINNED_SHA256.get(e.getKey()), e.getKey());
     }
 
     @Test void theDefaultsCarryTheirPinAndAnotherPluginVersionHasNone() {
