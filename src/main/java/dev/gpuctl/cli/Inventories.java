@@ -4,6 +4,7 @@ import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryException;
 import dev.gpuctl.inventory.InventoryLoader;
+import dev.gpuctl.inventory.InventoryPlaces;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.inventory.SshSettings;
 import dev.gpuctl.remote.ExecResult;
@@ -39,7 +40,7 @@ final class Inventories {
     /** "FILE:LINE:COLUMN: ssh.identityFile: WHY Nothing was connected to." (just "FILE: WHY …" for a key the file does not name). */
     static String identityRefusal(Path file, Collection<Node> nodes, String host, String why) {
         String place = nodes.stream().filter(n -> n.name().equals(host) && n.ssh().keyOrigin() == SshSettings.KeyOrigin.INVENTORY)
-            .findFirst().flatMap(n -> InventoryLoader.identityFilePlace(file, n.name()))
+            .findFirst().flatMap(n -> InventoryPlaces.identityFilePlace(file, n.name()))
             .map(p -> p + ": ssh.identityFile: ").orElse(file + ": ");
         return place + why + (why.endsWith(".") ? "" : ".") + " Nothing was connected to.";
     }

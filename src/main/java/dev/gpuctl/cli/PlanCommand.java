@@ -14,7 +14,7 @@ import dev.gpuctl.engine.PlanText;
 import dev.gpuctl.engine.ShellHelpers;
 import dev.gpuctl.hostconf.Secrets;
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.inventory.InventoryLoader;
+import dev.gpuctl.inventory.InventoryPlaces;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.LinkedHashSet;
@@ -50,7 +50,7 @@ final class PlanCommand implements Callable<Integer> {
     @Override public Integer call() throws Exception {
         Inventory inv = Inventories.loadForPlan(inventory.resolve(parent.env), parent.env);
         // offline, a key that is not on this machine yet is a warning: the connecting commands refuse it (exit 2)
-        List<String> warnings = InventoryLoader.missingIdentityFiles(inv, inventory.resolve(parent.env), parent.env).stream()
+        List<String> warnings = InventoryPlaces.missingIdentityFiles(inv, inventory.resolve(parent.env), parent.env).stream()
             .map(e -> e.format() + "; the commands that connect refuse to start without it").toList();
         if (upgrade) {
             spec.commandLine().getOut().print(UpgradeCommand.planText(inv, UpgradeCommand.options(inv, null, "1", Duration.ofMinutes(10), false),

@@ -7,7 +7,7 @@ import dev.gpuctl.hostconf.HostConfException;
 import dev.gpuctl.hostconf.LoadBalancer;
 import dev.gpuctl.inventory.ControlPlaneEndpoint;
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.inventory.InventoryLoader;
+import dev.gpuctl.inventory.InventoryPlaces;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.net.Cidr;
 import dev.gpuctl.net.CidrCheck;
@@ -127,7 +127,7 @@ public final class Preflight {
     static List<Problem> vip(Inventory inv, List<Node> nodes, Facts facts) {
         if (!vipOn(inv)) return List.of();
         String vip = inv.controlPlaneEndpoint().host();
-        String place = InventoryLoader.vipPlace(inv.file()).orElse(inv.file().toString());
+        String place = InventoryPlaces.vipPlace(inv.file()).orElse(inv.file().toString());
         List<Problem> problems = new ArrayList<>();
         for (Node n : nodes) {
             if (!n.isMaster()) continue;

@@ -49,7 +49,7 @@ import org.yaml.snakeyaml.nodes.ScalarNode;
  *     must exist, relative to the inventory's directory, and hold Kubernetes objects only (every document with
  *     apiVersion and kind; no kubeconfig, private key or cloud credentials: see
  *     {@link dev.gpuctl.hostconf.Manifests#objects}). Defaults: the pinned upstream manifests
- *     ({@link ClusterReader#defaultCniManifest}, {@link ClusterReader#defaultDevicePluginManifest}).
+ *     ({@link ManifestReader#defaultCniManifest}, {@link ManifestReader#defaultDevicePluginManifest}).
  *     {@code devicePlugin.version}: a release tag such as v0.20.0 (the default).</li>
  * </ul>
  *
@@ -209,103 +209,9 @@ public final class InventoryLoader {
         for (CidrCheck.Conflict c : CidrCheck.check(inv.staticRanges())) {
             String message = c.message() + " (pick a podCidr/serviceCidr that matches your CNI"
                 + " and overlaps no host address or site network)";
-            Optional<Node> at = where(root, c.first().source()).or(() -> where(root, c.second().source()));
+            Optional<Node> at = InventoryPlaces.where(root, c.first().source()).or(() -> InventoryPlaces.where(root, c.second().source()));
             at.ifPresentOrElse(n -> problems.at(n, message), () -> problems.whole(message));
         }
-    }
-
-    /**
-     * Every identity file the inventory names (a node's own ssh.identityFile, else the defaults') that does not exist on
-     * this machine, each at its place in {@code file} (what plan reports offline; the connecting commands check more).
-     */
-    public static List<InventoryError> missingIdentityFiles(Inventory inv, Path file, Map<String, String> env) {
-        String display = file.toString();
-        Problems problems = new Problems(display);
-        Optional<Node> root = YamlSource.compose(read(file, display), problems);
-        if (root.isEmpty()) return List.of();
-        java.util.Set<String> seen = new java.util.HashSet<>();
-        for (dev.gpuctl.inventory.Node n : inv.nodes()) {
-            SshSettings ssh = n.ssh();
-            if (n.isLocal() || ssh.keyOrigin() != SshSettings.KeyOrigin.INVENTORY || Files.exists(ssh.identityFile())) continue;
-            Optional<Node> at = where(root.get(), "node " + n.name() + " ssh.identityFile").or(() -> where(root.get(), "ssh.identityFile"));
-            String message = "ssh.identityFile: " + ssh.identityFile() + " does not exist (node " + n.name()
-                + "; expected the private key gpuctl logs in with, e.g. ~/.ssh/id_ed25519)";
-            String key = at.map(x -> x.getStartMark().getLine() + ":" + x.getStartMark().getColumn()).orElse("") + ssh.identityFile();
-            if (!seen.add(key)) continue;
-            at.ifPresentOrElse(x -> problems.at(x, message), () -> problems.whole(message));
-        }
-        return problems.sorted();
-    }
-
-    /**
-     * Where {@code file} names the identity file node {@code nodeName} logs in with (its own ssh.identityFile, else the
-     * defaults'), as "FILE:LINE:COLUMN"; empty when the file names none there (the key came from ~/.ssh/config or
-     * the defaults) or cannot be read.
-     */
-    public static Optional<String> identityFilePlace(Path file, String nodeName) {
-        String display = file.toString();
-        Problems problems = new Problems(display);
-        Optional<Node> root;
-        try {
-            root = YamlSource.compose(read(file, display), problems);
-        } catch (RuntimeException e) {
-            return Optional.empty();
-        }
-        return root.flatMap(r -> where(r, "node " + nodeName + " ssh.identityFile").or(() -> where(r, "ssh.identityFile")))
-            .filter(n -> n.getStartMark() != null)
-            .map(n -> display + ":" + (n.getStartMark().getLine() + 1) + ":" + (n.getStartMark().getColumn() + 1));
-    }
-
-    /** Where {@code file} gives cluster.controlPlaneEndpoint.vip, as "FILE:LINE:COLUMN"; empty when it does not or cannot be read. */
-    public static Optional<String> vipPlace(Path file) {
-        String display = file.toString();
-        Optional<Node> root;
-        try {
-            root = YamlSource.compose(read(file, display), new Problems(display));
-        } catch (RuntimeException e) {
-            return Optional.empty();
-        }
-        return root.flatMap(r -> child(r, "cluster")).flatMap(c -> child(c, "controlPlaneEndpoint")).flatMap(e -> child(e, "vip"))
-            .filter(n -> n.getStartMark() != null)
-            .map(n -> display + ":" + (n.getStartMark().getLine() + 1) + ":" + (n.getStartMark().getColumn() + 1));
-    }
-
-    /**
-     * The YAML node a source names: "cluster.podCidr", "cluster.siteNetworks[2]", "node NAME address", "ssh.identityFile",
-     * "node NAME ssh.identityFile".
-     */
-    static Optional<Node> where(Node root, String source) {
-        if (source.equals("ssh.identityFile")) return child(root, "ssh").flatMap(c -> child(c, "identityFile"));
-        java.util.regex.Matcher site = java.util.regex.Pattern.compile("cluster\\.siteNetworks\\[(\\d+)]").matcher(source);
-        java.util.regex.Matcher node = java.util.regex.Pattern.compile("node (\\S+) (address|ssh\\.identityFile)").matcher(source);
-        if (source.startsWith("cluster.") && !site.matches()) return child(root, "cluster").flatMap(c -> child(c, source.substring(8)));
-        if (site.matches()) {
-            return child(root, "cluster").flatMap(c -> child(c, "siteNetworks")).flatMap(l -> item(l, Integer.parseInt(site.group(1))));
-        }
-        if (node.matches()) {
-            Optional<Node> list = child(root, "nodes");
-            if (list.isEmpty() || !(list.get() instanceof org.yaml.snakeyaml.nodes.SequenceNode seq)) return Optional.empty();
-            for (Node n : seq.getValue()) {
-                Optional<Node> name = child(n, "name");
-                if (name.isPresent() && name.get() instanceof org.yaml.snakeyaml.nodes.ScalarNode sc && sc.getValue().equals(node.group(1))) {
-                    return node.group(2).equals("address") ? child(n, "address") : child(n, "ssh").flatMap(x -> child(x, "identityFile"));
-                }
-            }
-        }
-        return Optional.empty();
-    }
-
-    private static Optional<Node> child(Node map, String key) {
-        if (!(map instanceof org.yaml.snakeyaml.nodes.MappingNode m)) return Optional.empty();
-        for (var t : m.getValue()) {
-            if (t.getKeyNode() instanceof org.yaml.snakeyaml.nodes.ScalarNode k && k.getValue().equals(key)) return Optional.of(t.getValueNode());
-        }
-        return Optional.empty();
-    }
-
-    private static Optional<Node> item(Node list, int i) {
-        if (!(list instanceof org.yaml.snakeyaml.nodes.SequenceNode s) || i >= s.getValue().size()) return Optional.empty();
-        return Optional.of(s.getValue().get(i));
     }
 
     /** kubeadm's controller manager gives each node a /24 of the pod network: it must have enough. */
