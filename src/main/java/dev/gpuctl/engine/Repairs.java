@@ -13,6 +13,7 @@ import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.steps.Facts;
 import dev.gpuctl.steps.NodePhases;
 import dev.gpuctl.steps.Phase;
+import dev.gpuctl.steps.RebootRemedy;
 import dev.gpuctl.steps.Repair;
 import dev.gpuctl.steps.RepairProof;
 import dev.gpuctl.steps.RepairRemedies;
@@ -157,7 +158,7 @@ public final class Repairs {
                 case RESTART_PERSISTENCED -> phases.add(RepairRemedies.restartPersistenced(n));
                 case RESET_GPU -> phases.add(RepairRemedies.resetGpus(n, d.plan().resetGpus()));
                 case RELOAD_MODULES -> phases.add(RepairRemedies.reloadModules(n));
-                case REBOOT -> phases.addAll(RepairRemedies.reboot(n, d.bootId()));
+                case REBOOT -> phases.addAll(RebootRemedy.reboot(n, d.bootId()));
             }
         }
         return phases;

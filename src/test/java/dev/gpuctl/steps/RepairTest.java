@@ -24,9 +24,9 @@ class RepairTest {
     }
 
     @Test void theNodeIsBackOnANewBootAndReady() {
-        assertEquals(Optional.empty(), RepairRemedies.NodeBackStep.problem("b2 True", "w1", "b1"));
-        assertTrue(RepairRemedies.NodeBackStep.problem("b1 True", "w1", "b1").orElseThrow().contains("has not come back"));
-        assertTrue(RepairRemedies.NodeBackStep.problem("b2 Unknown", "w1", "b1").orElseThrow().contains("is not Ready (Unknown)"));
+        assertEquals(Optional.empty(), RebootRemedy.NodeBackStep.problem("b2 True", "w1", "b1"));
+        assertTrue(RebootRemedy.NodeBackStep.problem("b1 True", "w1", "b1").orElseThrow().contains("has not come back"));
+        assertTrue(RebootRemedy.NodeBackStep.problem("b2 Unknown", "w1", "b1").orElseThrow().contains("is not Ready (Unknown)"));
     }
 
     @Test void onlyANewHardwareXidFailsTheProof() {
