@@ -2,6 +2,7 @@ package dev.gpuctl.cli;
 
 import dev.gpuctl.engine.StateDir;
 import dev.gpuctl.hostconf.Terminal;
+import dev.gpuctl.remote.Remotes;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -16,7 +17,25 @@ public final class Main {
     public static void main(String[] args) {
         // what libraries print (sshj's log with --verbose quotes what a server sent) is escaped too
         System.setErr(Terminal.escaping(new java.io.FileOutputStream(java.io.FileDescriptor.err)));
+        // sshj's configuration is made on a core of its own while picocli and the inventory load (docs/performance.md)
+        if (connects(args)) Remotes.prepareSsh();
         System.exit(run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true), System.getenv()));
+    }
+
+    /** Subcommands that never connect to a host. */
+    private static final java.util.Set<String> OFFLINE = java.util.Set.of("plan", "completion");
+
+    /**
+     * Whether these arguments name a command that connects to hosts (every subcommand but plan and completion), not
+     * asking for help or the version: only then is sshj's configuration made ahead ({@link Remotes#prepareSsh}).
+     */
+    static boolean connects(String[] args) {
+        String named = null;
+        for (String a : args) {
+            if (a.equals("--help") || a.equals("-h") || a.equals("--version") || a.equals("-V")) return false;
+            if (named == null && !a.startsWith("-")) named = a;
+        }
+        return named != null && GpuctlCommand.SUBCOMMANDS.containsKey(named) && !OFFLINE.contains(named);
     }
 
     /** Runs gpuctl with the given streams and environment; returns the exit code. Used by tests too. */
