@@ -17,8 +17,6 @@ public final class Main {
     public static void main(String[] args) {
         // what libraries print (sshj's log with --verbose quotes what a server sent) is escaped too
         System.setErr(Terminal.escaping(new java.io.FileOutputStream(java.io.FileDescriptor.err)));
-        // sshj's configuration is made on a core of its own while picocli and the inventory load (docs/performance.md)
-        if (connects(args)) Remotes.prepareSsh();
         System.exit(run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true), System.getenv()));
     }
 
@@ -26,16 +24,14 @@ public final class Main {
     private static final java.util.Set<String> OFFLINE = java.util.Set.of("plan", "completion");
 
     /**
-     * Whether these arguments name a command that connects to hosts (every subcommand but plan and completion), not
-     * asking for help or the version: only then is sshj's configuration made ahead ({@link Remotes#prepareSsh}).
+     * Whether the parsed command line runs a command that connects to hosts (every subcommand but plan and completion),
+     * not asking for help or the version: only then is sshj's configuration made ahead ({@link Remotes#prepareSsh}).
      */
-    static boolean connects(String[] args) {
-        String named = null;
-        for (String a : args) {
-            if (a.equals("--help") || a.equals("-h") || a.equals("--version") || a.equals("-V")) return false;
-            if (named == null && !a.startsWith("-")) named = a;
+    static boolean connects(CommandLine.ParseResult parsed) {
+        for (CommandLine.ParseResult r = parsed; r != null; r = r.hasSubcommand() ? r.subcommand() : null) {
+            if (r.isUsageHelpRequested() || r.isVersionHelpRequested()) return false;
         }
-        return named != null && GpuctlCommand.SUBCOMMANDS.containsKey(named) && !OFFLINE.contains(named);
+        return parsed.hasSubcommand() && !OFFLINE.contains(parsed.subcommand().commandSpec().name());
     }
 
     /** Runs gpuctl with the given streams and environment; returns the exit code. Used by tests too. */
@@ -96,6 +92,12 @@ public final class Main {
         }
         exitCodes(cl);
         cl.setCaseInsensitiveEnumValuesAllowed(true);
+        // Once the arguments are parsed (--verbose has set the log levels before sshj makes its first logger), sshj's
+        // configuration is made on a thread of its own while the command reads its inventory (docs/performance.md)
+        cl.setExecutionStrategy(parsed -> {
+            if (connects(parsed)) Remotes.prepareSsh();
+            return new CommandLine.RunLast().execute(parsed);
+        });
         cl.setExecutionExceptionHandler((ex, cmd, parseResult) -> {
             PrintWriter e = cmd.getErr();
             if (ex instanceof GpuctlException g) {

@@ -51,7 +51,7 @@ final class SshConnect {
     /**
      * Builds sshj's configuration on a daemon thread now: it registers BouncyCastle (its signed jar verified, some 500
      * classes loaded) and tries each cipher, 1-2 s of one core before the first key can be read and the first host
-     * connected to. Started at the process's start, it is made while the command line and the inventory are read.
+     * connected to. Started once the arguments are parsed, it is made while the command reads its inventory.
      */
     static void prepareInBackground() { CONFIG.startInBackground(); }
 
