@@ -2,6 +2,7 @@ package dev.gpuctl.cli;
 
 import dev.gpuctl.engine.StateDir;
 import dev.gpuctl.hostconf.Terminal;
+import dev.gpuctl.remote.Remotes;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -17,6 +18,20 @@ public final class Main {
         // what libraries print (sshj's log with --verbose quotes what a server sent) is escaped too
         System.setErr(Terminal.escaping(new java.io.FileOutputStream(java.io.FileDescriptor.err)));
         System.exit(run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true), System.getenv()));
+    }
+
+    /** Subcommands that never connect to a host. */
+    private static final java.util.Set<String> OFFLINE = java.util.Set.of("plan", "completion");
+
+    /**
+     * Whether the parsed command line runs a command that connects to hosts (every subcommand but plan and completion),
+     * not asking for help or the version: only then is sshj's configuration made ahead ({@link Remotes#prepareSsh}).
+     */
+    static boolean connects(CommandLine.ParseResult parsed) {
+        for (CommandLine.ParseResult r = parsed; r != null; r = r.hasSubcommand() ? r.subcommand() : null) {
+            if (r.isUsageHelpRequested() || r.isVersionHelpRequested()) return false;
+        }
+        return parsed.hasSubcommand() && !OFFLINE.contains(parsed.subcommand().commandSpec().name());
     }
 
     /** Runs gpuctl with the given streams and environment; returns the exit code. Used by tests too. */
@@ -77,6 +92,12 @@ public final class Main {
         }
         exitCodes(cl);
         cl.setCaseInsensitiveEnumValuesAllowed(true);
+        // Once the arguments are parsed (--verbose has set the log levels before sshj makes its first logger), sshj's
+        // configuration is made on a thread of its own while the command reads its inventory (docs/performance.md)
+        cl.setExecutionStrategy(parsed -> {
+            if (connects(parsed)) Remotes.prepareSsh();
+            return new CommandLine.RunLast().execute(parsed);
+        });
         cl.setExecutionExceptionHandler((ex, cmd, parseResult) -> {
             PrintWriter e = cmd.getErr();
             if (ex instanceof GpuctlException g) {

@@ -50,6 +50,13 @@ public final class Remotes {
         }
     }
 
+    /**
+     * Starts making what every SSH key read and connection needs (sshj's configuration, BouncyCastle registered) on a
+     * daemon thread, for a command that will connect: it is made while the command reads its inventory instead of
+     * after. Called once the arguments are parsed (the log levels set), since building it makes sshj's first loggers. Changes nothing else: the first use waits for it, a failure is thrown there as before.
+     */
+    public static void prepareSsh() { SshConnect.prepareInBackground(); }
+
     /** {@link LocalRemote} for {@code connection: local}, else a connected {@link SshRemote}. */
     public static Remote open(Node node, SshOptions opts) {
         return node.isLocal() ? LocalRemote.open(node) : SshRemote.connect(node, opts);

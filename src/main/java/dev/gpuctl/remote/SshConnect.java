@@ -39,17 +39,21 @@ final class SshConnect {
 
     /**
      * One sshj configuration for every connection: building one tries every cipher it lists, and its factories make
-     * fresh objects per connection (its random source is synchronised). Made on first use, never changed after.
+     * fresh objects per connection (its random source is synchronised). Made once, never changed after: on first use,
+     * or ahead of it by {@link #prepareInBackground} (the command's first key read or connection then finds it made).
      */
-    private static final class Config {
-        static final DefaultConfig INSTANCE = make();
+    private static final Ahead<DefaultConfig> CONFIG = new Ahead<>("ssh-config", () -> {
+        DefaultConfig c = new ModernCiphers();
+        c.setKeepAliveProvider(KeepAliveProvider.KEEP_ALIVE);
+        return c;
+    });
 
-        private static DefaultConfig make() {
-            DefaultConfig c = new ModernCiphers();
-            c.setKeepAliveProvider(KeepAliveProvider.KEEP_ALIVE);
-            return c;
-        }
-    }
+    /**
+     * Builds sshj's configuration on a daemon thread now: it registers BouncyCastle (its signed jar verified, some 500
+     * classes loaded) and tries each cipher, 1-2 s of one core before the first key can be read and the first host
+     * connected to. Started once the arguments are parsed, it is made while the command reads its inventory.
+     */
+    static void prepareInBackground() { CONFIG.startInBackground(); }
 
     /**
      * sshj's configuration offering the ciphers in OpenSSH's default order (chacha20-poly1305, AES-CTR, AES-GCM),
@@ -77,7 +81,7 @@ final class SshConnect {
         }
     }
 
-    static DefaultConfig config() { return Config.INSTANCE; }
+    static DefaultConfig config() { return CONFIG.get(); }
 
     /**
      * Connects and logs in; for a non-root user also checks that {@code sudo -n} works.
