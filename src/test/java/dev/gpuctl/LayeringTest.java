@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
  * <pre>
  * cli ──▶ workflow ──▶ engine ──▶ steps ──▶ remote
  *  └──▶ inventory, workload        (workload reads the cluster through a Remote)
+ * step (the vocabulary: Step, Phase, Probe, Op, Facts) is used by workflow, engine and steps, and names no concrete step
  * everything may use hostconf (pure parsers) and net (CIDR math); inventory is pure records
  * </pre>
  * and the engine is one: its pool and its run directory are HostRun's alone, its runners made by the engine only
@@ -39,6 +40,7 @@ class LayeringTest {
             .layer("engine").definedBy("dev.gpuctl.engine..")
             .layer("workload").definedBy("dev.gpuctl.workload..")
             .layer("steps").definedBy("dev.gpuctl.steps..")
+            .layer("step").definedBy("dev.gpuctl.step..")
             .layer("remote").definedBy("dev.gpuctl.remote..")
             .layer("inventory").definedBy("dev.gpuctl.inventory..")
             .layer("hostconf").definedBy("dev.gpuctl.hostconf..")
@@ -49,15 +51,16 @@ class LayeringTest {
             .whereLayer("workload").mayOnlyBeAccessedByLayers("cli", "workflow")
             // a command's phases are its workflow's: cli names steps only through a workflow
             .whereLayer("steps").mayOnlyBeAccessedByLayers("workflow", "engine")
-            .whereLayer("remote").mayOnlyBeAccessedByLayers("steps", "engine", "workflow", "workload", "cli")
-            .whereLayer("inventory").mayOnlyBeAccessedByLayers("cli", "workflow", "engine", "workload", "steps", "remote")
+            .whereLayer("step").mayOnlyBeAccessedByLayers("workflow", "engine", "steps")
+            .whereLayer("remote").mayOnlyBeAccessedByLayers("step", "steps", "engine", "workflow", "workload", "cli")
+            .whereLayer("inventory").mayOnlyBeAccessedByLayers("cli", "workflow", "engine", "workload", "step", "steps", "remote")
             .check(classes);
     }
 
     @Test void pureAndLowerPackagesDependOnNothingAboveThem() {
         noClasses().that().resideInAnyPackage("dev.gpuctl.inventory..", "dev.gpuctl.hostconf..", "dev.gpuctl.net..")
             .should().dependOnClassesThat().resideInAnyPackage(
-                "dev.gpuctl.cli..", "dev.gpuctl.workflow..", "dev.gpuctl.engine..", "dev.gpuctl.steps..", "dev.gpuctl.remote..",
+                "dev.gpuctl.cli..", "dev.gpuctl.workflow..", "dev.gpuctl.engine..", "dev.gpuctl.step..", "dev.gpuctl.steps..", "dev.gpuctl.remote..",
                 "dev.gpuctl.workload..")
             .because("inventory, hostconf and net are pure: no hosts, no engine")
             .check(classes);
@@ -71,6 +74,14 @@ class LayeringTest {
             .check(classes);
     }
 
+    @Test void theStepVocabularyNamesNoConcreteStep() {
+        noClasses().that().resideInAPackage("dev.gpuctl.step..")
+            .should().dependOnClassesThat().resideInAnyPackage(
+                "dev.gpuctl.steps..", "dev.gpuctl.engine..", "dev.gpuctl.workflow..", "dev.gpuctl.cli..", "dev.gpuctl.workload..")
+            .because("dev.gpuctl.step says what a step is; the concrete steps and whoever runs them build on it")
+            .check(classes);
+    }
+
     @Test void onlyRemoteKnowsSsh() {
         noClasses().that().resideOutsideOfPackage("dev.gpuctl.remote..")
             .should().dependOnClassesThat().resideInAnyPackage("net.schmizz..", "com.hierynomus..")
@@ -79,7 +90,8 @@ class LayeringTest {
     }
 
     @Test void oneEngineOwnsThePoolTheThreadsAndTheLogNaming() {
-        noClasses().that().resideInAnyPackage("dev.gpuctl.cli..", "dev.gpuctl.workflow..", "dev.gpuctl.engine..", "dev.gpuctl.steps..")
+        noClasses().that().resideInAnyPackage("dev.gpuctl.cli..", "dev.gpuctl.workflow..", "dev.gpuctl.engine..", "dev.gpuctl.step..",
+                "dev.gpuctl.steps..")
             .and().doNotHaveFullyQualifiedName("dev.gpuctl.engine.HostRun")
             .should().dependOnClassesThat().belongToAnyOf(java.util.concurrent.Executors.class, java.util.concurrent.ExecutorService.class)
             .because("bootstrap, dry-run, verify and every day-2 command run on the one engine: its pool is HostRun's")

@@ -5,7 +5,7 @@ import dev.gpuctl.hostconf.HostConfException;
 import dev.gpuctl.hostconf.Kubeadm;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.steps.BackupStep;
-import dev.gpuctl.steps.Phase;
+import dev.gpuctl.step.Phase;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -4,7 +4,7 @@ import dev.gpuctl.hostconf.Kubeconfig;
 import dev.gpuctl.hostconf.KubeadmConfig;
 import dev.gpuctl.inventory.ControlPlaneEndpoint;
 import dev.gpuctl.inventory.Node;
-import dev.gpuctl.steps.HostContext;
+import dev.gpuctl.step.HostContext;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

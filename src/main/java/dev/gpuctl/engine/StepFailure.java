@@ -1,6 +1,6 @@
 package dev.gpuctl.engine;
 
-import dev.gpuctl.steps.FailureKind;
+import dev.gpuctl.step.FailureKind;
 
 /**
  * A step failed on a host: everything a person needs to act on it. Secrets are already masked.

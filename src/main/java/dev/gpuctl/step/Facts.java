@@ -1,4 +1,4 @@
-package dev.gpuctl.steps;
+package dev.gpuctl.step;
 
 import dev.gpuctl.hostconf.Kubeadm;
 import dev.gpuctl.hostconf.Secrets;

@@ -1,4 +1,4 @@
-package dev.gpuctl.steps;
+package dev.gpuctl.step;
 
 /**
  * What a step's failed proof means, so that a workflow tells failures apart by value, never by a step's id.

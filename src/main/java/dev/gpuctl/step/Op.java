@@ -1,4 +1,4 @@
-package dev.gpuctl.steps;
+package dev.gpuctl.step;
 
 import java.nio.file.Path;
 import java.util.List;

@@ -1,4 +1,4 @@
-package dev.gpuctl.steps;
+package dev.gpuctl.step;
 
 import dev.gpuctl.remote.ExecResult;
 import java.time.Duration;
@@ -108,12 +108,12 @@ public record Probe(String what, String command, BiFunction<ExecResult, Facts, O
         return new Probe(what, command, judge, learn, waitUpTo, settling, question);
     }
 
-    static String oneLine(String s) {
+    public static String oneLine(String s) {
         String t = s.strip().replace('\n', ' ');
         return t.length() > 120 ? t.substring(0, 117) + "..." : t;
     }
 
-    static String stderrHint(ExecResult r) {
+    public static String stderrHint(ExecResult r) {
         return r.stderr().isBlank() ? "" : " (" + oneLine(r.stderr()) + ")";
     }
 }

@@ -1,4 +1,4 @@
-package dev.gpuctl.steps;
+package dev.gpuctl.step;
 
 import dev.gpuctl.hostconf.ShellWords;
 import dev.gpuctl.hostconf.HostJournal;
@@ -67,7 +67,7 @@ public final class Sh {
      * its way up: enabled and activating (starting, or waiting to be restarted: auto-restart) or reloading. A unit
      * that failed, is inactive, masked or missing is a definite answer.
      */
-    static boolean stillStarting(String answer) {
+    public static boolean stillStarting(String answer) {
         var bad = answer.lines().filter(l -> !l.matches("\\S+ (enabled|static|indirect|generated|alias) active")).toList();
         return !bad.isEmpty() && bad.stream().allMatch(l -> l.matches("\\S+ (enabled|static|indirect|generated|alias) (activating|reloading)"));
     }

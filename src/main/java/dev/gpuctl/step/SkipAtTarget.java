@@ -1,4 +1,4 @@
-package dev.gpuctl.steps;
+package dev.gpuctl.step;
 
 import java.time.Duration;
 import java.util.List;
@@ -38,7 +38,7 @@ public final class SkipAtTarget implements Step {
     @Override public List<Probe> verify(HostContext ctx) { return inner.verify(ctx).stream().map(this::guarded).toList(); }
 
     /** The probe, answered "right" without running when the condition holds. */
-    Probe guarded(Probe p) {
+    public Probe guarded(Probe p) {
         String cmd = "if { " + condition + "; } >/dev/null 2>&1; then echo '" + MARK + why.replace("'", "") + "'; exit 0; fi; " + p.command();
         return new Probe(p.what(), cmd,
             (r, facts) -> skipped(r.stdout()) ? Optional.empty() : p.judge().apply(r, facts),

@@ -1,7 +1,13 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.Kubeadm;
 import dev.gpuctl.hostconf.HostConfException;
+import dev.gpuctl.hostconf.Kubeadm;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Sh;
+import dev.gpuctl.step.Step;
 
 import dev.gpuctl.hostconf.HostJournal;
 import dev.gpuctl.hostconf.Kube;

@@ -2,6 +2,11 @@ package dev.gpuctl.steps;
 
 import dev.gpuctl.hostconf.GpuHealth;
 import dev.gpuctl.hostconf.Xids;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

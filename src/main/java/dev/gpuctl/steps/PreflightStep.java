@@ -1,15 +1,21 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.Terminal;
 import dev.gpuctl.hostconf.ApiServerImage;
 import dev.gpuctl.hostconf.DockerInfo;
 import dev.gpuctl.hostconf.GpuHealth;
-import dev.gpuctl.hostconf.Xids;
 import dev.gpuctl.hostconf.HostConfException;
 import dev.gpuctl.hostconf.IpJson;
-import dev.gpuctl.inventory.Node;
 import dev.gpuctl.hostconf.NvidiaSmi;
+import dev.gpuctl.hostconf.Terminal;
+import dev.gpuctl.hostconf.Xids;
+import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Sh;
+import dev.gpuctl.step.Step;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

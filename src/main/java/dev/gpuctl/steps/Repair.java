@@ -2,6 +2,12 @@ package dev.gpuctl.steps;
 
 import dev.gpuctl.hostconf.ClusterView;
 import dev.gpuctl.hostconf.RepairPlan;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Phase;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

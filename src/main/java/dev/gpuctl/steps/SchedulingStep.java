@@ -3,6 +3,10 @@ package dev.gpuctl.steps;
 import dev.gpuctl.hostconf.ClusterView;
 import dev.gpuctl.hostconf.NodeDrain;
 import dev.gpuctl.inventory.Node;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.util.List;
 import java.util.Optional;
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.hostconf.EtcdRestore;
+import dev.gpuctl.step.Sh;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

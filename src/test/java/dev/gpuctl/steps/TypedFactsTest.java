@@ -2,6 +2,10 @@ package dev.gpuctl.steps;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.hostconf.EtcdRestore;
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.steps.Phase;
+import dev.gpuctl.step.Phase;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
