@@ -4,7 +4,7 @@ import dev.gpuctl.engine.Backups;
 import dev.gpuctl.engine.PlanText;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.hostconf.KubeVersion;
-import dev.gpuctl.hostconf.Secrets;
+import dev.gpuctl.text.Secrets;
 import dev.gpuctl.hostconf.UpgradePolicy;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;

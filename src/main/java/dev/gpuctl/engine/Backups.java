@@ -1,7 +1,7 @@
 package dev.gpuctl.engine;
 
 import dev.gpuctl.hostconf.BackupArchive;
-import dev.gpuctl.hostconf.HostConfException;
+import dev.gpuctl.text.HostConfException;
 import dev.gpuctl.hostconf.Kubeadm;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.steps.BackupStep;

@@ -1,7 +1,7 @@
 package dev.gpuctl.engine;
 
-import dev.gpuctl.hostconf.Secrets;
-import dev.gpuctl.hostconf.Terminal;
+import dev.gpuctl.text.Secrets;
+import dev.gpuctl.text.Terminal;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.step.Facts;
 import java.io.IOException;

@@ -3,7 +3,7 @@ package dev.gpuctl.engine;
 import dev.gpuctl.hostconf.ClusterIdentity;
 import dev.gpuctl.hostconf.DockerInfo;
 import dev.gpuctl.hostconf.NetworkRange;
-import dev.gpuctl.hostconf.HostConfException;
+import dev.gpuctl.text.HostConfException;
 import dev.gpuctl.hostconf.LoadBalancer;
 import dev.gpuctl.inventory.ControlPlaneEndpoint;
 import dev.gpuctl.inventory.Inventory;

@@ -1,5 +1,6 @@
 package dev.gpuctl.hostconf;
 
+import dev.gpuctl.text.HostConfException;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.cert.CertificateException;

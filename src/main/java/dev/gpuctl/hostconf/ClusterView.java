@@ -3,6 +3,7 @@ package dev.gpuctl.hostconf;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.gpuctl.text.Json;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;

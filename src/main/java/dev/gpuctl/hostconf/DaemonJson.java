@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.gpuctl.text.HostConfException;
+import dev.gpuctl.text.JsonText;
 
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -2,6 +2,7 @@ package dev.gpuctl.hostconf;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.gpuctl.text.Json;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;

@@ -2,6 +2,8 @@ package dev.gpuctl.hostconf;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.gpuctl.text.HostConfException;
+import dev.gpuctl.text.Json;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;

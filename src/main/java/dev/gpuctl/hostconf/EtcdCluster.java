@@ -2,6 +2,8 @@ package dev.gpuctl.hostconf;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.gpuctl.text.Json;
+import dev.gpuctl.text.ShellWords;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.Comparator;

@@ -7,6 +7,7 @@ import dev.gpuctl.hostconf.HostJournal.PackageHeld;
 import dev.gpuctl.hostconf.HostJournal.SwapOff;
 import dev.gpuctl.hostconf.HostJournal.UnitEnabled;
 import dev.gpuctl.hostconf.HostJournal.UnitMasked;
+import dev.gpuctl.text.ShellWords;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HexFormat;

@@ -2,6 +2,9 @@ package dev.gpuctl.hostconf;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.gpuctl.net.Cidr;
+import dev.gpuctl.text.HostConfException;
+import dev.gpuctl.text.Json;
+import dev.gpuctl.text.JsonText;
 
 import java.util.ArrayList;
 import java.util.List;

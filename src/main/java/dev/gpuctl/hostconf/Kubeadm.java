@@ -1,6 +1,8 @@
 package dev.gpuctl.hostconf;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.gpuctl.text.HostConfException;
+import dev.gpuctl.text.JsonText;
 
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;

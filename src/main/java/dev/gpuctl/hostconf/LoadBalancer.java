@@ -1,6 +1,7 @@
 package dev.gpuctl.hostconf;
 
 import dev.gpuctl.net.Cidr;
+import dev.gpuctl.text.HostConfException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;

@@ -2,6 +2,8 @@ package dev.gpuctl.hostconf;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.gpuctl.net.Cidr;
+import dev.gpuctl.text.HostConfException;
+import dev.gpuctl.text.JsonText;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;

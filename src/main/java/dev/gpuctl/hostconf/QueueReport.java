@@ -3,6 +3,8 @@ package dev.gpuctl.hostconf;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.gpuctl.text.Json;
+import dev.gpuctl.text.Terminal;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

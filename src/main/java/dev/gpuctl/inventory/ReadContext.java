@@ -1,8 +1,8 @@
 package dev.gpuctl.inventory;
 
-import dev.gpuctl.hostconf.HostConfException;
+import dev.gpuctl.text.HostConfException;
 import dev.gpuctl.hostconf.Manifests;
-import dev.gpuctl.hostconf.Secrets;
+import dev.gpuctl.text.Secrets;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;

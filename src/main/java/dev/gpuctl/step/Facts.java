@@ -1,7 +1,7 @@
 package dev.gpuctl.step;
 
 import dev.gpuctl.hostconf.Kubeadm;
-import dev.gpuctl.hostconf.Secrets;
+import dev.gpuctl.text.Secrets;
 import dev.gpuctl.remote.ExecResult;
 import java.util.Map;
 import java.util.Optional;

@@ -1,6 +1,6 @@
 package dev.gpuctl.step;
 
-import dev.gpuctl.hostconf.ShellWords;
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.hostconf.HostJournal;
 import java.time.Duration;
 import java.util.Collection;

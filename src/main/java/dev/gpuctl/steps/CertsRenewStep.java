@@ -4,7 +4,7 @@ import dev.gpuctl.hostconf.Certificates.Cert;
 import dev.gpuctl.hostconf.Certificates.Kind;
 import dev.gpuctl.hostconf.Certificates.Standing;
 import dev.gpuctl.hostconf.Certificates;
-import dev.gpuctl.hostconf.HostConfException;
+import dev.gpuctl.text.HostConfException;
 import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;

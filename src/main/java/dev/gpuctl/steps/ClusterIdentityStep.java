@@ -1,7 +1,7 @@
 package dev.gpuctl.steps;
 
 import dev.gpuctl.hostconf.ClusterIdentity;
-import dev.gpuctl.hostconf.HostConfException;
+import dev.gpuctl.text.HostConfException;
 import dev.gpuctl.hostconf.Kubeadm;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.step.Facts;

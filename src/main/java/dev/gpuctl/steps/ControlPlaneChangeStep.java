@@ -1,7 +1,7 @@
 package dev.gpuctl.steps;
 
 import dev.gpuctl.hostconf.EndpointMigration;
-import dev.gpuctl.hostconf.HostConfException;
+import dev.gpuctl.text.HostConfException;
 import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.hostconf.KubeadmConfig;
 import dev.gpuctl.inventory.ControlPlaneEndpoint;

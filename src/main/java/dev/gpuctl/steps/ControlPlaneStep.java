@@ -1,6 +1,6 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.HostConfException;
+import dev.gpuctl.text.HostConfException;
 import dev.gpuctl.hostconf.Kubeadm;
 import dev.gpuctl.step.Facts;
 import dev.gpuctl.step.HostContext;

@@ -176,7 +176,7 @@ public final class EndpointStep implements Step {
             if (!r.ok()) return Optional.of("could not ask: exit " + r.exit() + Probe.stderrHint(r));
             try {
                 return EndpointMigration.kubeProxyNotBack(r.stdout());
-            } catch (dev.gpuctl.hostconf.HostConfException e) {
+            } catch (dev.gpuctl.text.HostConfException e) {
                 return Optional.of("unexpected answer: " + e.getMessage());
             }
         }).waitingUpTo(KUBE_PROXY_WAIT);

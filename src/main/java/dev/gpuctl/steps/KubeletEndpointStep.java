@@ -1,7 +1,7 @@
 package dev.gpuctl.steps;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.gpuctl.hostconf.Json;
+import dev.gpuctl.text.Json;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;

@@ -3,7 +3,7 @@ package dev.gpuctl.steps;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.gpuctl.hostconf.Json;
+import dev.gpuctl.text.Json;
 import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.hostconf.KueueObjects;
 import dev.gpuctl.inventory.Inventory;

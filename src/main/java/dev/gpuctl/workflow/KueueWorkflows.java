@@ -2,7 +2,7 @@ package dev.gpuctl.workflow;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.gpuctl.engine.Runner;
-import dev.gpuctl.hostconf.Json;
+import dev.gpuctl.text.Json;
 import dev.gpuctl.hostconf.QueueReport;
 import dev.gpuctl.hostconf.UsageReport;
 import dev.gpuctl.remote.ExecResult;

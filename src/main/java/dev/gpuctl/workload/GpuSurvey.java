@@ -3,7 +3,7 @@ package dev.gpuctl.workload;
 import dev.gpuctl.hostconf.DeviceCheckpoint;
 import dev.gpuctl.hostconf.GpuSamples;
 import dev.gpuctl.hostconf.GpuQuestions;
-import dev.gpuctl.hostconf.HostConfException;
+import dev.gpuctl.text.HostConfException;
 import dev.gpuctl.hostconf.KubeFields;
 import dev.gpuctl.hostconf.NvidiaSmi;
 import dev.gpuctl.inventory.Inventory;

@@ -2,7 +2,7 @@ package dev.gpuctl.workload;
 
 import dev.gpuctl.hostconf.KubeFields;
 import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.ShellWords;
+import dev.gpuctl.text.ShellWords;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

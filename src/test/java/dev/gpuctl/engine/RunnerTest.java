@@ -245,7 +245,7 @@ class RunnerTest {
         @Override public List<Probe> check(HostContext ctx) { return List.of(Probe.equals("os", "cat /etc/os", "never")); }
         @Override public List<Op> apply(HostContext ctx) {
             return List.of(new Op.EditFile("merge", "/etc/os", "merge", text -> {
-                throw new dev.gpuctl.hostconf.HostConfException("/etc/os is not valid JSON at line 1 column 1; fix or move it");
+                throw new dev.gpuctl.text.HostConfException("/etc/os is not valid JSON at line 1 column 1; fix or move it");
             }, "0644"));
         }
     }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gpuctl.hostconf.Certificates.Cert;
 import dev.gpuctl.hostconf.Certificates.Kind;
 import dev.gpuctl.hostconf.Certificates.Standing;
+import dev.gpuctl.text.HostConfException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

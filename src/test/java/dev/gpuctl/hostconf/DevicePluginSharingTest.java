@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.hostconf.DevicePluginSharing.Config;
+import dev.gpuctl.text.HostConfException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gpuctl.text.HostConfException;
+import dev.gpuctl.text.Json;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;

@@ -2,6 +2,7 @@ package dev.gpuctl.hostconf;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.gpuctl.text.Json;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;

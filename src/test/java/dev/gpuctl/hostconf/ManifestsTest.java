@@ -1,6 +1,9 @@
 package dev.gpuctl.hostconf;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.gpuctl.text.Fixtures;
+import dev.gpuctl.text.HostConfException;
+import dev.gpuctl.text.JsonText;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

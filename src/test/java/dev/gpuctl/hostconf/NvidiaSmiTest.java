@@ -1,5 +1,7 @@
 package dev.gpuctl.hostconf;
 
+import dev.gpuctl.text.Fixtures;
+import dev.gpuctl.text.HostConfException;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

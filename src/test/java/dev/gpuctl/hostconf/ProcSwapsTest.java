@@ -1,5 +1,6 @@
 package dev.gpuctl.hostconf;
 
+import dev.gpuctl.text.HostConfException;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

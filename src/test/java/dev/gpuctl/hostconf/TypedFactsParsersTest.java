@@ -3,6 +3,7 @@ package dev.gpuctl.hostconf;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.gpuctl.text.HostConfException;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

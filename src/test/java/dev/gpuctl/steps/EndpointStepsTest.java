@@ -42,7 +42,7 @@ class EndpointStepsTest {
 
     static String clusterAnswer(String endpoint, String ready) {
         String cc = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n" + (endpoint.isEmpty() ? "" : "controlPlaneEndpoint: " + endpoint + "\n");
-        return "{\"data\":{\"ClusterConfiguration\":" + dev.gpuctl.hostconf.Json.MAPPER.valueToTree(cc) + "}}\n" + EndpointMigration.SEPARATOR
+        return "{\"data\":{\"ClusterConfiguration\":" + dev.gpuctl.text.Json.MAPPER.valueToTree(cc) + "}}\n" + EndpointMigration.SEPARATOR
             + "\n{\"items\":[{\"metadata\":{\"name\":\"m1\",\"labels\":{\"node-role.kubernetes.io/control-plane\":\"\"}},"
             + "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"" + ready + "\"}]}}]}\n";
     }

@@ -1,4 +1,4 @@
-package dev.gpuctl.hostconf;
+package dev.gpuctl.text;
 
 /**
  * A host's file or command output that gpuctl cannot read or edit safely. The message is for a

@@ -1,4 +1,4 @@
-package dev.gpuctl.hostconf;
+package dev.gpuctl.text;
 
 import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
@@ -19,8 +19,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
-/** Shared JSON reading and writing for this package: strict parsing with line/column errors. */
-final class JsonText {
+/** Shared JSON reading and writing for the parsers of host files and tools' output: strict parsing with line/column errors. */
+public final class JsonText {
 
     /**
      * The shared {@link Json#MAPPER}'s reader made strict: a duplicate key, or anything after the value, is an error;
@@ -53,7 +53,7 @@ final class JsonText {
      * @param what names the source in messages, e.g. "daemon.json"
      * @param hint the advice appended to a syntax error, e.g. "fix or move it, gpuctl does not replace it"
      */
-    static JsonNode parse(String text, String what, String hint) {
+    public static JsonNode parse(String text, String what, String hint) {
         try {
             JsonNode node = STRICT.readTree(text);
             if (node == null || node.isMissingNode()) {
@@ -66,7 +66,7 @@ final class JsonText {
     }
 
     /** Parses a stream of whitespace-separated JSON values (as kubeadm prints one object per item). */
-    static List<JsonNode> parseStream(String text, String what, String hint) {
+    public static List<JsonNode> parseStream(String text, String what, String hint) {
         List<JsonNode> values = new ArrayList<>();
         try (MappingIterator<JsonNode> it = STRICT.forType(JsonNode.class)
                 .without(DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readValues(text)) {
@@ -85,7 +85,7 @@ final class JsonText {
      * Parses consecutive JSON values as they are ({@code [..] [..]}: two lists; {@link #parseStream} would give the
      * first list's items), for a probe whose command prints one value after another.
      */
-    static List<JsonNode> parseValues(String text, String what) {
+    public static List<JsonNode> parseValues(String text, String what) {
         List<JsonNode> values = new ArrayList<>();
         try (JsonParser p = STRICT.createParser(text)) {
             var reader = STRICT.without(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
@@ -99,7 +99,7 @@ final class JsonText {
     }
 
     /** Two-space indented JSON ("key": value), "\n" line ends, a final newline. */
-    static String pretty(JsonNode node) {
+    public static String pretty(JsonNode node) {
         try {
             return Json.MAPPER.writer(PRETTY).writeValueAsString(node) + "\n";
         } catch (JsonProcessingException e) {
@@ -118,7 +118,7 @@ final class JsonText {
     }
 
     /** The JSON type of a node in words, for messages. */
-    static String typeName(JsonNode node) {
+    public static String typeName(JsonNode node) {
         if (node == null || node.isMissingNode()) return "nothing";
         if (node.isObject()) return "an object";
         if (node.isArray()) return "a list";

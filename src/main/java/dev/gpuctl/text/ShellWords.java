@@ -1,4 +1,4 @@
-package dev.gpuctl.hostconf;
+package dev.gpuctl.text;
 
 import java.util.Collection;
 import java.util.stream.Collectors;

@@ -1,4 +1,4 @@
-package dev.gpuctl.hostconf;
+package dev.gpuctl.text;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -6,12 +6,12 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 
 /** Reads test resources as UTF-8 text. */
-final class Fixtures {
+public final class Fixtures {
 
     private Fixtures() {
     }
 
-    static String read(String path) {
+    public static String read(String path) {
         try (InputStream in = Fixtures.class.getResourceAsStream("/" + path)) {
             if (in == null) throw new IllegalArgumentException("no test resource " + path);
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
