@@ -1,6 +1,6 @@
 package dev.gpuctl.engine;
 
-import dev.gpuctl.hostconf.HostJournal;
+import dev.gpuctl.hostfiles.HostJournal;
 import dev.gpuctl.hostconf.Kubeconfig;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;

@@ -1,8 +1,8 @@
 package dev.gpuctl.engine;
 
 import dev.gpuctl.hostconf.ClusterIdentity;
-import dev.gpuctl.hostconf.DockerInfo;
-import dev.gpuctl.hostconf.NetworkRange;
+import dev.gpuctl.hostfiles.DockerInfo;
+import dev.gpuctl.hostfiles.NetworkRange;
 import dev.gpuctl.text.HostConfException;
 import dev.gpuctl.hostconf.LoadBalancer;
 import dev.gpuctl.inventory.ControlPlaneEndpoint;

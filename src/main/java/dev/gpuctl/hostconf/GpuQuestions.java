@@ -1,5 +1,6 @@
 package dev.gpuctl.hostconf;
 
+import dev.gpuctl.hostfiles.DeviceCheckpoint;
 import java.time.Duration;
 import java.util.Locale;
 

@@ -1,5 +1,7 @@
 package dev.gpuctl.hostconf;
 
+import dev.gpuctl.hostfiles.IpJson;
+import dev.gpuctl.hostfiles.NetworkRange;
 import dev.gpuctl.net.Cidr;
 import dev.gpuctl.text.HostConfException;
 import java.nio.charset.StandardCharsets;

@@ -1,7 +1,7 @@
 package dev.gpuctl.step;
 
 import dev.gpuctl.text.ShellWords;
-import dev.gpuctl.hostconf.HostJournal;
+import dev.gpuctl.hostfiles.HostJournal;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;

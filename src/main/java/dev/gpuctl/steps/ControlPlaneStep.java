@@ -9,7 +9,7 @@ import dev.gpuctl.step.Probe;
 import dev.gpuctl.step.Sh;
 import dev.gpuctl.step.Step;
 
-import dev.gpuctl.hostconf.HostJournal;
+import dev.gpuctl.hostfiles.HostJournal;
 import dev.gpuctl.hostconf.Kube;
 import dev.gpuctl.hostconf.KubeadmConfig;
 import dev.gpuctl.hostconf.Kubeconfig;

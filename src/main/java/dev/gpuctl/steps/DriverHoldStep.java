@@ -1,6 +1,6 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.DriverPackages;
+import dev.gpuctl.hostfiles.DriverPackages;
 import dev.gpuctl.step.Facts;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;

@@ -1,10 +1,10 @@
 package dev.gpuctl.steps;
 
 import dev.gpuctl.hostconf.ApiServerImage;
-import dev.gpuctl.hostconf.DockerInfo;
+import dev.gpuctl.hostfiles.DockerInfo;
 import dev.gpuctl.hostconf.GpuHealth;
 import dev.gpuctl.text.HostConfException;
-import dev.gpuctl.hostconf.IpJson;
+import dev.gpuctl.hostfiles.IpJson;
 import dev.gpuctl.hostconf.NvidiaSmi;
 import dev.gpuctl.text.Terminal;
 import dev.gpuctl.hostconf.Xids;

@@ -1,6 +1,6 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.ProxyConfig;
+import dev.gpuctl.hostfiles.ProxyConfig;
 import dev.gpuctl.inventory.ContainerRuntime;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.inventory.Proxy;

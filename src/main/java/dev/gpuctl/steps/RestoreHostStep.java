@@ -1,7 +1,7 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.HostJournal;
-import dev.gpuctl.hostconf.HostRestore;
+import dev.gpuctl.hostfiles.HostJournal;
+import dev.gpuctl.hostfiles.HostRestore;
 import dev.gpuctl.step.Facts;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;

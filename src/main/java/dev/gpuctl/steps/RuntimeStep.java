@@ -1,8 +1,8 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.ContainerdConfig;
-import dev.gpuctl.hostconf.DaemonJson;
-import dev.gpuctl.hostconf.DockerInfo;
+import dev.gpuctl.hostfiles.ContainerdConfig;
+import dev.gpuctl.hostfiles.DaemonJson;
+import dev.gpuctl.hostfiles.DockerInfo;
 import dev.gpuctl.inventory.ContainerRuntime;
 import dev.gpuctl.inventory.PackageSource;
 import dev.gpuctl.step.HostContext;

@@ -3,7 +3,7 @@ package dev.gpuctl.workload;
 import dev.gpuctl.text.Json;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.gpuctl.hostconf.DeviceCheckpoint;
+import dev.gpuctl.hostfiles.DeviceCheckpoint;
 import dev.gpuctl.hostconf.GpuSamples;
 import java.io.IOException;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package dev.gpuctl.workload;
 
-import dev.gpuctl.hostconf.DeviceCheckpoint;
+import dev.gpuctl.hostfiles.DeviceCheckpoint;
 import dev.gpuctl.hostconf.GpuSamples;
 import dev.gpuctl.hostconf.GpuQuestions;
 import dev.gpuctl.text.HostConfException;

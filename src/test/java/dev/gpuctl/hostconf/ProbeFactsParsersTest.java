@@ -2,6 +2,7 @@ package dev.gpuctl.hostconf;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.gpuctl.hostfiles.DriverPackages;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;

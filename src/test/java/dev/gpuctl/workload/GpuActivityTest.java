@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.DeviceCheckpoint;
+import dev.gpuctl.hostfiles.DeviceCheckpoint;
 import dev.gpuctl.hostconf.GpuSamples;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -1,17 +1,17 @@
-package dev.gpuctl.hostconf;
+package dev.gpuctl.hostfiles;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.HostJournal.Entry;
-import dev.gpuctl.hostconf.HostJournal.FileCreated;
-import dev.gpuctl.hostconf.HostJournal.FileReplaced;
-import dev.gpuctl.hostconf.HostJournal.PackageHeld;
-import dev.gpuctl.hostconf.HostJournal.SwapOff;
-import dev.gpuctl.hostconf.HostJournal.UnitEnabled;
-import dev.gpuctl.hostconf.HostJournal.UnitMasked;
+import dev.gpuctl.hostfiles.HostJournal.Entry;
+import dev.gpuctl.hostfiles.HostJournal.FileCreated;
+import dev.gpuctl.hostfiles.HostJournal.FileReplaced;
+import dev.gpuctl.hostfiles.HostJournal.PackageHeld;
+import dev.gpuctl.hostfiles.HostJournal.SwapOff;
+import dev.gpuctl.hostfiles.HostJournal.UnitEnabled;
+import dev.gpuctl.hostfiles.HostJournal.UnitMasked;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package dev.gpuctl.hostconf;
+package dev.gpuctl.hostfiles;
 
 import java.util.List;
 import java.util.regex.Pattern;

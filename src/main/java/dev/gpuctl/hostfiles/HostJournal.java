@@ -1,4 +1,4 @@
-package dev.gpuctl.hostconf;
+package dev.gpuctl.hostfiles;
 
 import dev.gpuctl.text.ShellWords;
 import java.nio.charset.StandardCharsets;

@@ -1,4 +1,4 @@
-package dev.gpuctl.hostconf;
+package dev.gpuctl.hostfiles;
 
 import java.util.ArrayList;
 import java.util.LinkedHashSet;

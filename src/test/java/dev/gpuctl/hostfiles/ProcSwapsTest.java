@@ -1,4 +1,4 @@
-package dev.gpuctl.hostconf;
+package dev.gpuctl.hostfiles;
 
 import dev.gpuctl.text.HostConfException;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package dev.gpuctl.hostconf;
+package dev.gpuctl.hostfiles;
 
 /**
  * An address range a host already uses, for the CIDR overlap check.

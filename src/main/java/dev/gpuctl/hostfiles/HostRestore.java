@@ -1,12 +1,12 @@
-package dev.gpuctl.hostconf;
+package dev.gpuctl.hostfiles;
 
-import dev.gpuctl.hostconf.HostJournal.Entry;
-import dev.gpuctl.hostconf.HostJournal.FileCreated;
-import dev.gpuctl.hostconf.HostJournal.FileReplaced;
-import dev.gpuctl.hostconf.HostJournal.PackageHeld;
-import dev.gpuctl.hostconf.HostJournal.SwapOff;
-import dev.gpuctl.hostconf.HostJournal.UnitEnabled;
-import dev.gpuctl.hostconf.HostJournal.UnitMasked;
+import dev.gpuctl.hostfiles.HostJournal.Entry;
+import dev.gpuctl.hostfiles.HostJournal.FileCreated;
+import dev.gpuctl.hostfiles.HostJournal.FileReplaced;
+import dev.gpuctl.hostfiles.HostJournal.PackageHeld;
+import dev.gpuctl.hostfiles.HostJournal.SwapOff;
+import dev.gpuctl.hostfiles.HostJournal.UnitEnabled;
+import dev.gpuctl.hostfiles.HostJournal.UnitMasked;
 import dev.gpuctl.text.ShellWords;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
