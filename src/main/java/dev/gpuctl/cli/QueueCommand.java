@@ -1,6 +1,6 @@
 package dev.gpuctl.cli;
 
-import dev.gpuctl.hostconf.QueueReport;
+import dev.gpuctl.kube.QueueReport;
 import dev.gpuctl.text.Terminal;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.workflow.KueueWorkflows;

@@ -2,7 +2,7 @@ package dev.gpuctl.engine;
 
 import dev.gpuctl.hostconf.BackupArchive;
 import dev.gpuctl.text.HostConfException;
-import dev.gpuctl.hostconf.Kubeadm;
+import dev.gpuctl.kube.Kubeadm;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.steps.BackupStep;
 import dev.gpuctl.step.Phase;

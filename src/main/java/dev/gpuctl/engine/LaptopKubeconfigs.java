@@ -1,7 +1,7 @@
 package dev.gpuctl.engine;
 
-import dev.gpuctl.hostconf.Kubeconfig;
-import dev.gpuctl.hostconf.KubeadmConfig;
+import dev.gpuctl.kube.Kubeconfig;
+import dev.gpuctl.kube.KubeadmConfig;
 import dev.gpuctl.inventory.ControlPlaneEndpoint;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.step.HostContext;

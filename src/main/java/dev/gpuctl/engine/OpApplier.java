@@ -1,7 +1,7 @@
 package dev.gpuctl.engine;
 
 import dev.gpuctl.hostfiles.HostJournal;
-import dev.gpuctl.hostconf.Kubeconfig;
+import dev.gpuctl.kube.Kubeconfig;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.step.Facts;

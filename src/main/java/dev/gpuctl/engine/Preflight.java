@@ -1,10 +1,10 @@
 package dev.gpuctl.engine;
 
-import dev.gpuctl.hostconf.ClusterIdentity;
+import dev.gpuctl.kube.ClusterIdentity;
 import dev.gpuctl.hostfiles.DockerInfo;
 import dev.gpuctl.hostfiles.NetworkRange;
 import dev.gpuctl.text.HostConfException;
-import dev.gpuctl.hostconf.LoadBalancer;
+import dev.gpuctl.kube.LoadBalancer;
 import dev.gpuctl.inventory.ControlPlaneEndpoint;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryLoader;

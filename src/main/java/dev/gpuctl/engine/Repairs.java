@@ -2,7 +2,7 @@ package dev.gpuctl.engine;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import dev.gpuctl.hostconf.ClusterView;
+import dev.gpuctl.kube.ClusterView;
 import dev.gpuctl.hostconf.DevChar;
 import dev.gpuctl.hostconf.GpuHealth;
 import dev.gpuctl.hostconf.RepairPlan;

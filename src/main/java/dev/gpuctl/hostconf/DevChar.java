@@ -1,5 +1,6 @@
 package dev.gpuctl.hostconf;
 
+import dev.gpuctl.kube.ClusterView;
 import dev.gpuctl.text.ShellWords;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,5 +1,6 @@
 package dev.gpuctl.hostconf;
 
+import dev.gpuctl.kube.KubeadmConfig;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

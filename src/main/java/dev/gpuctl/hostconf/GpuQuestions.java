@@ -1,6 +1,8 @@
 package dev.gpuctl.hostconf;
 
 import dev.gpuctl.hostfiles.DeviceCheckpoint;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.kube.KubeFields;
 import java.time.Duration;
 import java.util.Locale;
 

@@ -1,6 +1,7 @@
 package dev.gpuctl.hostconf;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.gpuctl.kube.KubeFields;
 import dev.gpuctl.text.ShellWords;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,5 +1,6 @@
 package dev.gpuctl.hostconf;
 
+import dev.gpuctl.kube.ClusterView;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;

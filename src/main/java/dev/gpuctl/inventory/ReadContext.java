@@ -1,7 +1,7 @@
 package dev.gpuctl.inventory;
 
 import dev.gpuctl.text.HostConfException;
-import dev.gpuctl.hostconf.Manifests;
+import dev.gpuctl.kube.Manifests;
 import dev.gpuctl.text.Secrets;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,6 +1,6 @@
 package dev.gpuctl.step;
 
-import dev.gpuctl.hostconf.Kubeadm;
+import dev.gpuctl.kube.Kubeadm;
 import dev.gpuctl.text.Secrets;
 import dev.gpuctl.remote.ExecResult;
 import java.util.Map;

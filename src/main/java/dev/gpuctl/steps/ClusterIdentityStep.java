@@ -1,8 +1,8 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.ClusterIdentity;
+import dev.gpuctl.kube.ClusterIdentity;
 import dev.gpuctl.text.HostConfException;
-import dev.gpuctl.hostconf.Kubeadm;
+import dev.gpuctl.kube.Kubeadm;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.step.Facts;
 import dev.gpuctl.step.HostContext;

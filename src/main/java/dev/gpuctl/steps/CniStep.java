@@ -1,7 +1,7 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.Manifests;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.kube.Manifests;
 import dev.gpuctl.inventory.Cni;
 import dev.gpuctl.inventory.ManifestRef;
 import dev.gpuctl.step.HostContext;

@@ -1,9 +1,9 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.EndpointMigration;
+import dev.gpuctl.kube.EndpointMigration;
 import dev.gpuctl.text.HostConfException;
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.KubeadmConfig;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.kube.KubeadmConfig;
 import dev.gpuctl.inventory.ControlPlaneEndpoint;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.step.Facts;

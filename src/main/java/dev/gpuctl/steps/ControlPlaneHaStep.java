@@ -1,6 +1,6 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.EtcdCluster;
+import dev.gpuctl.kube.EtcdCluster;
 import dev.gpuctl.inventory.ControlPlaneEndpoint;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.step.Facts;

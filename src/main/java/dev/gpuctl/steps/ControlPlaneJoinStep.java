@@ -1,7 +1,7 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.KubeadmConfig;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.kube.KubeadmConfig;
 import dev.gpuctl.step.Facts;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;

@@ -1,8 +1,8 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.EndpointMigration;
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.KubeadmConfig;
+import dev.gpuctl.kube.EndpointMigration;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.kube.KubeadmConfig;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.step.Facts;
 import dev.gpuctl.step.HostContext;

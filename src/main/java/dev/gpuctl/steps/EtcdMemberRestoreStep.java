@@ -2,7 +2,7 @@ package dev.gpuctl.steps;
 
 import dev.gpuctl.hostconf.BackupArchive;
 import dev.gpuctl.hostconf.EtcdRestore;
-import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.kube.Kube;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;
 import dev.gpuctl.step.Probe;

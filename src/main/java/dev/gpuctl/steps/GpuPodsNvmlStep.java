@@ -1,8 +1,8 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.ClusterView;
+import dev.gpuctl.kube.ClusterView;
 import dev.gpuctl.hostconf.DevChar;
-import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.kube.Kube;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.step.Facts;
 import dev.gpuctl.step.HostContext;

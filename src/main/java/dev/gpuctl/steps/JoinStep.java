@@ -1,8 +1,8 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.Kubeadm;
-import dev.gpuctl.hostconf.KubeadmConfig;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.kube.Kubeadm;
+import dev.gpuctl.kube.KubeadmConfig;
 import dev.gpuctl.step.Facts;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;

@@ -1,6 +1,6 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.LoadBalancer;
+import dev.gpuctl.kube.LoadBalancer;
 import dev.gpuctl.inventory.ControlPlaneEndpoint;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.step.Facts;

@@ -1,7 +1,7 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.EtcdCluster;
-import dev.gpuctl.hostconf.KubeadmConfig;
+import dev.gpuctl.kube.EtcdCluster;
+import dev.gpuctl.kube.KubeadmConfig;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.step.Facts;
 import dev.gpuctl.step.HostContext;

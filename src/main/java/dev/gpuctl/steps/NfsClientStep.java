@@ -1,6 +1,6 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.KubeadmConfig;
+import dev.gpuctl.kube.KubeadmConfig;
 import dev.gpuctl.inventory.Nfs;
 import dev.gpuctl.inventory.NfsExport;
 import dev.gpuctl.step.HostContext;

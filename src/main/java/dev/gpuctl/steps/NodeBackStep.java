@@ -1,7 +1,7 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.KubeVersion;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.kube.KubeVersion;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;

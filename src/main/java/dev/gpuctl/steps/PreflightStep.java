@@ -1,6 +1,6 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.ApiServerImage;
+import dev.gpuctl.kube.ApiServerImage;
 import dev.gpuctl.hostfiles.DockerInfo;
 import dev.gpuctl.hostconf.GpuHealth;
 import dev.gpuctl.text.HostConfException;

@@ -1,6 +1,6 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.ClusterView;
+import dev.gpuctl.kube.ClusterView;
 import dev.gpuctl.hostconf.RepairPlan;
 import dev.gpuctl.step.Facts;
 import dev.gpuctl.step.HostContext;

@@ -2,7 +2,7 @@ package dev.gpuctl.steps;
 
 import dev.gpuctl.hostconf.DcgmDiag;
 import dev.gpuctl.hostconf.GpuHealth;
-import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.kube.Kube;
 import dev.gpuctl.hostconf.Xids;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;

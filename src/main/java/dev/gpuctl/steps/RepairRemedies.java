@@ -2,7 +2,7 @@ package dev.gpuctl.steps;
 
 import dev.gpuctl.hostconf.DevChar;
 import dev.gpuctl.hostconf.GpuHealth;
-import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.kube.Kube;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;

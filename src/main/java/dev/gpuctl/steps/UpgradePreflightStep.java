@@ -1,8 +1,8 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.ApiServerImage;
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.KubeVersion;
+import dev.gpuctl.kube.ApiServerImage;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.kube.KubeVersion;
 import dev.gpuctl.hostconf.NvidiaSmi;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;

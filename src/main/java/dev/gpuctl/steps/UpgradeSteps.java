@@ -1,12 +1,12 @@
 package dev.gpuctl.steps;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.KubeFields;
-import dev.gpuctl.hostconf.KubeVersion;
-import dev.gpuctl.hostconf.KubeadmConfig;
-import dev.gpuctl.hostconf.UpgradePolicy.Options;
-import dev.gpuctl.hostconf.UpgradePolicy;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.kube.KubeFields;
+import dev.gpuctl.kube.KubeVersion;
+import dev.gpuctl.kube.KubeadmConfig;
+import dev.gpuctl.kube.UpgradePolicy.Options;
+import dev.gpuctl.kube.UpgradePolicy;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.inventory.PackageSource;

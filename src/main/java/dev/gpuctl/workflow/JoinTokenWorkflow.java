@@ -2,7 +2,7 @@ package dev.gpuctl.workflow;
 
 import dev.gpuctl.engine.JoinTokens;
 import dev.gpuctl.engine.Runner;
-import dev.gpuctl.hostconf.Kubeadm;
+import dev.gpuctl.kube.Kubeadm;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.step.Facts;
 import dev.gpuctl.steps.JoinStep;

@@ -4,7 +4,7 @@ import dev.gpuctl.engine.Backups;
 import dev.gpuctl.engine.Plan;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.StepFailure;
-import dev.gpuctl.hostconf.UpgradePolicy;
+import dev.gpuctl.kube.UpgradePolicy;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.step.Facts;

@@ -4,7 +4,7 @@ import dev.gpuctl.hostfiles.DeviceCheckpoint;
 import dev.gpuctl.hostconf.GpuSamples;
 import dev.gpuctl.hostconf.GpuQuestions;
 import dev.gpuctl.text.HostConfException;
-import dev.gpuctl.hostconf.KubeFields;
+import dev.gpuctl.kube.KubeFields;
 import dev.gpuctl.hostconf.NvidiaSmi;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;

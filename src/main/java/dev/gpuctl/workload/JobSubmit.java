@@ -1,7 +1,7 @@
 package dev.gpuctl.workload;
 
-import dev.gpuctl.hostconf.KubeFields;
-import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.kube.KubeFields;
+import dev.gpuctl.kube.Kube;
 import dev.gpuctl.text.ShellWords;
 import java.util.LinkedHashMap;
 import java.util.List;

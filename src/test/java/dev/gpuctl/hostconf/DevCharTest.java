@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gpuctl.kube.ClusterViewTest;
+import dev.gpuctl.kube.ClusterView;
+import dev.gpuctl.kube.KubectlPrints;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gpuctl.kube.ClusterView;
+import dev.gpuctl.kube.KubectlPrints;
 import java.time.Instant;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;

@@ -1,6 +1,6 @@
 package dev.gpuctl.sim;
 
-import dev.gpuctl.hostconf.Kubeadm;
+import dev.gpuctl.kube.Kubeadm;
 import dev.gpuctl.text.Secrets;
 import dev.gpuctl.text.Terminal;
 import dev.gpuctl.remote.ExecResult;

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.ClusterIdentity;
+import dev.gpuctl.kube.ClusterIdentity;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.step.Facts;
 import dev.gpuctl.step.Phase;

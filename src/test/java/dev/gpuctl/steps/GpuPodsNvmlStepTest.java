@@ -3,7 +3,7 @@ package dev.gpuctl.steps;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.ClusterView;
+import dev.gpuctl.kube.ClusterView;
 import dev.gpuctl.hostconf.DevChar;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.step.Facts;

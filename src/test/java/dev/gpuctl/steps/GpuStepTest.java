@@ -3,8 +3,8 @@ package dev.gpuctl.steps;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.ClusterView;
-import dev.gpuctl.hostconf.KubectlPrints;
+import dev.gpuctl.kube.ClusterView;
+import dev.gpuctl.kube.KubectlPrints;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryLoader;
 import dev.gpuctl.remote.ExecResult;

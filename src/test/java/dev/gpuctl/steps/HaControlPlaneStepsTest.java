@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.EtcdCluster;
+import dev.gpuctl.kube.EtcdCluster;
 import dev.gpuctl.inventory.HaInventory;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.ExecResult;

@@ -136,7 +136,7 @@ class MigStepTest {
         String json = GpuStepTest.json("nodes.json");
         String recorded = "\"allocatable\": {\"cpu\": \"64\", \"memory\": \"65746948Ki\", \"nvidia.com/gpu\": \"2\"";
         assertTrue(json.contains(recorded), "the recorded worker-1 advertises 2 GPUs; 7 MIG devices here");
-        String out = dev.gpuctl.hostconf.KubectlPrints.clusterView(
+        String out = dev.gpuctl.kube.KubectlPrints.clusterView(
             json.replaceFirst(java.util.regex.Pattern.quote(recorded), java.util.regex.Matcher.quoteReplacement(recorded.replace("\"2\"", "\"7\""))),
             GpuStepTest.json("pods.json"));
         assertEquals(Optional.empty(), w1.judge().apply(new ExecResult(0, out, ""), facts));

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.engine.Plan;
 import dev.gpuctl.engine.PlanSummary;
-import dev.gpuctl.hostconf.ClusterView;
+import dev.gpuctl.kube.ClusterView;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryLoader;
 import dev.gpuctl.remote.ExecResult;

@@ -3,8 +3,8 @@ package dev.gpuctl.workflow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.KubeFields;
-import dev.gpuctl.hostconf.UsageReport;
+import dev.gpuctl.kube.KubeFields;
+import dev.gpuctl.kube.UsageReport;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.step.Facts;
 import dev.gpuctl.steps.KueueRecordsStep.Record;

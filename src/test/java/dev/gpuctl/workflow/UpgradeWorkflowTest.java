@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.StepFailure;
-import dev.gpuctl.hostconf.KubeVersion;
-import dev.gpuctl.hostconf.UpgradePolicy;
+import dev.gpuctl.kube.KubeVersion;
+import dev.gpuctl.kube.UpgradePolicy;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.step.FailureKind;
 import dev.gpuctl.step.Phase;
