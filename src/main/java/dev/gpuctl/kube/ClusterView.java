@@ -28,7 +28,7 @@ public record ClusterView(List<NodeState> nodes, List<PodState> pods) {
 
     /** The node annotation in which gpuctl keeps the GPUs a node had at bootstrap ("INDEX:UUID,..."). */
     public static final String GPU_RECORD_ANNOTATION = "gpuctl.dev/gpus-at-bootstrap";
-    /** The node annotation in which {@code gpuctl repair} keeps the node's last repair ({@link RepairPlan.LastRepair}). */
+    /** The node annotation in which {@code gpuctl repair} keeps the node's last repair ({@link dev.gpuctl.gpu.RepairPlan.LastRepair}). */
     public static final String LAST_REPAIR_ANNOTATION = "gpuctl.dev/last-repair";
 
     /** A node's fields, in the order of its line (after the {@code N} tag); dots inside a key are escaped as jsonpath wants. */

@@ -1,6 +1,6 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.DevChar;
+import dev.gpuctl.gpu.DevChar;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;
 import dev.gpuctl.step.Probe;

@@ -1,7 +1,7 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.GpuHealth;
-import dev.gpuctl.hostconf.Xids;
+import dev.gpuctl.gpu.GpuHealth;
+import dev.gpuctl.gpu.Xids;
 import dev.gpuctl.step.Facts;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;
@@ -17,7 +17,7 @@ import java.util.Optional;
  * library (no "Driver/library version mismatch"), every GPU recorded at bootstrap still listed by
  * {@code nvidia-smi} (checked on the master against the node's annotation: {@link GpuRecordStep}), no uncorrectable ECC error / pending row remapping or page retirement / failed remapping,
  * no hardware or driver Xid in the kernel log since boot (an application-caused Xid, the job's own fault, is a
- * warning naming its process: {@link dev.gpuctl.hostconf.Xids}), and persistence mode where the inventory asks. Each failure says its
+ * warning naming its process: {@link dev.gpuctl.gpu.Xids}), and persistence mode where the inventory asks. Each failure says its
  * cause and its fix (reboot, reload the module, drain and RMA). It changes nothing. The default runtime (step runtime), the device plugin pod and
  * allocatable nvidia.com/gpu (step gpu) are checked by their own steps.
  */

@@ -1,6 +1,6 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.NodeDrain;
+import dev.gpuctl.gpu.NodeDrain;
 import dev.gpuctl.step.FailureKind;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;

@@ -1,7 +1,7 @@
 package dev.gpuctl.steps;
 
 import dev.gpuctl.kube.ClusterView;
-import dev.gpuctl.hostconf.DevChar;
+import dev.gpuctl.gpu.DevChar;
 import dev.gpuctl.kube.Kube;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.step.Facts;

@@ -1,7 +1,7 @@
 package dev.gpuctl.steps;
 
 import dev.gpuctl.kube.ClusterView;
-import dev.gpuctl.hostconf.GpuHealth;
+import dev.gpuctl.gpu.GpuHealth;
 import dev.gpuctl.kube.Kube;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.step.Facts;

@@ -1,11 +1,11 @@
 package dev.gpuctl.steps;
 
 import dev.gpuctl.kube.ClusterView;
-import dev.gpuctl.hostconf.DevicePluginSharing;
+import dev.gpuctl.gpu.DevicePluginSharing;
 import dev.gpuctl.kube.Kube;
-import dev.gpuctl.hostconf.Mig;
-import dev.gpuctl.hostconf.NvidiaMig;
-import dev.gpuctl.hostconf.PluginStatus;
+import dev.gpuctl.gpu.Mig;
+import dev.gpuctl.gpu.NvidiaMig;
+import dev.gpuctl.gpu.PluginStatus;
 import dev.gpuctl.inventory.GpuSharing;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;

@@ -1,7 +1,7 @@
 package dev.gpuctl.steps;
 
 import dev.gpuctl.kube.KubeVersion;
-import dev.gpuctl.hostconf.NvidiaSmi;
+import dev.gpuctl.gpu.NvidiaSmi;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;
 import dev.gpuctl.step.Probe;

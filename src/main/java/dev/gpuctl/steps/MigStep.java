@@ -1,7 +1,7 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.Mig;
-import dev.gpuctl.hostconf.NvidiaMig;
+import dev.gpuctl.gpu.Mig;
+import dev.gpuctl.gpu.NvidiaMig;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.step.Facts;
 import dev.gpuctl.step.HostContext;

@@ -2,12 +2,12 @@ package dev.gpuctl.steps;
 
 import dev.gpuctl.kube.ApiServerImage;
 import dev.gpuctl.hostfiles.DockerInfo;
-import dev.gpuctl.hostconf.GpuHealth;
+import dev.gpuctl.gpu.GpuHealth;
 import dev.gpuctl.text.HostConfException;
 import dev.gpuctl.hostfiles.IpJson;
-import dev.gpuctl.hostconf.NvidiaSmi;
+import dev.gpuctl.gpu.NvidiaSmi;
 import dev.gpuctl.text.Terminal;
-import dev.gpuctl.hostconf.Xids;
+import dev.gpuctl.gpu.Xids;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.step.Facts;

@@ -1,9 +1,9 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.DcgmDiag;
-import dev.gpuctl.hostconf.GpuHealth;
+import dev.gpuctl.gpu.DcgmDiag;
+import dev.gpuctl.gpu.GpuHealth;
 import dev.gpuctl.kube.Kube;
-import dev.gpuctl.hostconf.Xids;
+import dev.gpuctl.gpu.Xids;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;
 import dev.gpuctl.step.Phase;

@@ -1,7 +1,7 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.DevChar;
-import dev.gpuctl.hostconf.GpuHealth;
+import dev.gpuctl.gpu.DevChar;
+import dev.gpuctl.gpu.GpuHealth;
 import dev.gpuctl.kube.Kube;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.step.HostContext;

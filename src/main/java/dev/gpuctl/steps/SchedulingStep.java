@@ -1,7 +1,7 @@
 package dev.gpuctl.steps;
 
 import dev.gpuctl.kube.ClusterView;
-import dev.gpuctl.hostconf.NodeDrain;
+import dev.gpuctl.gpu.NodeDrain;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;

@@ -3,7 +3,7 @@ package dev.gpuctl.steps;
 import dev.gpuctl.kube.ApiServerImage;
 import dev.gpuctl.kube.Kube;
 import dev.gpuctl.kube.KubeVersion;
-import dev.gpuctl.hostconf.NvidiaSmi;
+import dev.gpuctl.gpu.NvidiaSmi;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.step.Facts;

@@ -2,7 +2,7 @@ package dev.gpuctl.workflow;
 
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.StepFailure;
-import dev.gpuctl.hostconf.GpuQuestions;
+import dev.gpuctl.gpu.GpuQuestions;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.ExecResult;

@@ -4,7 +4,7 @@ import dev.gpuctl.text.Json;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.gpuctl.hostfiles.DeviceCheckpoint;
-import dev.gpuctl.hostconf.GpuSamples;
+import dev.gpuctl.gpu.GpuSamples;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.kube.ClusterView;
-import dev.gpuctl.hostconf.DevChar;
+import dev.gpuctl.gpu.DevChar;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.step.Facts;
 import dev.gpuctl.step.HostContext;

@@ -1,4 +1,4 @@
-package dev.gpuctl.hostconf;
+package dev.gpuctl.gpu;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

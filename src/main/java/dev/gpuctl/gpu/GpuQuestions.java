@@ -1,4 +1,4 @@
-package dev.gpuctl.hostconf;
+package dev.gpuctl.gpu;
 
 import dev.gpuctl.hostfiles.DeviceCheckpoint;
 import dev.gpuctl.kube.Kube;

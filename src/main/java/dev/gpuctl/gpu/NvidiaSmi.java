@@ -1,4 +1,4 @@
-package dev.gpuctl.hostconf;
+package dev.gpuctl.gpu;
 
 import dev.gpuctl.text.HostConfException;
 import java.util.ArrayList;

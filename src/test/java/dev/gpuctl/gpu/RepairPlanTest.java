@@ -1,9 +1,9 @@
-package dev.gpuctl.hostconf;
+package dev.gpuctl.gpu;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.RepairPlan.Remedy;
+import dev.gpuctl.gpu.RepairPlan.Remedy;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

@@ -1,4 +1,4 @@
-package dev.gpuctl.hostconf;
+package dev.gpuctl.gpu;
 
 import dev.gpuctl.kube.ClusterView;
 import java.util.ArrayList;

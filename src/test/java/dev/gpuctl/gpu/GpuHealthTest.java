@@ -1,4 +1,4 @@
-package dev.gpuctl.hostconf;
+package dev.gpuctl.gpu;
 
 import dev.gpuctl.text.Fixtures;
 import dev.gpuctl.text.HostConfException;

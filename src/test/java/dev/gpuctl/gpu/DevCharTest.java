@@ -1,4 +1,4 @@
-package dev.gpuctl.hostconf;
+package dev.gpuctl.gpu;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.kube.ClusterViewTest;
 import dev.gpuctl.kube.ClusterView;
+import dev.gpuctl.kube.ClusterViewTest;
 import dev.gpuctl.kube.KubectlPrints;
 import java.io.IOException;
 import java.io.InputStream;

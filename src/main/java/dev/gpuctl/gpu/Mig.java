@@ -1,4 +1,4 @@
-package dev.gpuctl.hostconf;
+package dev.gpuctl.gpu;
 
 import java.util.LinkedHashMap;
 import java.util.List;
