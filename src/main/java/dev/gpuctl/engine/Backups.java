@@ -1,6 +1,6 @@
 package dev.gpuctl.engine;
 
-import dev.gpuctl.hostconf.BackupArchive;
+import dev.gpuctl.backup.BackupArchive;
 import dev.gpuctl.text.HostConfException;
 import dev.gpuctl.kube.Kubeadm;
 import dev.gpuctl.inventory.Inventory;

@@ -1,6 +1,6 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.BackupArchive;
+import dev.gpuctl.backup.BackupArchive;
 import dev.gpuctl.step.Facts;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;

@@ -1,7 +1,7 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.BackupArchive;
-import dev.gpuctl.hostconf.EtcdRestore;
+import dev.gpuctl.backup.BackupArchive;
+import dev.gpuctl.backup.EtcdRestore;
 import dev.gpuctl.kube.Kube;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;

@@ -4,7 +4,7 @@ import dev.gpuctl.engine.Backups;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
-import dev.gpuctl.hostconf.EtcdRestore;
+import dev.gpuctl.backup.EtcdRestore;
 import dev.gpuctl.steps.BackupStep;
 import dev.gpuctl.steps.EtcdMemberRestoreStep;
 import dev.gpuctl.step.Facts;

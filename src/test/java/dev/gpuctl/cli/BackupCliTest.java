@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.BackupArchive;
-import dev.gpuctl.hostconf.BackupArchiveTest;
+import dev.gpuctl.backup.BackupArchive;
+import dev.gpuctl.backup.BackupArchiveTest;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;

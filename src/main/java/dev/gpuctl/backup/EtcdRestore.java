@@ -1,4 +1,4 @@
-package dev.gpuctl.hostconf;
+package dev.gpuctl.backup;
 
 import dev.gpuctl.kube.KubeadmConfig;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package dev.gpuctl.hostconf;
+package dev.gpuctl.backup;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
