@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Moves Java classes to other packages and fixes the references to them, in a whole source tree.
 
-    tools/repackage.py MAPPING [--move] [ROOT]
+    tools/repackage.py MAPPING... [--move] [ROOT]
 
-MAPPING has one line per class: "old.package.Class new.package" ('#' starts a comment).
+Each MAPPING (a file ending in .map; tools/repackage/ holds the moves made so far) has one line per class: "old.package.Class new.package" ('#' starts a comment).
 ROOT (default: the current directory) holds src/main/java and src/test/java.
 
 With --move, each class's file (and, in src/test/java, its test files named ClassTest*.java or listed in the
@@ -22,9 +22,9 @@ import subprocess
 import sys
 
 
-def read_mapping(path):
+def read_mapping(paths):
     moves = {}
-    for line in open(path, encoding="utf-8"):
+    for line in (l for path in paths for l in open(path, encoding="utf-8")):
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
@@ -169,8 +169,9 @@ def sort_imports(text):
 
 def main(argv):
     args = [a for a in argv if not a.startswith("--")]
-    moves = read_mapping(args[0])
-    root = os.path.abspath(args[1] if len(args) > 1 else ".")
+    moves = read_mapping([a for a in args if a.endswith(".map")])
+    roots = [a for a in args if not a.endswith(".map")]
+    root = os.path.abspath(roots[0] if roots else ".")
     moved = move_files(root, moves, set(moves)) if "--move" in argv else {}
     print("moved", len(moved), "files; changed", fix_references(root, moves, moved), "files")
 
