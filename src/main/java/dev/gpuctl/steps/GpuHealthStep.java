@@ -1,6 +1,7 @@
 package dev.gpuctl.steps;
 
 import dev.gpuctl.gpu.GpuHealth;
+import dev.gpuctl.gpu.GpuMemory;
 import dev.gpuctl.gpu.Xids;
 import dev.gpuctl.step.Facts;
 import dev.gpuctl.step.HostContext;
@@ -96,7 +97,7 @@ public final class GpuHealthStep implements Step {
                 .orElse(Optional.of("nvidia-smi on " + ctx.node().name() + " was not asked (see its preflight)"))));
         probes.add(Probe.of("no uncorrectable ECC error, pending row remapping or page retirement (nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER)",
             MEMORY, r -> {
-                List<String> p = GpuHealth.memoryProblems(r.stdout());
+                List<String> p = GpuMemory.memoryProblems(r.stdout());
                 return p.isEmpty() ? Optional.empty() : Optional.of(String.join("\n", p));
             }));
         probes.add(Probe.of(XID_WHAT, XID, r -> Optional.empty())

@@ -2,6 +2,7 @@ package dev.gpuctl.steps;
 
 import dev.gpuctl.gpu.DcgmDiag;
 import dev.gpuctl.gpu.GpuHealth;
+import dev.gpuctl.gpu.GpuMemory;
 import dev.gpuctl.kube.Kube;
 import dev.gpuctl.gpu.Xids;
 import dev.gpuctl.step.HostContext;
@@ -111,7 +112,7 @@ public final class RepairProof {
             probes.add(Probe.of("every GPU recorded at bootstrap listed by nvidia-smi (by UUID)", Repair.GPUS,
                 r -> GpuHealth.missingFromRecord(record, r.ok() ? recordForm(r.stdout()) : "", r.ok() ? "" : r.stdout())));
             probes.add(Probe.of("no uncorrectable ECC error, pending or failed row remapping", GpuHealthStep.MEMORY, r -> {
-                List<String> p = GpuHealth.memoryProblems(r.stdout());
+                List<String> p = GpuMemory.memoryProblems(r.stdout());
                 return p.isEmpty() ? Optional.empty() : Optional.of(String.join("\n", p));
             }));
             probes.add(Probe.of("no hardware Xid since the repair began", xidsSince(since),

@@ -26,7 +26,7 @@ class GpuHealthTest {
 
     @Test
     void realH200EccReportIsParsedPerGpuAndHealthy() {
-        var gpus = GpuHealth.parseQ(ECC);
+        var gpus = GpuMemory.parseQ(ECC);
         assertEquals(1, gpus.size());
         var g = gpus.get(0);
         assertEquals("00000000:00:06.0", g.gpu());
@@ -39,7 +39,7 @@ class GpuHealthTest {
         assertEquals(Optional.of("No"), g.get("Remapped Rows/Pending"));
         assertEquals(Optional.of("No"), g.get("Remapped Rows/Remapping Failure Occurred"));
         assertEquals(Optional.of("3072 bank(s)"), g.get("Remapped Rows/Bank Remap Availability Histogram/Max"));
-        assertEquals(List.of(), GpuHealth.memoryProblems(ECC));
+        assertEquals(List.of(), GpuMemory.memoryProblems(ECC));
     }
 
     @Test
@@ -47,7 +47,7 @@ class GpuHealthTest {
         String bad = ECC.replace("            DRAM Uncorrectable                         : 0\n        Aggregate",
                 "            DRAM Uncorrectable                         : 2\n        Aggregate")
             .replace("        Pending                                        : No", "        Pending                                        : Yes");
-        List<String> p = GpuHealth.memoryProblems(bad);
+        List<String> p = GpuMemory.memoryProblems(bad);
         assertEquals(2, p.size(), p.toString());
         assertTrue(p.get(0).startsWith("GPU 00000000:00:06.0: 2 uncorrectable ECC error(s) since the driver loaded (DRAM Uncorrectable 2)"), p.get(0));
         assertTrue(p.get(0).contains("gpuctl drain HOST") && p.get(0).contains("RMA"), p.get(0));
@@ -55,7 +55,7 @@ class GpuHealthTest {
 
         String failed = ECC.replace("Remapping Failure Occurred                     : No", "Remapping Failure Occurred                     : Yes")
             .replace("Unrepairable Memory                            : No", "Unrepairable Memory                            : Yes");
-        List<String> f = GpuHealth.memoryProblems(failed);
+        List<String> f = GpuMemory.memoryProblems(failed);
         assertEquals(2, f.size(), f.toString());
         assertTrue(f.get(0).contains("Unrepairable Memory: Yes") && f.get(0).contains("RMA"), f.get(0));
         assertTrue(f.get(1).contains("a row remapping failed") && f.get(1).contains("RMA"), f.get(1));
@@ -66,12 +66,12 @@ class GpuHealthTest {
         String old = ECC.replace("            DRAM Uncorrectable                         : 0\n            SRAM Threshold",
             "            DRAM Uncorrectable                         : 5\n            SRAM Threshold");
         assertTrue(old.contains("DRAM Uncorrectable                         : 5"));
-        assertEquals(List.of(), GpuHealth.memoryProblems(old));
+        assertEquals(List.of(), GpuMemory.memoryProblems(old));
     }
 
     @Test
     void aFailedNvidiaSmiIsAMemoryFindingWithItsCause() {
-        List<String> p = GpuHealth.memoryProblems(MISMATCH);
+        List<String> p = GpuMemory.memoryProblems(MISMATCH);
         assertEquals(1, p.size());
         assertTrue(p.get(0).contains("version mismatch") && p.get(0).contains("reboot"), p.get(0));
     }
