@@ -34,6 +34,9 @@ import org.apache.commons.compress.compressors.gzip.GzipCompressorOutputStream;
 /**
  * The control-plane backup archive (a gzip'd tar made on the master by {@code gpuctl backup}): what it must hold, its
  * file name and sha256 line, its listing, and which old archives a rotation removes. Pure: bytes and names in, values out.
+ *
+ * <p>Over 300 lines as one format: the archive's name, digest line, listing and member rules change together
+ * (its hand-read tar headers are the part a tar library would replace).
  */
 public final class BackupArchive {
     private BackupArchive() {}

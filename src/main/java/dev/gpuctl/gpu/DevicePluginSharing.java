@@ -23,6 +23,9 @@ import org.yaml.snakeyaml.representer.Representer;
  * <p>{@link #patch} is a pure function of the manifest and the configurations: it removes what an earlier patch added
  * and adds what is wanted now, so that patching an already patched manifest gives the same text, and a manifest that
  * never had anything added comes back unchanged when nothing is wanted.
+ *
+ * <p>Over 300 lines as one thing: what {@link #patch} adds and what it removes are the same objects, written and
+ * recognised side by side so that a patch stays idempotent.
  */
 public final class DevicePluginSharing {
     public static final String CONFIG_LABEL = "nvidia.com/device-plugin.config";

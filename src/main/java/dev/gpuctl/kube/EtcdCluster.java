@@ -18,6 +18,9 @@ import java.util.Optional;
  * records; the quorum arithmetic (a majority of the voting members) and remove-node's refusal are pure functions of them.
  * etcd prints member IDs as unsigned 64-bit decimals in JSON and as hex everywhere else; here they are hex, as
  * {@code etcdctl member remove} takes them.
+ *
+ * <p>Over 300 lines as one answer: the query, its three JSON parts and the quorum arithmetic over them are read
+ * and judged together.
  */
 public final class EtcdCluster {
     private EtcdCluster() {}

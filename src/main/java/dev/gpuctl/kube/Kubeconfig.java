@@ -32,6 +32,9 @@ import static dev.gpuctl.kube.KubeconfigYaml.read;
  * and context entries are named after the cluster (the context may be named otherwise), an entry of the same name is
  * replaced, every other entry and setting stays; current-context is set only when the file has none. Pure: text in,
  * text out.
+ *
+ * <p>Over 300 lines as one contract: what {@link #admin} accepts is exactly what {@link #render}, {@link #merge} and
+ * {@link #refresh} write; its YAML handling is already {@link KubeconfigYaml}'s.
  */
 public final class Kubeconfig {
     private Kubeconfig() {}

@@ -33,7 +33,7 @@ public final class Facts {
 
     /**
      * A fact read as a record: {@code name} is the text fact a probe learns, {@code parser} the pure parser (in
-     * hostconf) that reads it. {@link #get(Key)} parses it once per run; readers look it up by key and never
+     * hostfiles, kube, gpu) that reads it. {@link #get(Key)} parses it once per run; readers look it up by key and never
      * parse the text themselves.
      */
     public record Key<T>(String name, Class<T> type, Function<String, T> parser) {}
