@@ -1,6 +1,7 @@
 package dev.gpuctl.inventory;
 
 import dev.gpuctl.text.HostConfException;
+import dev.gpuctl.kube.ManifestObjects;
 import dev.gpuctl.kube.Manifests;
 import dev.gpuctl.text.Secrets;
 import java.io.IOException;
@@ -147,7 +148,7 @@ final class ReadContext {
             if (size > Manifests.MAX_BYTES) {
                 return Optional.of("manifest " + file + " is " + size + " bytes (gpuctl reads at most 16 MiB)");
             }
-            Manifests.objects(Manifests.text(Files.readAllBytes(file), "manifest " + file), "manifest " + file);
+            ManifestObjects.objects(ManifestObjects.text(Files.readAllBytes(file), "manifest " + file), "manifest " + file);
             return Optional.empty();
         } catch (HostConfException e) {
             return Optional.of(e.getMessage());

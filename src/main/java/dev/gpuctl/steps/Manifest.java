@@ -1,7 +1,7 @@
 package dev.gpuctl.steps;
 
 import dev.gpuctl.kube.Kube;
-import dev.gpuctl.kube.Manifests;
+import dev.gpuctl.kube.ManifestObjects;
 import dev.gpuctl.inventory.ManifestRef;
 import dev.gpuctl.step.Op;
 import dev.gpuctl.step.Probe;
@@ -59,7 +59,7 @@ final class Manifest {
         ops.add(Op.Run.of("gpuctl's directory", "install -d -m 0700 " + Kube.DIR).unless("test -d " + Kube.DIR));
         if (ref.isFile()) {
             String content = patch.apply(readLocal(ref));
-            List<String> objects = Manifests.objects(content, "manifest " + ref.file()).stream().map(Manifests.KubeObject::label).toList();
+            List<String> objects = ManifestObjects.objects(content, "manifest " + ref.file()).stream().map(ManifestObjects.KubeObject::label).toList();
             ops.add(Op.WriteFile.manifest(what + " (from " + ref.file().getFileName() + (rule.isEmpty() ? "" : ", " + rule) + ")",
                 path, content, "0600", objects));
         } else {

@@ -17,11 +17,11 @@ import org.junit.jupiter.api.Test;
 /** A manifest is Kubernetes objects, and never a kubeconfig, a private key or cloud credentials. */
 class ManifestObjectsTest {
     static String refused(String text) {
-        return assertThrows(HostConfException.class, () -> Manifests.objects(text, "manifest m.yml")).getMessage();
+        return assertThrows(HostConfException.class, () -> ManifestObjects.objects(text, "manifest m.yml")).getMessage();
     }
 
     static List<String> labels(String text) {
-        return Manifests.objects(text, "manifest m.yml").stream().map(Manifests.KubeObject::label).toList();
+        return ManifestObjects.objects(text, "manifest m.yml").stream().map(ManifestObjects.KubeObject::label).toList();
     }
 
     @Test void theObjectsOfEveryDocumentAndOfAList() {
@@ -55,7 +55,7 @@ class ManifestObjectsTest {
     @Test void theUpstreamManifestsPass() throws IOException {
         for (String f : List.of("kube-flannel-v0.28.9.yml", "calico-custom-resources.yaml", "nvidia-device-plugin-v0.20.0.yml")) {
             String text = Files.readString(Path.of("testbed/manifests", f));
-            List<Manifests.KubeObject> objects = Manifests.objects(text, f);
+            List<ManifestObjects.KubeObject> objects = ManifestObjects.objects(text, f);
             assertEquals(text.split("(?m)^kind: ").length - 1, objects.size(), f + ": " + objects);
         }
         assertTrue(labels(Files.readString(Path.of("testbed/manifests/nvidia-device-plugin-v0.20.0.yml")))
