@@ -115,7 +115,7 @@ public final class RepairPlan {
      * @param driverProblem a driver/library mismatch, when there is one
      * @param holders     processes holding each GPU, by UUID ("PID NAME")
      * @param xids        the Xid lines in the kernel log since boot (since the last proved repair)
-     * @param memory      uncorrectable ECC errors, pending or failed row remapping ({@link GpuHealth#memoryProblems})
+     * @param memory      uncorrectable ECC errors, pending or failed row remapping ({@link GpuMemory#memoryProblems})
      * @param replicas    the device plugin's replicas per GPU (1 unless shared)
      * @param persistenced nvidia-persistenced's unit
      * @param lostPods    the running GPU pods on the node whose nvidia-smi -L says they lost their GPUs

@@ -139,8 +139,8 @@ final class ReadContext {
 
     /**
      * Why a local manifest cannot be used, naming the file: over 16 MiB, unreadable, not UTF-8, not YAML
-     * ({@link Manifests#text}), or not Kubernetes objects: a kubeconfig, a document without apiVersion or kind, a private
-     * key or cloud credentials ({@link Manifests#objects}, naming the file's line); empty when it can.
+     * ({@link ManifestObjects#text}), or not Kubernetes objects: a kubeconfig, a document without apiVersion or kind, a private
+     * key or cloud credentials ({@link ManifestObjects#objects}, naming the file's line); empty when it can.
      */
     static Optional<String> unusableManifest(Path file) {
         try {
