@@ -15,13 +15,18 @@ import org.junit.jupiter.api.Test;
  * <pre>
  * cli ──▶ workflow ──▶ engine ──▶ steps ──▶ remote
  *  └──▶ inventory, workload        (workload reads the cluster through a Remote)
- * everything may use hostconf (pure parsers) and net (CIDR math); inventory is pure records
+ * step (the vocabulary: Step, Phase, Probe, Op, Facts) is used by workflow, engine and steps, and names no concrete step
+ * everything may use the pure packages and net (CIDR math); inventory is pure records. The pure packages, each
+ * using only those below it:  gpu ──▶ kube ──▶ hostfiles ──▶ text,   backup ──▶ kube
  * </pre>
  * and the engine is one: its pool and its run directory are HostRun's alone, its runners made by the engine only
  * (a command is a workflow the engine runs as one session), its lock taken by the runner only.
  * A rule here is the design, not a description of today's code: a failure is a dependency to move.
  */
 class LayeringTest {
+    /** Pure functions over host files, tools' output and Kubernetes objects: text in, values out; no host, no engine. */
+    private static final String[] PURE = {
+        "dev.gpuctl.text..", "dev.gpuctl.hostfiles..", "dev.gpuctl.kube..", "dev.gpuctl.gpu..", "dev.gpuctl.backup.."};
     private static JavaClasses classes;
 
     @BeforeAll static void importMainClasses() {
@@ -39,9 +44,10 @@ class LayeringTest {
             .layer("engine").definedBy("dev.gpuctl.engine..")
             .layer("workload").definedBy("dev.gpuctl.workload..")
             .layer("steps").definedBy("dev.gpuctl.steps..")
+            .layer("step").definedBy("dev.gpuctl.step..")
             .layer("remote").definedBy("dev.gpuctl.remote..")
             .layer("inventory").definedBy("dev.gpuctl.inventory..")
-            .layer("hostconf").definedBy("dev.gpuctl.hostconf..")
+            .layer("pure").definedBy(PURE)
             .layer("net").definedBy("dev.gpuctl.net..")
             .whereLayer("cli").mayNotBeAccessedByAnyLayer()
             .whereLayer("workflow").mayOnlyBeAccessedByLayers("cli")
@@ -49,25 +55,64 @@ class LayeringTest {
             .whereLayer("workload").mayOnlyBeAccessedByLayers("cli", "workflow")
             // a command's phases are its workflow's: cli names steps only through a workflow
             .whereLayer("steps").mayOnlyBeAccessedByLayers("workflow", "engine")
-            .whereLayer("remote").mayOnlyBeAccessedByLayers("steps", "engine", "workflow", "workload", "cli")
-            .whereLayer("inventory").mayOnlyBeAccessedByLayers("cli", "workflow", "engine", "workload", "steps", "remote")
+            .whereLayer("step").mayOnlyBeAccessedByLayers("workflow", "engine", "steps")
+            .whereLayer("remote").mayOnlyBeAccessedByLayers("step", "steps", "engine", "workflow", "workload", "cli")
+            .whereLayer("inventory").mayOnlyBeAccessedByLayers("cli", "workflow", "engine", "workload", "step", "steps", "remote")
             .check(classes);
     }
 
     @Test void pureAndLowerPackagesDependOnNothingAboveThem() {
-        noClasses().that().resideInAnyPackage("dev.gpuctl.inventory..", "dev.gpuctl.hostconf..", "dev.gpuctl.net..")
+        noClasses().that().resideInAnyPackage(cat(PURE, "dev.gpuctl.inventory..", "dev.gpuctl.net.."))
             .should().dependOnClassesThat().resideInAnyPackage(
-                "dev.gpuctl.cli..", "dev.gpuctl.workflow..", "dev.gpuctl.engine..", "dev.gpuctl.steps..", "dev.gpuctl.remote..",
+                "dev.gpuctl.cli..", "dev.gpuctl.workflow..", "dev.gpuctl.engine..", "dev.gpuctl.step..", "dev.gpuctl.steps..", "dev.gpuctl.remote..",
                 "dev.gpuctl.workload..")
-            .because("inventory, hostconf and net are pure: no hosts, no engine")
+            .because("inventory, the parsers (text, hostfiles, kube, gpu, backup) and net are pure: no hosts, no engine")
             .check(classes);
-        noClasses().that().resideInAnyPackage("dev.gpuctl.hostconf..", "dev.gpuctl.net..")
+        noClasses().that().resideInAnyPackage(cat(PURE, "dev.gpuctl.net.."))
             .should().dependOnClassesThat().resideInAnyPackage("dev.gpuctl.inventory..")
             .because("parsers and CIDR math take plain values, so that the inventory may use them")
             .check(classes);
         noClasses().that().resideInAPackage("dev.gpuctl.net..")
-            .should().dependOnClassesThat().resideInAnyPackage("dev.gpuctl.hostconf..")
+            .should().dependOnClassesThat().resideInAnyPackage(PURE)
             .because("net is CIDR math only")
+            .check(classes);
+    }
+
+    @Test void thePurePackagesEachUseOnlyThoseBelowIt() {
+        noClasses().that().resideInAPackage("dev.gpuctl.text..")
+            .should().dependOnClassesThat().resideInAnyPackage("dev.gpuctl.hostfiles..", "dev.gpuctl.kube..", "dev.gpuctl.gpu..",
+                "dev.gpuctl.backup..")
+            .because("text and JSON helpers know no file format, no cluster and no GPU")
+            .check(classes);
+        noClasses().that().resideInAPackage("dev.gpuctl.hostfiles..")
+            .should().dependOnClassesThat().resideInAnyPackage("dev.gpuctl.kube..", "dev.gpuctl.gpu..", "dev.gpuctl.backup..")
+            .because("a host's files and its tools' output are read without a cluster")
+            .check(classes);
+        noClasses().that().resideInAPackage("dev.gpuctl.kube..")
+            .should().dependOnClassesThat().resideInAnyPackage("dev.gpuctl.gpu..", "dev.gpuctl.backup..")
+            .because("the Kubernetes readers know no GPU: the GPU parsers build on them, not the other way")
+            .check(classes);
+        noClasses().that().resideInAPackage("dev.gpuctl.backup..")
+            .should().dependOnClassesThat().resideInAnyPackage("dev.gpuctl.gpu..")
+            .because("a backup is the control plane's (its archive, etcd's restore): no GPU in it")
+            .check(classes);
+        noClasses().that().resideInAPackage("dev.gpuctl.gpu..")
+            .should().dependOnClassesThat().resideInAnyPackage("dev.gpuctl.backup..")
+            .because("GPU judgements need no backup")
+            .check(classes);
+    }
+
+    private static String[] cat(String[] a, String... b) {
+        String[] all = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, all, a.length, b.length);
+        return all;
+    }
+
+    @Test void theStepVocabularyNamesNoConcreteStep() {
+        noClasses().that().resideInAPackage("dev.gpuctl.step..")
+            .should().dependOnClassesThat().resideInAnyPackage(
+                "dev.gpuctl.steps..", "dev.gpuctl.engine..", "dev.gpuctl.workflow..", "dev.gpuctl.cli..", "dev.gpuctl.workload..")
+            .because("dev.gpuctl.step says what a step is; the concrete steps and whoever runs them build on it")
             .check(classes);
     }
 
@@ -79,7 +124,8 @@ class LayeringTest {
     }
 
     @Test void oneEngineOwnsThePoolTheThreadsAndTheLogNaming() {
-        noClasses().that().resideInAnyPackage("dev.gpuctl.cli..", "dev.gpuctl.workflow..", "dev.gpuctl.engine..", "dev.gpuctl.steps..")
+        noClasses().that().resideInAnyPackage("dev.gpuctl.cli..", "dev.gpuctl.workflow..", "dev.gpuctl.engine..", "dev.gpuctl.step..",
+                "dev.gpuctl.steps..")
             .and().doNotHaveFullyQualifiedName("dev.gpuctl.engine.HostRun")
             .should().dependOnClassesThat().belongToAnyOf(java.util.concurrent.Executors.class, java.util.concurrent.ExecutorService.class)
             .because("bootstrap, dry-run, verify and every day-2 command run on the one engine: its pool is HostRun's")

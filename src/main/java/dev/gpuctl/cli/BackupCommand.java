@@ -4,7 +4,7 @@ import dev.gpuctl.engine.Backups;
 import dev.gpuctl.engine.NewPrivateFile;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.StateDir;
-import dev.gpuctl.hostconf.BackupArchive;
+import dev.gpuctl.backup.BackupArchive;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.SshOptions;

@@ -1,6 +1,6 @@
 package dev.gpuctl.cli;
 
-import dev.gpuctl.hostconf.Terminal;
+import dev.gpuctl.text.Terminal;
 import dev.gpuctl.engine.StateDir;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.RemoteException;

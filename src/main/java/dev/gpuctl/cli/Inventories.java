@@ -1,6 +1,6 @@
 package dev.gpuctl.cli;
 
-import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.kube.Kube;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryException;
 import dev.gpuctl.inventory.InventoryLoader;

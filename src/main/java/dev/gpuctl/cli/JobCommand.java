@@ -3,7 +3,7 @@ package dev.gpuctl.cli;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryException;
 import dev.gpuctl.remote.SshOptions;
-import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.kube.Kube;
 import dev.gpuctl.workflow.JobWorkflows;
 import dev.gpuctl.workload.JobList;
 import dev.gpuctl.workload.JobManifest;

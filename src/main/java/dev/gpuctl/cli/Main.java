@@ -1,7 +1,7 @@
 package dev.gpuctl.cli;
 
 import dev.gpuctl.engine.StateDir;
-import dev.gpuctl.hostconf.Terminal;
+import dev.gpuctl.text.Terminal;
 import dev.gpuctl.remote.Remotes;
 import java.io.PrintWriter;
 import java.util.ArrayList;

@@ -12,7 +12,7 @@ import dev.gpuctl.engine.PlanFilter;
 import dev.gpuctl.engine.PlanSummary;
 import dev.gpuctl.engine.PlanText;
 import dev.gpuctl.engine.ShellHelpers;
-import dev.gpuctl.hostconf.Secrets;
+import dev.gpuctl.text.Secrets;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryPlaces;
 import java.io.PrintWriter;

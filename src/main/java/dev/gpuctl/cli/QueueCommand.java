@@ -1,7 +1,7 @@
 package dev.gpuctl.cli;
 
-import dev.gpuctl.hostconf.QueueReport;
-import dev.gpuctl.hostconf.Terminal;
+import dev.gpuctl.kube.QueueReport;
+import dev.gpuctl.text.Terminal;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.workflow.KueueWorkflows;
 import java.io.IOException;

@@ -2,7 +2,7 @@ package dev.gpuctl.cli;
 
 import dev.gpuctl.engine.EtcdMembers;
 import dev.gpuctl.workflow.NodeWorkflows;
-import dev.gpuctl.hostconf.HostJournal;
+import dev.gpuctl.hostfiles.HostJournal;
 import dev.gpuctl.inventory.Inventory;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -5,7 +5,7 @@ import dev.gpuctl.workflow.RepairWorkflow;
 import dev.gpuctl.workflow.Workflows;
 import dev.gpuctl.engine.Repairs;
 import dev.gpuctl.engine.Runner;
-import dev.gpuctl.hostconf.RepairPlan;
+import dev.gpuctl.gpu.RepairPlan;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.RemoteException;

@@ -2,7 +2,7 @@ package dev.gpuctl.cli;
 
 import dev.gpuctl.workflow.BackupWorkflow;
 import dev.gpuctl.engine.Runner;
-import dev.gpuctl.hostconf.EtcdRestore;
+import dev.gpuctl.backup.EtcdRestore;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.SshOptions;

@@ -3,7 +3,7 @@ package dev.gpuctl.cli;
 import dev.gpuctl.workflow.VerifyWorkflow;
 import dev.gpuctl.workflow.Workflows;
 import dev.gpuctl.workflow.Workflow;
-import dev.gpuctl.hostconf.Terminal;
+import dev.gpuctl.text.Terminal;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.StepFailure;
 import dev.gpuctl.engine.VerifyReport;

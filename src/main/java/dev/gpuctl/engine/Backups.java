@@ -1,11 +1,11 @@
 package dev.gpuctl.engine;
 
-import dev.gpuctl.hostconf.BackupArchive;
-import dev.gpuctl.hostconf.HostConfException;
-import dev.gpuctl.hostconf.Kubeadm;
+import dev.gpuctl.backup.BackupArchive;
+import dev.gpuctl.text.HostConfException;
+import dev.gpuctl.kube.Kubeadm;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.steps.BackupStep;
-import dev.gpuctl.steps.Phase;
+import dev.gpuctl.step.Phase;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,7 +1,7 @@
 package dev.gpuctl.engine;
 
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.steps.Facts;
+import dev.gpuctl.step.Facts;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,6 +1,6 @@
 package dev.gpuctl.engine;
 
-import dev.gpuctl.hostconf.EtcdCluster;
+import dev.gpuctl.kube.EtcdCluster;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.ExecResult;

@@ -1,6 +1,6 @@
 package dev.gpuctl.engine;
 
-import dev.gpuctl.steps.Sh;
+import dev.gpuctl.step.Sh;
 import java.util.Optional;
 
 /**

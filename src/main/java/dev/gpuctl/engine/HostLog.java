@@ -1,9 +1,9 @@
 package dev.gpuctl.engine;
 
-import dev.gpuctl.hostconf.Secrets;
-import dev.gpuctl.hostconf.Terminal;
+import dev.gpuctl.text.Secrets;
+import dev.gpuctl.text.Terminal;
 import dev.gpuctl.remote.ExecResult;
-import dev.gpuctl.steps.Facts;
+import dev.gpuctl.step.Facts;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;

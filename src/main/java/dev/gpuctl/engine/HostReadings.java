@@ -1,8 +1,8 @@
 package dev.gpuctl.engine;
 
 import dev.gpuctl.remote.ExecResult;
-import dev.gpuctl.steps.Facts;
-import dev.gpuctl.steps.Probe;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.Probe;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;

@@ -4,7 +4,7 @@ import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
-import dev.gpuctl.steps.Facts;
+import dev.gpuctl.step.Facts;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -2,9 +2,9 @@ package dev.gpuctl.engine;
 
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.RemoteException;
-import dev.gpuctl.steps.HostContext;
-import dev.gpuctl.steps.Phase;
-import dev.gpuctl.steps.Step;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Phase;
+import dev.gpuctl.step.Step;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.HashMap;

@@ -1,6 +1,6 @@
 package dev.gpuctl.engine;
 
-import dev.gpuctl.hostconf.Kubeadm;
+import dev.gpuctl.kube.Kubeadm;
 import dev.gpuctl.inventory.Inventory;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,10 +1,10 @@
 package dev.gpuctl.engine;
 
-import dev.gpuctl.hostconf.Kubeconfig;
-import dev.gpuctl.hostconf.KubeadmConfig;
+import dev.gpuctl.kube.Kubeconfig;
+import dev.gpuctl.kube.KubeadmConfig;
 import dev.gpuctl.inventory.ControlPlaneEndpoint;
 import dev.gpuctl.inventory.Node;
-import dev.gpuctl.steps.HostContext;
+import dev.gpuctl.step.HostContext;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

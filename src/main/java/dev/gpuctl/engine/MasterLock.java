@@ -2,7 +2,7 @@ package dev.gpuctl.engine;
 
 import dev.gpuctl.remote.Held;
 import dev.gpuctl.remote.Remote;
-import dev.gpuctl.steps.Sh;
+import dev.gpuctl.step.Sh;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;

@@ -1,11 +1,11 @@
 package dev.gpuctl.engine;
 
-import dev.gpuctl.hostconf.HostJournal;
-import dev.gpuctl.hostconf.Kubeconfig;
+import dev.gpuctl.hostfiles.HostJournal;
+import dev.gpuctl.kube.Kubeconfig;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
-import dev.gpuctl.steps.Facts;
-import dev.gpuctl.steps.Op;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.Op;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

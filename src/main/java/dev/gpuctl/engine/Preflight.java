@@ -1,10 +1,10 @@
 package dev.gpuctl.engine;
 
-import dev.gpuctl.hostconf.ClusterIdentity;
-import dev.gpuctl.hostconf.DockerInfo;
-import dev.gpuctl.hostconf.NetworkRange;
-import dev.gpuctl.hostconf.HostConfException;
-import dev.gpuctl.hostconf.LoadBalancer;
+import dev.gpuctl.kube.ClusterIdentity;
+import dev.gpuctl.hostfiles.DockerInfo;
+import dev.gpuctl.hostfiles.NetworkRange;
+import dev.gpuctl.text.HostConfException;
+import dev.gpuctl.kube.LoadBalancer;
 import dev.gpuctl.inventory.ControlPlaneEndpoint;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryPlaces;
@@ -12,8 +12,8 @@ import dev.gpuctl.inventory.Node;
 import dev.gpuctl.net.Cidr;
 import dev.gpuctl.net.CidrCheck;
 import dev.gpuctl.steps.ClusterIdentityStep;
-import dev.gpuctl.steps.Facts;
-import dev.gpuctl.steps.HostContext;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
 import dev.gpuctl.steps.PreflightStep;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

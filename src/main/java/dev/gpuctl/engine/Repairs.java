@@ -2,17 +2,18 @@ package dev.gpuctl.engine;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import dev.gpuctl.hostconf.ClusterView;
-import dev.gpuctl.hostconf.DevChar;
-import dev.gpuctl.hostconf.GpuHealth;
-import dev.gpuctl.hostconf.RepairPlan;
-import dev.gpuctl.hostconf.Xids;
+import dev.gpuctl.kube.ClusterView;
+import dev.gpuctl.gpu.DevChar;
+import dev.gpuctl.gpu.GpuHealth;
+import dev.gpuctl.gpu.GpuMemory;
+import dev.gpuctl.gpu.RepairPlan;
+import dev.gpuctl.gpu.Xids;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.ExecResult;
-import dev.gpuctl.steps.Facts;
+import dev.gpuctl.step.Facts;
 import dev.gpuctl.steps.NodePhases;
-import dev.gpuctl.steps.Phase;
+import dev.gpuctl.step.Phase;
 import dev.gpuctl.steps.RebootRemedy;
 import dev.gpuctl.steps.Repair;
 import dev.gpuctl.steps.RepairProof;
@@ -118,7 +119,7 @@ public final class Repairs {
             .map(r -> DevChar.lostOn(DevChar.parsePods(r.stdout()), n)).orElse(List.of());
         RepairPlan.Facts facts = new RepairPlan.Facts(n, GpuHealth.parseRecord(record), present, smiProblem, driverProblem,
             holders.ok() ? RepairPlan.parseHolders(holders.stdout()) : Map.of(), xids.ok() ? Xids.parse(xids.stdout()) : List.of(),
-            answers.apply(Repair.memoryKey(n)).map(r -> GpuHealth.memoryProblems(r.stdout())).orElse(List.of()),
+            answers.apply(Repair.memoryKey(n)).map(r -> GpuMemory.memoryProblems(r.stdout())).orElse(List.of()),
             new RepairPlan.PluginView(allocatable, pluginPod, state.map(ClusterView.NodeState::unschedulable).orElse(false)), replicas, persistenced,
             lostPods, devCharProblem(answers.apply(Repair.devCharKey(n)), answers.apply(Repair.devCharRuleKey(n))));
         String bootId = answers.apply(Repair.bootIdKey(n)).map(r -> r.stdout().strip()).orElse("");

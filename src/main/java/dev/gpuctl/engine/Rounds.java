@@ -1,7 +1,7 @@
 package dev.gpuctl.engine;
 
-import dev.gpuctl.steps.Facts;
-import dev.gpuctl.steps.Phase;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.Phase;
 import java.util.List;
 import java.util.Optional;
 

@@ -1,6 +1,6 @@
 package dev.gpuctl.engine;
 
-import dev.gpuctl.hostconf.HostJournal;
+import dev.gpuctl.hostfiles.HostJournal;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;

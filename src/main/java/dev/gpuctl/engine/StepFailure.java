@@ -1,7 +1,7 @@
 package dev.gpuctl.engine;
 
 import dev.gpuctl.remote.RemoteException;
-import dev.gpuctl.steps.FailureKind;
+import dev.gpuctl.step.FailureKind;
 
 /**
  * A step failed on a host: everything a person needs to act on it. Secrets are already masked.

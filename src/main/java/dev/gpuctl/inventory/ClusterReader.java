@@ -1,6 +1,6 @@
 package dev.gpuctl.inventory;
 
-import dev.gpuctl.hostconf.Secrets;
+import dev.gpuctl.text.Secrets;
 import dev.gpuctl.net.Cidr;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,6 +1,6 @@
 package dev.gpuctl.inventory;
 
-import dev.gpuctl.hostconf.Mig;
+import dev.gpuctl.gpu.Mig;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;

@@ -1,6 +1,6 @@
 package dev.gpuctl.inventory;
 
-import dev.gpuctl.hostconf.Mig;
+import dev.gpuctl.gpu.Mig;
 
 import java.util.ArrayList;
 import java.util.List;

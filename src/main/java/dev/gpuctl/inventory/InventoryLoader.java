@@ -48,7 +48,7 @@ import org.yaml.snakeyaml.nodes.ScalarNode;
  * <li>{@code cniManifest}, {@code devicePlugin.manifest}: an http(s) URL, or else a local file that
  *     must exist, relative to the inventory's directory, and hold Kubernetes objects only (every document with
  *     apiVersion and kind; no kubeconfig, private key or cloud credentials: see
- *     {@link dev.gpuctl.hostconf.Manifests#objects}). Defaults: the pinned upstream manifests
+ *     {@link dev.gpuctl.kube.ManifestObjects#objects}). Defaults: the pinned upstream manifests
  *     ({@link ManifestReader#defaultCniManifest}, {@link ManifestReader#defaultDevicePluginManifest}).
  *     {@code devicePlugin.version}: a release tag such as v0.20.0 (the default).</li>
  * </ul>

@@ -1,6 +1,6 @@
 package dev.gpuctl.inventory;
 
-import dev.gpuctl.hostconf.Secrets;
+import dev.gpuctl.text.Secrets;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.Optional;

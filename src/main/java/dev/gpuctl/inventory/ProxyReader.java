@@ -1,6 +1,6 @@
 package dev.gpuctl.inventory;
 
-import dev.gpuctl.hostconf.Secrets;
+import dev.gpuctl.text.Secrets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

@@ -1,8 +1,9 @@
 package dev.gpuctl.inventory;
 
-import dev.gpuctl.hostconf.HostConfException;
-import dev.gpuctl.hostconf.Manifests;
-import dev.gpuctl.hostconf.Secrets;
+import dev.gpuctl.text.HostConfException;
+import dev.gpuctl.kube.ManifestObjects;
+import dev.gpuctl.kube.Manifests;
+import dev.gpuctl.text.Secrets;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -138,8 +139,8 @@ final class ReadContext {
 
     /**
      * Why a local manifest cannot be used, naming the file: over 16 MiB, unreadable, not UTF-8, not YAML
-     * ({@link Manifests#text}), or not Kubernetes objects: a kubeconfig, a document without apiVersion or kind, a private
-     * key or cloud credentials ({@link Manifests#objects}, naming the file's line); empty when it can.
+     * ({@link ManifestObjects#text}), or not Kubernetes objects: a kubeconfig, a document without apiVersion or kind, a private
+     * key or cloud credentials ({@link ManifestObjects#objects}, naming the file's line); empty when it can.
      */
     static Optional<String> unusableManifest(Path file) {
         try {
@@ -147,7 +148,7 @@ final class ReadContext {
             if (size > Manifests.MAX_BYTES) {
                 return Optional.of("manifest " + file + " is " + size + " bytes (gpuctl reads at most 16 MiB)");
             }
-            Manifests.objects(Manifests.text(Files.readAllBytes(file), "manifest " + file), "manifest " + file);
+            ManifestObjects.objects(ManifestObjects.text(Files.readAllBytes(file), "manifest " + file), "manifest " + file);
             return Optional.empty();
         } catch (HostConfException e) {
             return Optional.of(e.getMessage());

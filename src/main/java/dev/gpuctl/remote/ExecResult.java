@@ -1,6 +1,6 @@
 package dev.gpuctl.remote;
 
-import dev.gpuctl.hostconf.Terminal;
+import dev.gpuctl.text.Terminal;
 import java.util.Arrays;
 
 /**

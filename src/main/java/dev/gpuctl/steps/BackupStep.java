@@ -1,6 +1,13 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.BackupArchive;
+import dev.gpuctl.backup.BackupArchive;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Phase;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Sh;
+import dev.gpuctl.step.Step;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;

@@ -1,11 +1,16 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.Certificates;
-import dev.gpuctl.hostconf.Certificates.Cert;
-import dev.gpuctl.hostconf.Certificates.Kind;
-import dev.gpuctl.hostconf.Certificates.Standing;
-import dev.gpuctl.hostconf.HostConfException;
-import dev.gpuctl.hostconf.Kubeconfig;
+import dev.gpuctl.kube.Certificates.Cert;
+import dev.gpuctl.kube.Certificates.Kind;
+import dev.gpuctl.kube.Certificates.Standing;
+import dev.gpuctl.kube.Certificates;
+import dev.gpuctl.text.HostConfException;
+import dev.gpuctl.kube.Kubeconfig;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;

@@ -1,9 +1,14 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.Kubeadm;
-import dev.gpuctl.hostconf.ClusterIdentity;
-import dev.gpuctl.hostconf.HostConfException;
+import dev.gpuctl.kube.ClusterIdentity;
+import dev.gpuctl.text.HostConfException;
+import dev.gpuctl.kube.Kubeadm;
 import dev.gpuctl.inventory.Node;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

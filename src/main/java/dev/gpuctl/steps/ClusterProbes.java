@@ -1,8 +1,10 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.ClusterView;
-import dev.gpuctl.hostconf.KubeFields;
+import dev.gpuctl.kube.ClusterView;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.kube.KubeFields;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.Probe;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

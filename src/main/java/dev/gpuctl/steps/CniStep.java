@@ -1,9 +1,13 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.Manifests;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.kube.Manifests;
 import dev.gpuctl.inventory.Cni;
 import dev.gpuctl.inventory.ManifestRef;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

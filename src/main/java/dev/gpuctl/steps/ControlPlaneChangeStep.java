@@ -1,11 +1,16 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.EndpointMigration;
-import dev.gpuctl.hostconf.HostConfException;
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.KubeadmConfig;
+import dev.gpuctl.kube.EndpointMigration;
+import dev.gpuctl.text.HostConfException;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.kube.KubeadmConfig;
 import dev.gpuctl.inventory.ControlPlaneEndpoint;
 import dev.gpuctl.inventory.Node;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

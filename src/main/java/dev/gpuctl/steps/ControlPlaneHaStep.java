@@ -1,8 +1,13 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.EtcdCluster;
+import dev.gpuctl.kube.EtcdCluster;
 import dev.gpuctl.inventory.ControlPlaneEndpoint;
 import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,7 +1,11 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.KubeVersion;
+import dev.gpuctl.kube.KubeVersion;
 import dev.gpuctl.inventory.Node;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.util.List;
 
 import static dev.gpuctl.steps.UpgradeSteps.*;

@@ -1,12 +1,18 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.Kubeadm;
-import dev.gpuctl.hostconf.HostConfException;
+import dev.gpuctl.text.HostConfException;
+import dev.gpuctl.kube.Kubeadm;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Sh;
+import dev.gpuctl.step.Step;
 
-import dev.gpuctl.hostconf.HostJournal;
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.KubeadmConfig;
-import dev.gpuctl.hostconf.Kubeconfig;
+import dev.gpuctl.hostfiles.HostJournal;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.kube.KubeadmConfig;
+import dev.gpuctl.kube.Kubeconfig;
 import dev.gpuctl.inventory.ControlPlaneEndpoint;
 import dev.gpuctl.inventory.Node;
 import java.io.IOException;

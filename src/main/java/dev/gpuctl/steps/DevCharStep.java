@@ -1,6 +1,10 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.DevChar;
+import dev.gpuctl.gpu.DevChar;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.util.List;
 
 /**

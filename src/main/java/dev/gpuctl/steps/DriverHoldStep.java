@@ -1,6 +1,12 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.DriverPackages;
+import dev.gpuctl.hostfiles.DriverPackages;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Sh;
+import dev.gpuctl.step.Step;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

@@ -1,9 +1,14 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.EndpointMigration;
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.KubeadmConfig;
+import dev.gpuctl.kube.EndpointMigration;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.kube.KubeadmConfig;
 import dev.gpuctl.inventory.Node;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -171,7 +176,7 @@ public final class EndpointStep implements Step {
             if (!r.ok()) return Optional.of("could not ask: exit " + r.exit() + Probe.stderrHint(r));
             try {
                 return EndpointMigration.kubeProxyNotBack(r.stdout());
-            } catch (dev.gpuctl.hostconf.HostConfException e) {
+            } catch (dev.gpuctl.text.HostConfException e) {
                 return Optional.of("unexpected answer: " + e.getMessage());
             }
         }).waitingUpTo(KUBE_PROXY_WAIT);

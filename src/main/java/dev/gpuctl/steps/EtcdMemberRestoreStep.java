@@ -1,8 +1,13 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.BackupArchive;
-import dev.gpuctl.hostconf.EtcdRestore;
-import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.backup.BackupArchive;
+import dev.gpuctl.backup.EtcdRestore;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Sh;
+import dev.gpuctl.step.Step;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,7 +1,13 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.GpuHealth;
-import dev.gpuctl.hostconf.Xids;
+import dev.gpuctl.gpu.GpuHealth;
+import dev.gpuctl.gpu.GpuMemory;
+import dev.gpuctl.gpu.Xids;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -12,7 +18,7 @@ import java.util.Optional;
  * library (no "Driver/library version mismatch"), every GPU recorded at bootstrap still listed by
  * {@code nvidia-smi} (checked on the master against the node's annotation: {@link GpuRecordStep}), no uncorrectable ECC error / pending row remapping or page retirement / failed remapping,
  * no hardware or driver Xid in the kernel log since boot (an application-caused Xid, the job's own fault, is a
- * warning naming its process: {@link dev.gpuctl.hostconf.Xids}), and persistence mode where the inventory asks. Each failure says its
+ * warning naming its process: {@link dev.gpuctl.gpu.Xids}), and persistence mode where the inventory asks. Each failure says its
  * cause and its fix (reboot, reload the module, drain and RMA). It changes nothing. The default runtime (step runtime), the device plugin pod and
  * allocatable nvidia.com/gpu (step gpu) are checked by their own steps.
  */
@@ -91,7 +97,7 @@ public final class GpuHealthStep implements Step {
                 .orElse(Optional.of("nvidia-smi on " + ctx.node().name() + " was not asked (see its preflight)"))));
         probes.add(Probe.of("no uncorrectable ECC error, pending row remapping or page retirement (nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER)",
             MEMORY, r -> {
-                List<String> p = GpuHealth.memoryProblems(r.stdout());
+                List<String> p = GpuMemory.memoryProblems(r.stdout());
                 return p.isEmpty() ? Optional.empty() : Optional.of(String.join("\n", p));
             }));
         probes.add(Probe.of(XID_WHAT, XID, r -> Optional.empty())

@@ -1,6 +1,11 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.NodeDrain;
+import dev.gpuctl.gpu.NodeDrain;
+import dev.gpuctl.step.FailureKind;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;

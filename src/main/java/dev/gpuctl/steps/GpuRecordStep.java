@@ -1,9 +1,14 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.ClusterView;
-import dev.gpuctl.hostconf.GpuHealth;
-import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.kube.ClusterView;
+import dev.gpuctl.gpu.GpuHealth;
+import dev.gpuctl.kube.Kube;
 import dev.gpuctl.inventory.Node;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

@@ -1,14 +1,19 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.ClusterView;
-import dev.gpuctl.hostconf.DevicePluginSharing;
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.Mig;
-import dev.gpuctl.hostconf.NvidiaMig;
-import dev.gpuctl.hostconf.PluginStatus;
+import dev.gpuctl.kube.ClusterView;
+import dev.gpuctl.gpu.DevicePluginSharing;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.gpu.Mig;
+import dev.gpuctl.gpu.NvidiaMig;
+import dev.gpuctl.gpu.PluginStatus;
 import dev.gpuctl.inventory.GpuSharing;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Sh;
+import dev.gpuctl.step.Step;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -37,14 +42,14 @@ public final class GpuStep implements Step {
 
     /**
      * Labels gpuctl puts on a node: the inventory's, plus nvidia.com/gpu.present=true on GPU nodes and, when the node names
-     * its GPU model, {@link dev.gpuctl.hostconf.KueueObjects#MODEL_LABEL} (its teams' ResourceFlavor selects it); when any node shares
+     * its GPU model, {@link dev.gpuctl.kube.KueueObjects#MODEL_LABEL} (its teams' ResourceFlavor selects it); when any node shares
      * its GPUs, every GPU node's device plugin config ({@link DevicePluginSharing#CONFIG_LABEL}) and, on MPS nodes,
      * {@link DevicePluginSharing#MPS_LABEL}.
      */
     static Map<String, String> labels(Inventory inv, Node n) {
         Map<String, String> l = new LinkedHashMap<>();
         if (n.gpu()) l.put(PRESENT_LABEL, "true");
-        if (n.gpu() && !n.gpuModel().isEmpty()) l.put(dev.gpuctl.hostconf.KueueObjects.MODEL_LABEL, n.gpuModel());
+        if (n.gpu() && !n.gpuModel().isEmpty()) l.put(dev.gpuctl.kube.KueueObjects.MODEL_LABEL, n.gpuModel());
         if (n.gpu() && inv.sharesGpus()) {
             GpuSharing s = inv.sharing(n);
             l.put(DevicePluginSharing.CONFIG_LABEL, s.configName());

@@ -1,6 +1,10 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.GpuQuestions;
+import dev.gpuctl.gpu.GpuQuestions;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,6 +1,8 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.Secrets;
+import dev.gpuctl.text.Secrets;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Sh;
 import java.net.URI;
 import java.util.Optional;
 

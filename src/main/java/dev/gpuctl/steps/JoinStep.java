@@ -1,13 +1,19 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.Kubeadm;
-import dev.gpuctl.hostconf.KubeadmConfig;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.kube.Kubeadm;
+import dev.gpuctl.kube.KubeadmConfig;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Sh;
+import dev.gpuctl.step.Step;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Step 8, workers join. One short-lived token per run is created on the master (kubeadm prints it; it never

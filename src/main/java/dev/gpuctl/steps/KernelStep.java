@@ -1,5 +1,9 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.util.List;
 import java.util.Optional;
 

@@ -1,6 +1,11 @@
 package dev.gpuctl.steps;
 
 import dev.gpuctl.inventory.PackageSource;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Sh;
+import dev.gpuctl.step.Step;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

@@ -1,8 +1,13 @@
 package dev.gpuctl.steps;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.gpuctl.hostconf.Json;
+import dev.gpuctl.text.Json;
 import dev.gpuctl.inventory.Node;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Sh;
+import dev.gpuctl.step.Step;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;

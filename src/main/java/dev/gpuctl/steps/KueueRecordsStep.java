@@ -1,12 +1,16 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.KubeFields;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.kube.KubeFields;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.util.List;
 
 /**
  * {@code gpuctl queue} and {@code gpuctl usage}, on the master: the cluster's Kueue records, asked read-only and kept by
- * key for the report ({@link dev.gpuctl.hostconf.QueueReport}, {@link dev.gpuctl.hostconf.UsageReport}): the
+ * key for the report ({@link dev.gpuctl.kube.QueueReport}, {@link dev.gpuctl.kube.UsageReport}): the
  * ClusterQueues, Kueue's Workloads (their conditions and admission) and the Jobs (their queue and person labels, start
  * and completion). Each asks only the fields its report reads ({@link KubeFields}). Nothing is judged or changed here.
  */

@@ -1,8 +1,13 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.EtcdCluster;
-import dev.gpuctl.hostconf.KubeadmConfig;
+import dev.gpuctl.kube.EtcdCluster;
+import dev.gpuctl.kube.KubeadmConfig;
 import dev.gpuctl.inventory.Node;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -1,8 +1,11 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.Manifests;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.kube.ManifestObjects;
 import dev.gpuctl.inventory.ManifestRef;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Sh;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -56,7 +59,7 @@ final class Manifest {
         ops.add(Op.Run.of("gpuctl's directory", "install -d -m 0700 " + Kube.DIR).unless("test -d " + Kube.DIR));
         if (ref.isFile()) {
             String content = patch.apply(readLocal(ref));
-            List<String> objects = Manifests.objects(content, "manifest " + ref.file()).stream().map(Manifests.KubeObject::label).toList();
+            List<String> objects = ManifestObjects.objects(content, "manifest " + ref.file()).stream().map(ManifestObjects.KubeObject::label).toList();
             ops.add(Op.WriteFile.manifest(what + " (from " + ref.file().getFileName() + (rule.isEmpty() ? "" : ", " + rule) + ")",
                 path, content, "0600", objects));
         } else {

@@ -1,7 +1,11 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.kube.Kube;
 import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Sh;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

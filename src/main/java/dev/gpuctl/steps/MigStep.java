@@ -1,8 +1,13 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.NvidiaMig;
-import dev.gpuctl.hostconf.Mig;
+import dev.gpuctl.gpu.Mig;
+import dev.gpuctl.gpu.NvidiaMig;
 import dev.gpuctl.inventory.Node;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

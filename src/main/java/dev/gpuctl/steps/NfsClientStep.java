@@ -1,8 +1,13 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.KubeadmConfig;
+import dev.gpuctl.kube.KubeadmConfig;
 import dev.gpuctl.inventory.Nfs;
 import dev.gpuctl.inventory.NfsExport;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Sh;
+import dev.gpuctl.step.Step;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

@@ -1,8 +1,13 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.KubeVersion;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.kube.KubeVersion;
 import dev.gpuctl.inventory.Node;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Sh;
+import dev.gpuctl.step.Step;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;

@@ -1,5 +1,8 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Phase;
+import dev.gpuctl.step.Step;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,9 +1,14 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.ProxyConfig;
+import dev.gpuctl.hostfiles.ProxyConfig;
 import dev.gpuctl.inventory.ContainerRuntime;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.inventory.Proxy;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Sh;
+import dev.gpuctl.step.Step;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

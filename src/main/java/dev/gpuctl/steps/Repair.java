@@ -1,7 +1,13 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.ClusterView;
-import dev.gpuctl.hostconf.RepairPlan;
+import dev.gpuctl.kube.ClusterView;
+import dev.gpuctl.gpu.RepairPlan;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Phase;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,7 +61,7 @@ public final class Repair {
     public static final String DCGMI = "command -v dcgmi 2>/dev/null; true";
 
     /** NVIDIA's udev rule file as it is on the host ("" when missing). */
-    public static final String DEV_CHAR_RULE = "cat " + dev.gpuctl.hostconf.DevChar.RULE_FILE + " 2>/dev/null; true";
+    public static final String DEV_CHAR_RULE = "cat " + dev.gpuctl.gpu.DevChar.RULE_FILE + " 2>/dev/null; true";
 
     /** The GPUs, one "INDEX, UUID, BUS" line each. */
     public static final String GPUS = "nvidia-smi --query-gpu=index,uuid,pci.bus_id --format=csv,noheader 2>&1";
@@ -99,7 +105,7 @@ public final class Repair {
                 probes.add(Probe.keeping("the NVML library's driver version", GpuHealthStep.DRIVER, driverKey(n)));
                 probes.add(Probe.keeping("the GPUs' ECC errors and row remapping", GpuHealthStep.MEMORY, memoryKey(n)));
                 probes.add(Probe.keeping("nvidia-persistenced's unit", PERSISTENCED, persistencedKey(n)));
-                probes.add(Probe.keeping("the NVIDIA device nodes and their /dev/char links", dev.gpuctl.hostconf.DevChar.LISTING, devCharKey(n)));
+                probes.add(Probe.keeping("the NVIDIA device nodes and their /dev/char links", dev.gpuctl.gpu.DevChar.LISTING, devCharKey(n)));
                 probes.add(Probe.keeping("NVIDIA's udev rule for the /dev/char links", DEV_CHAR_RULE, devCharRuleKey(n)));
                 probes.add(Probe.keeping("DCGM's dcgmi (its quick test proves the repair)", DCGMI, dcgmiKey(n)));
             }

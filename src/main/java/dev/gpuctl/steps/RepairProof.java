@@ -1,9 +1,16 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.DcgmDiag;
-import dev.gpuctl.hostconf.GpuHealth;
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.Xids;
+import dev.gpuctl.gpu.DcgmDiag;
+import dev.gpuctl.gpu.GpuHealth;
+import dev.gpuctl.gpu.GpuMemory;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.gpu.Xids;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Phase;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Sh;
+import dev.gpuctl.step.Step;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -105,7 +112,7 @@ public final class RepairProof {
             probes.add(Probe.of("every GPU recorded at bootstrap listed by nvidia-smi (by UUID)", Repair.GPUS,
                 r -> GpuHealth.missingFromRecord(record, r.ok() ? recordForm(r.stdout()) : "", r.ok() ? "" : r.stdout())));
             probes.add(Probe.of("no uncorrectable ECC error, pending or failed row remapping", GpuHealthStep.MEMORY, r -> {
-                List<String> p = GpuHealth.memoryProblems(r.stdout());
+                List<String> p = GpuMemory.memoryProblems(r.stdout());
                 return p.isEmpty() ? Optional.empty() : Optional.of(String.join("\n", p));
             }));
             probes.add(Probe.of("no hardware Xid since the repair began", xidsSince(since),

@@ -1,9 +1,15 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.DevChar;
-import dev.gpuctl.hostconf.GpuHealth;
-import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.gpu.DevChar;
+import dev.gpuctl.gpu.GpuHealth;
+import dev.gpuctl.kube.Kube;
 import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Phase;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Sh;
+import dev.gpuctl.step.Step;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;

@@ -1,6 +1,10 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.Kube;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

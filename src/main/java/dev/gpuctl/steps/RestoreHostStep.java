@@ -1,7 +1,12 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.HostJournal;
-import dev.gpuctl.hostconf.HostRestore;
+import dev.gpuctl.hostfiles.HostJournal;
+import dev.gpuctl.hostfiles.HostRestore;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

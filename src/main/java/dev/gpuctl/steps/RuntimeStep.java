@@ -1,10 +1,15 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.ContainerdConfig;
-import dev.gpuctl.hostconf.DaemonJson;
-import dev.gpuctl.hostconf.DockerInfo;
+import dev.gpuctl.hostfiles.ContainerdConfig;
+import dev.gpuctl.hostfiles.DaemonJson;
+import dev.gpuctl.hostfiles.DockerInfo;
 import dev.gpuctl.inventory.ContainerRuntime;
 import dev.gpuctl.inventory.PackageSource;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Sh;
+import dev.gpuctl.step.Step;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

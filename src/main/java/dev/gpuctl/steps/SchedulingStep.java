@@ -1,8 +1,12 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.ClusterView;
-import dev.gpuctl.hostconf.NodeDrain;
+import dev.gpuctl.kube.ClusterView;
+import dev.gpuctl.gpu.NodeDrain;
 import dev.gpuctl.inventory.Node;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.util.List;
 import java.util.Optional;
 

@@ -2,6 +2,8 @@ package dev.gpuctl.steps;
 
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
+import dev.gpuctl.step.Phase;
+import dev.gpuctl.step.Step;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

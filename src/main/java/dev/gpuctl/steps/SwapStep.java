@@ -1,8 +1,12 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.HostJournal;
-import dev.gpuctl.hostconf.Fstab;
-import dev.gpuctl.hostconf.ProcSwaps;
+import dev.gpuctl.hostfiles.Fstab;
+import dev.gpuctl.hostfiles.HostJournal;
+import dev.gpuctl.hostfiles.ProcSwaps;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.util.List;
 import java.util.Optional;
 

@@ -1,7 +1,7 @@
 package dev.gpuctl.steps;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.gpuctl.hostconf.KueueObjects;
+import dev.gpuctl.kube.KueueObjects;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Team;
 import java.util.List;

@@ -1,11 +1,16 @@
 package dev.gpuctl.steps;
 
-import dev.gpuctl.hostconf.ApiServerImage;
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.KubeVersion;
-import dev.gpuctl.hostconf.NvidiaSmi;
+import dev.gpuctl.kube.ApiServerImage;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.kube.KubeVersion;
+import dev.gpuctl.gpu.NvidiaSmi;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -1,5 +1,7 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Sh;
 import java.util.List;
 
 /**

@@ -4,11 +4,11 @@ import dev.gpuctl.engine.Backups;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
-import dev.gpuctl.hostconf.EtcdRestore;
+import dev.gpuctl.backup.EtcdRestore;
 import dev.gpuctl.steps.BackupStep;
 import dev.gpuctl.steps.EtcdMemberRestoreStep;
-import dev.gpuctl.steps.Facts;
-import dev.gpuctl.steps.Phase;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.Phase;
 import dev.gpuctl.steps.RestoreGuardStep;
 import dev.gpuctl.steps.RestoreStep;
 import dev.gpuctl.steps.RestoreStopStep;
@@ -99,7 +99,7 @@ public final class BackupWorkflow {
     public static Optional<List<EtcdRestore.Member>> members(Inventory inv) {
         List<EtcdRestore.Member> out = new java.util.ArrayList<>();
         for (Node m : inv.masters()) {
-            Optional<String> ip = dev.gpuctl.steps.HostContext.literalNodeIp(m);
+            Optional<String> ip = dev.gpuctl.step.HostContext.literalNodeIp(m);
             if (ip.isEmpty()) return Optional.empty();
             out.add(EtcdRestore.Member.of(m.name(), ip.get()));
         }

@@ -2,13 +2,13 @@ package dev.gpuctl.workflow;
 
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.StepFailure;
-import dev.gpuctl.hostconf.GpuQuestions;
+import dev.gpuctl.gpu.GpuQuestions;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.ExecResult;
-import dev.gpuctl.steps.Facts;
+import dev.gpuctl.step.Facts;
 import dev.gpuctl.steps.GpuSurveyStep;
-import dev.gpuctl.steps.Phase;
+import dev.gpuctl.step.Phase;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -2,13 +2,13 @@ package dev.gpuctl.workflow;
 
 import dev.gpuctl.engine.JoinTokens;
 import dev.gpuctl.engine.Runner;
-import dev.gpuctl.hostconf.Kubeadm;
+import dev.gpuctl.kube.Kubeadm;
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.steps.Facts;
+import dev.gpuctl.step.Facts;
 import dev.gpuctl.steps.JoinStep;
 import dev.gpuctl.steps.JoinTokenStep;
-import dev.gpuctl.steps.Phase;
-import dev.gpuctl.steps.Probe;
+import dev.gpuctl.step.Phase;
+import dev.gpuctl.step.Probe;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;

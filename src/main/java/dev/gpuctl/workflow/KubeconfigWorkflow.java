@@ -3,8 +3,8 @@ package dev.gpuctl.workflow;
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.steps.AdminKubeconfigStep;
-import dev.gpuctl.steps.Facts;
-import dev.gpuctl.steps.Phase;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.Phase;
 import java.util.List;
 import java.util.Optional;
 

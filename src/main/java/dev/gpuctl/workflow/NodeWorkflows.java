@@ -2,8 +2,8 @@ package dev.gpuctl.workflow;
 
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.StateDir;
-import dev.gpuctl.hostconf.HostJournal;
-import dev.gpuctl.hostconf.NodeCleanup;
+import dev.gpuctl.hostfiles.HostJournal;
+import dev.gpuctl.hostfiles.NodeCleanup;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.steps.NodePhases;

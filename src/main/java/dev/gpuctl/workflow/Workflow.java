@@ -2,8 +2,8 @@ package dev.gpuctl.workflow;
 
 import dev.gpuctl.engine.Rounds;
 import dev.gpuctl.engine.Runner;
-import dev.gpuctl.steps.Facts;
-import dev.gpuctl.steps.Phase;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.Phase;
 import java.util.List;
 import java.util.Optional;
 

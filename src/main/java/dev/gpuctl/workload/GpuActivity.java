@@ -1,10 +1,10 @@
 package dev.gpuctl.workload;
 
-import dev.gpuctl.hostconf.Json;
+import dev.gpuctl.text.Json;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.gpuctl.hostconf.DeviceCheckpoint;
-import dev.gpuctl.hostconf.GpuSamples;
+import dev.gpuctl.hostfiles.DeviceCheckpoint;
+import dev.gpuctl.gpu.GpuSamples;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;

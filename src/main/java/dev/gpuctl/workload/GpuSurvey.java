@@ -1,11 +1,11 @@
 package dev.gpuctl.workload;
 
-import dev.gpuctl.hostconf.DeviceCheckpoint;
-import dev.gpuctl.hostconf.GpuSamples;
-import dev.gpuctl.hostconf.GpuQuestions;
-import dev.gpuctl.hostconf.HostConfException;
-import dev.gpuctl.hostconf.KubeFields;
-import dev.gpuctl.hostconf.NvidiaSmi;
+import dev.gpuctl.hostfiles.DeviceCheckpoint;
+import dev.gpuctl.gpu.GpuSamples;
+import dev.gpuctl.gpu.GpuQuestions;
+import dev.gpuctl.text.HostConfException;
+import dev.gpuctl.kube.KubeFields;
+import dev.gpuctl.gpu.NvidiaSmi;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.ExecResult;

@@ -1,10 +1,10 @@
 package dev.gpuctl.workload;
 
-import dev.gpuctl.hostconf.Json;
+import dev.gpuctl.text.Json;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.gpuctl.hostconf.GpuRequests;
-import dev.gpuctl.hostconf.NvidiaSmi;
+import dev.gpuctl.gpu.GpuRequests;
+import dev.gpuctl.gpu.NvidiaSmi;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;

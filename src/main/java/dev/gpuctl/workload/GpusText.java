@@ -1,6 +1,6 @@
 package dev.gpuctl.workload;
 
-import dev.gpuctl.hostconf.GpuRequests;
+import dev.gpuctl.gpu.GpuRequests;
 import dev.gpuctl.workload.GpuUsage.NodeGpus;
 import dev.gpuctl.workload.GpuUsage.PodGpus;
 import java.time.Duration;

@@ -1,10 +1,10 @@
 package dev.gpuctl.workload;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import dev.gpuctl.hostconf.Json;
-import dev.gpuctl.hostconf.KubeFields;
-import dev.gpuctl.hostconf.QueueReport;
-import dev.gpuctl.hostconf.ShellWords;
+import dev.gpuctl.text.Json;
+import dev.gpuctl.kube.KubeFields;
+import dev.gpuctl.kube.QueueReport;
+import dev.gpuctl.text.ShellWords;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,6 +1,6 @@
 package dev.gpuctl.workload;
 
-import dev.gpuctl.hostconf.Json;
+import dev.gpuctl.text.Json;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
@@ -14,7 +14,7 @@ import java.util.Optional;
 /**
  * The cluster's gpuctl jobs ({@code gpuctl job list}): each Job labelled managed-by gpuctl with its state, the GPUs
  * its pod asks for, the node its newest pod runs or ran on, and its age. Pure: the master's kubectl answers
- * ({@code -o json}-shaped, see {@link dev.gpuctl.hostconf.KubeFields#JOB_LIST} and {@code PODS}) and the time in,
+ * ({@code -o json}-shaped, see {@link dev.gpuctl.kube.KubeFields#JOB_LIST} and {@code PODS}) and the time in,
  * rows and text out.
  */
 public final class JobList {
@@ -61,7 +61,7 @@ public final class JobList {
     }
 
     /**
-     * The rows with each queued job's place from Kueue ({@code places}: {@link dev.gpuctl.hostconf.QueueReport#jobPlaces}):
+     * The rows with each queued job's place from Kueue ({@code places}: {@link dev.gpuctl.kube.QueueReport#jobPlaces}):
      * a job not yet running shows "Admitted" (quota held, its pod starting) or "Pending #N in T" (its place in team T's
      * queue); Running and finished jobs keep their status.
      */

@@ -60,7 +60,7 @@ public final class JobManifest {
     /** The label naming a Job's Kueue LocalQueue. */
     public static final String QUEUE_LABEL = "kueue.x-k8s.io/queue-name";
     /** The label naming who submitted a Job (a team member of the inventory). */
-    public static final String PERSON_LABEL = dev.gpuctl.hostconf.UsageReport.PERSON_LABEL;
+    public static final String PERSON_LABEL = dev.gpuctl.kube.UsageReport.PERSON_LABEL;
 
     /** The Job as YAML's data model: maps (in Kubernetes' field order), lists, strings, numbers and booleans. */
     static Map<String, Object> tree(JobSpec spec) {

@@ -1,6 +1,6 @@
 package dev.gpuctl.workload;
 
-import dev.gpuctl.hostconf.Mig;
+import dev.gpuctl.gpu.Mig;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryException;
 import dev.gpuctl.inventory.InventoryLoader;

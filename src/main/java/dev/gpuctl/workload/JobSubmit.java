@@ -1,8 +1,8 @@
 package dev.gpuctl.workload;
 
-import dev.gpuctl.hostconf.KubeFields;
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.ShellWords;
+import dev.gpuctl.kube.KubeFields;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.text.ShellWords;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

@@ -1,6 +1,6 @@
 package dev.gpuctl.workload;
 
-import dev.gpuctl.hostconf.Json;
+import dev.gpuctl.text.Json;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.gpuctl.inventory.Inventory;
 import java.io.IOException;

@@ -1,7 +1,7 @@
 package dev.gpuctl.workload;
 
-import dev.gpuctl.hostconf.Kube;
-import dev.gpuctl.hostconf.KubeFields;
+import dev.gpuctl.kube.Kube;
+import dev.gpuctl.kube.KubeFields;
 import dev.gpuctl.remote.ExecResult;
 import java.util.Map;
 import java.util.Optional;

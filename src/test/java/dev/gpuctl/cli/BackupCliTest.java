@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.BackupArchive;
-import dev.gpuctl.hostconf.BackupArchiveTest;
+import dev.gpuctl.backup.BackupArchive;
+import dev.gpuctl.backup.BackupArchiveTest;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -72,7 +72,7 @@ class BackupCliTest {
         String other = Files.readString(Path.of("src/test/resources/kubeconfig/other-ca.crt"));
         Path record = dir.resolve(".gpuctl/gpu-lab/ca-cert-hash");
         Files.createDirectories(record.getParent());
-        Files.writeString(record, dev.gpuctl.hostconf.Kubeadm.caCertHash(ca) + "\n");
+        Files.writeString(record, dev.gpuctl.kube.Kubeadm.caCertHash(ca) + "\n");
         java.util.List<BackupArchiveTest.M> members = new java.util.ArrayList<>(BackupArchiveTest.complete().stream()
             .filter(m -> !m.name().equals("etc/kubernetes/pki/ca.crt")).toList());
         members.add(BackupArchiveTest.M.file("etc/kubernetes/pki/ca.crt", other));
@@ -80,7 +80,7 @@ class BackupCliTest {
         Files.write(a, BackupArchiveTest.tarGz(members));
         Files.setPosixFilePermissions(a, PosixFilePermissions.fromString("rw-------"));
         Files.writeString(dir.resolve("lab.tar.gz.sha256"), BackupArchive.sha256Line(BackupArchive.sha256(Files.readAllBytes(a)), "lab.tar.gz"));
-        usage(CliTest.run("restore", a.toString(), inv.toString()), "its cluster CA (" + dev.gpuctl.hostconf.Kubeadm.caCertHash(other)
-            + ") is not the one this cluster was bootstrapped with (" + dev.gpuctl.hostconf.Kubeadm.caCertHash(ca));
+        usage(CliTest.run("restore", a.toString(), inv.toString()), "its cluster CA (" + dev.gpuctl.kube.Kubeadm.caCertHash(other)
+            + ") is not the one this cluster was bootstrapped with (" + dev.gpuctl.kube.Kubeadm.caCertHash(ca));
     }
 }

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.BackupArchive;
+import dev.gpuctl.backup.BackupArchive;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.ServerSocket;

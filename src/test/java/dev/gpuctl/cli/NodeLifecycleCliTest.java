@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.steps.NodePhases;
-import dev.gpuctl.steps.Phase;
+import dev.gpuctl.step.Phase;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;

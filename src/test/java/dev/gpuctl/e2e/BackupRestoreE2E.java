@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.gpuctl.hostconf.BackupArchive;
+import dev.gpuctl.backup.BackupArchive;
 import dev.gpuctl.testbed.BedResult;
 import dev.gpuctl.testbed.TestBed;
 import java.nio.file.Files;

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.gpuctl.hostconf.Certificates;
+import dev.gpuctl.kube.Certificates;
 import dev.gpuctl.testbed.TestBed;
 import java.io.ByteArrayInputStream;
 import java.net.URI;

@@ -239,7 +239,7 @@ class ClusterBootstrapE2E {
         assertEquals(0, merge.code(), merge::toString);
         assertTrue(merge.err().contains("merged context gpu-bed") && merge.err().contains("kubectl config use-context gpu-bed"), merge::toString);
         String merged = Files.readString(config);
-        assertEquals(List.of("prod", "gpu-bed"), dev.gpuctl.hostconf.Kubeconfig.contexts(merged));
+        assertEquals(List.of("prod", "gpu-bed"), dev.gpuctl.kube.Kubeconfig.contexts(merged));
         assertTrue(merged.contains("server: https://" + bed.address(bed.master()) + ":6443"), merged);
         String key = admin.lines().filter(l -> l.strip().startsWith("client-key-data:")).findFirst().orElseThrow().strip();
         assertTrue(merged.contains(key), "the master's admin credentials");

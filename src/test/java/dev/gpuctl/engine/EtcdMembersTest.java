@@ -2,7 +2,7 @@ package dev.gpuctl.engine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.gpuctl.hostconf.EtcdCluster;
+import dev.gpuctl.kube.EtcdCluster;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;

@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.remote.Remote;
-import dev.gpuctl.steps.Facts;
-import dev.gpuctl.steps.Op;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.Op;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -3,7 +3,7 @@ package dev.gpuctl.engine;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.GpuQuestions;
+import dev.gpuctl.gpu.GpuQuestions;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;

@@ -13,8 +13,8 @@ import dev.gpuctl.inventory.SshSettings;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.Remotes;
 import dev.gpuctl.remote.SshOptions;
-import dev.gpuctl.steps.Facts;
-import dev.gpuctl.steps.Op;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.Op;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -43,7 +43,7 @@ class HostFilesTest {
         Remote opened = Remotes.open(new Node("here", "127.0.0.1", Role.MASTER, false, Map.of(), ssh, "local"), SshOptions.defaults(false));
         // the change journal goes to this JVM's own directory, not this machine's
         local = (Remote) java.lang.reflect.Proxy.newProxyInstance(Remote.class.getClassLoader(), new Class<?>[] {Remote.class}, (proxy, m, args) -> {
-            if (m.getName().equals("exec")) args[0] = dev.gpuctl.hostconf.TestJournals.redirect((String) args[0]);
+            if (m.getName().equals("exec")) args[0] = dev.gpuctl.hostfiles.TestJournals.redirect((String) args[0]);
             try {
                 return m.invoke(opened, args);
             } catch (java.lang.reflect.InvocationTargetException e) {

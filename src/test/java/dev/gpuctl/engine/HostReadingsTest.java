@@ -3,9 +3,9 @@ package dev.gpuctl.engine;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.steps.Facts;
-import dev.gpuctl.steps.Op;
-import dev.gpuctl.steps.Probe;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

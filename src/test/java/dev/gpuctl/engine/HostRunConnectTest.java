@@ -8,7 +8,7 @@ import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Held;
 import dev.gpuctl.remote.Remote;
-import dev.gpuctl.steps.Facts;
+import dev.gpuctl.step.Facts;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;

@@ -12,7 +12,7 @@ import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Held;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.remote.RemoteException;
-import dev.gpuctl.steps.Facts;
+import dev.gpuctl.step.Facts;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;

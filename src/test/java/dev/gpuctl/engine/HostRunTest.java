@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.remote.RemoteException;
-import dev.gpuctl.steps.Facts;
+import dev.gpuctl.step.Facts;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -3,7 +3,7 @@ package dev.gpuctl.engine;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.Kubeadm;
+import dev.gpuctl.kube.Kubeadm;
 import java.time.Instant;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;

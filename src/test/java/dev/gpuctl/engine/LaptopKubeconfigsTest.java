@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.Kubeadm;
-import dev.gpuctl.hostconf.Kubeconfig;
+import dev.gpuctl.kube.Kubeadm;
+import dev.gpuctl.kube.Kubeconfig;
 import dev.gpuctl.inventory.Inventory;
 import java.io.IOException;
 import java.io.InputStream;

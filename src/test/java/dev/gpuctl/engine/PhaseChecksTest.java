@@ -4,11 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.steps.HostContext;
-import dev.gpuctl.steps.Op;
-import dev.gpuctl.steps.Phase;
-import dev.gpuctl.steps.Probe;
-import dev.gpuctl.steps.Step;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Phase;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;

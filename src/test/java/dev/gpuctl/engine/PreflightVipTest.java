@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryLoader;
-import dev.gpuctl.steps.Facts;
+import dev.gpuctl.step.Facts;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -7,11 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Remote;
-import dev.gpuctl.steps.HostContext;
-import dev.gpuctl.steps.Op;
-import dev.gpuctl.steps.Phase;
-import dev.gpuctl.steps.Probe;
-import dev.gpuctl.steps.Step;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Phase;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -245,7 +245,7 @@ class RunnerTest {
         @Override public List<Probe> check(HostContext ctx) { return List.of(Probe.equals("os", "cat /etc/os", "never")); }
         @Override public List<Op> apply(HostContext ctx) {
             return List.of(new Op.EditFile("merge", "/etc/os", "merge", text -> {
-                throw new dev.gpuctl.hostconf.HostConfException("/etc/os is not valid JSON at line 1 column 1; fix or move it");
+                throw new dev.gpuctl.text.HostConfException("/etc/os is not valid JSON at line 1 column 1; fix or move it");
             }, "0644"));
         }
     }

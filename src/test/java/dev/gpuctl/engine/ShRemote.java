@@ -41,7 +41,7 @@ final class ShRemote {
             Path out = Files.createTempFile("shremote", ".out");
             Path err = Files.createTempFile("shremote", ".err");
             try {
-                Process p = new ProcessBuilder("sh", "-c", dev.gpuctl.hostconf.TestJournals.redirect(command)).redirectInput(new File("/dev/null"))
+                Process p = new ProcessBuilder("sh", "-c", dev.gpuctl.hostfiles.TestJournals.redirect(command)).redirectInput(new File("/dev/null"))
                     .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
                 int exit = p.waitFor();
                 return new ExecResult(exit, new String(Files.readAllBytes(out), StandardCharsets.UTF_8),

@@ -3,7 +3,7 @@ package dev.gpuctl.engine;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.steps.Probe;
+import dev.gpuctl.step.Probe;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;

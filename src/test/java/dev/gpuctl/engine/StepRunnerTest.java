@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.remote.Remote;
-import dev.gpuctl.steps.Facts;
-import dev.gpuctl.steps.Op;
-import dev.gpuctl.steps.Probe;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -236,18 +236,18 @@ class StepRunnerTest {
                 default: return m.invoke(host.remote(), args);
             }
         });
-        Path journal = dev.gpuctl.hostconf.TestJournals.DIR.resolve("journal");
+        Path journal = dev.gpuctl.hostfiles.TestJournals.DIR.resolve("journal");
         Files.deleteIfExists(journal);
         try (HostLog log = log()) {
             StepRunner r = new StepRunner(remote, log, facts, Duration.ofSeconds(30), null);
             assertTrue(r.apply(List.of(Op.WriteFile.of("conf", f.toString(), "one\n", "0644"))));
-            assertEquals(List.of(new dev.gpuctl.hostconf.HostJournal.FileCreated(f.toString())),
-                dev.gpuctl.hostconf.HostJournal.parse(Files.readString(journal)).entries());
+            assertEquals(List.of(new dev.gpuctl.hostfiles.HostJournal.FileCreated(f.toString())),
+                dev.gpuctl.hostfiles.HostJournal.parse(Files.readString(journal)).entries());
             assertTrue(r.apply(List.of(Op.WriteFile.of("conf", f.toString(), "two\n", "0644"))));
             assertFalse(r.apply(List.of(Op.WriteFile.of("conf", f.toString(), "two\n", "0644"))));
         }
-        assertEquals(List.of(new dev.gpuctl.hostconf.HostJournal.FileCreated(f.toString())),
-            dev.gpuctl.hostconf.HostJournal.parse(Files.readString(journal)).entries(), "a re-run added a line");
+        assertEquals(List.of(new dev.gpuctl.hostfiles.HostJournal.FileCreated(f.toString())),
+            dev.gpuctl.hostfiles.HostJournal.parse(Files.readString(journal)).entries(), "a re-run added a line");
         assertEquals(1, Files.readString(journal).lines().count());
         Files.delete(journal);
     }

@@ -6,12 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.Remote;
-import dev.gpuctl.steps.HostContext;
-import dev.gpuctl.steps.Op;
-import dev.gpuctl.steps.Phase;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Phase;
 import dev.gpuctl.steps.PreflightStep;
-import dev.gpuctl.steps.Probe;
-import dev.gpuctl.steps.Step;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package dev.gpuctl.inventory;
 
-import dev.gpuctl.hostconf.Mig;
+import dev.gpuctl.gpu.Mig;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -27,7 +27,7 @@ class MigInventoryTest {
         assertEquals("MIG mixed 3g.71gb + 2 × 1g.18gb", w2.toString());
         assertEquals("nvidia.com/mig-3g.71gb", w2.mig().orElseThrow().resource("3g.71gb"));
         assertEquals("mig-mixed-1x3g.71gb-2x1g.18gb", w2.configName(), "the layout is in the label: re-cut GPUs restart the plugin");
-        GpuSharing many = GpuSharing.of(new dev.gpuctl.hostconf.Mig(dev.gpuctl.hostconf.Mig.Strategy.MIXED,
+        GpuSharing many = GpuSharing.of(new dev.gpuctl.gpu.Mig(dev.gpuctl.gpu.Mig.Strategy.MIXED,
             List.of("1g.18gb", "1g.35gb", "1g.20gb", "1g.10gb", "1g.5gb", "1g.12gb", "1g.24gb")));
         assertTrue(many.configName().matches("mig-mixed-[0-9a-f]{12}"), "longer than a label value: " + many.configName());
         assertEquals(GpuSharing.NONE, inv.sharing(inv.master()));

@@ -1,8 +1,8 @@
 package dev.gpuctl.sim;
 
-import dev.gpuctl.hostconf.Kubeadm;
-import dev.gpuctl.hostconf.Secrets;
-import dev.gpuctl.hostconf.Terminal;
+import dev.gpuctl.kube.Kubeadm;
+import dev.gpuctl.text.Secrets;
+import dev.gpuctl.text.Terminal;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.remote.Held;
 import dev.gpuctl.remote.Remote;

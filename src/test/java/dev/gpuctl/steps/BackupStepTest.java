@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.engine.Backups;
-import dev.gpuctl.hostconf.BackupArchive;
+import dev.gpuctl.backup.BackupArchive;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -3,7 +3,10 @@ package dev.gpuctl.steps;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.Certificates.Kind;
+import dev.gpuctl.kube.Certificates.Kind;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Probe;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -95,7 +98,7 @@ class CertificatesStepTest {
         assertTrue(master.get(1).judge().apply(none, new Facts()).orElseThrow().endsWith("admin.conf is missing"));
         java.nio.file.Files.createDirectories(inv.localKubeconfig().getParent());
         byte[] pem = java.nio.file.Files.readAllBytes(java.nio.file.Path.of("src/test/resources/kubeadm/ca-rsa.crt"));
-        java.nio.file.Files.writeString(inv.localKubeconfig(), dev.gpuctl.hostconf.KubeconfigTestAccess.admin(pem));
+        java.nio.file.Files.writeString(inv.localKubeconfig(), dev.gpuctl.kube.KubeconfigTestAccess.admin(pem));
         assertEquals(Optional.empty(), master.get(1).judge().apply(none, new Facts()));
         assertEquals(java.util.Map.of("certs.kubeconfig.m1", "2036-11-29T12:19:40Z"), master.get(1).learn().apply(none));
         CertificatesStep after = new CertificatesStep(Clock.fixed(Instant.parse("2037-01-01T00:00:00Z"), ZoneOffset.UTC));

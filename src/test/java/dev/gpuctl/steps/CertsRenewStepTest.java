@@ -4,8 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.inventory.InventoryLoader;
+import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;

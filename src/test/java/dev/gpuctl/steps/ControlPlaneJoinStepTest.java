@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.inventory.Inventory;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.Op;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

@@ -3,10 +3,16 @@ package dev.gpuctl.steps;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.EndpointMigration;
+import dev.gpuctl.kube.EndpointMigration;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryLoader;
 import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Phase;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -36,7 +42,7 @@ class EndpointStepsTest {
 
     static String clusterAnswer(String endpoint, String ready) {
         String cc = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n" + (endpoint.isEmpty() ? "" : "controlPlaneEndpoint: " + endpoint + "\n");
-        return "{\"data\":{\"ClusterConfiguration\":" + dev.gpuctl.hostconf.Json.MAPPER.valueToTree(cc) + "}}\n" + EndpointMigration.SEPARATOR
+        return "{\"data\":{\"ClusterConfiguration\":" + dev.gpuctl.text.Json.MAPPER.valueToTree(cc) + "}}\n" + EndpointMigration.SEPARATOR
             + "\n{\"items\":[{\"metadata\":{\"name\":\"m1\",\"labels\":{\"node-role.kubernetes.io/control-plane\":\"\"}},"
             + "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"" + ready + "\"}]}}]}\n";
     }

@@ -4,7 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.EtcdRestore;
+import dev.gpuctl.backup.EtcdRestore;
+import dev.gpuctl.step.Sh;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -20,7 +21,7 @@ class EtcdMemberRestoreStepTest {
         String m2 = EtcdMemberRestoreStep.script(UP, SHA, THREE.get(1), cluster, EtcdRestore.token(SHA));
         String m3 = EtcdMemberRestoreStep.script(UP, SHA, THREE.get(2), cluster, EtcdRestore.token(SHA));
         for (String s : List.of(m2, m3)) {
-            assertTrue(s.contains("etcdutl snapshot restore \"$d/x/" + dev.gpuctl.hostconf.BackupArchive.SNAPSHOT + "\""), s);
+            assertTrue(s.contains("etcdutl snapshot restore \"$d/x/" + dev.gpuctl.backup.BackupArchive.SNAPSHOT + "\""), s);
             assertTrue(s.contains(" --initial-cluster " + Sh.quote(cluster) + " --initial-cluster-token " + Sh.quote("gpuctl-restore-aaaaaaaaaaaaaaaa")), s);
             assertTrue(s.contains(" --data-dir /var/lib/etcd.gpuctl-new"), s);
         }

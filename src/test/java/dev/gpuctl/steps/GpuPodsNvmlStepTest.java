@@ -3,9 +3,12 @@ package dev.gpuctl.steps;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.ClusterView;
-import dev.gpuctl.hostconf.DevChar;
+import dev.gpuctl.kube.ClusterView;
+import dev.gpuctl.gpu.DevChar;
 import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Probe;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;

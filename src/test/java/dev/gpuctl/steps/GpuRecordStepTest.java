@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -39,7 +42,7 @@ class GpuRecordStepTest {
 
     /** kubectl's answer to the cluster question: node w1, with the annotation when it is given. */
     static String node(String annotation) {
-        return dev.gpuctl.hostconf.KubectlPrints.clusterView("{\"items\": [{\"metadata\": {\"name\": \"w1\", \"annotations\": {\"node.alpha.kubernetes.io/ttl\": \"0\""
+        return dev.gpuctl.kube.KubectlPrints.clusterView("{\"items\": [{\"metadata\": {\"name\": \"w1\", \"annotations\": {\"node.alpha.kubernetes.io/ttl\": \"0\""
             + (annotation == null ? "" : ", \"gpuctl.dev/gpus-at-bootstrap\": \"" + annotation + "\"") + "}}}]}", "{}");
     }
 
@@ -83,7 +86,7 @@ class GpuRecordStepTest {
 
     @Test void theCheckNamesTheMissingGpuByIndexAndUuid() {
         Probe p = new GpuRecordStep().check(GpuHealthStepTest.ctx(INV, "master")).get(0);
-        assertEquals(dev.gpuctl.hostconf.ClusterView.COMMAND, p.command());
+        assertEquals(dev.gpuctl.kube.ClusterView.COMMAND, p.command());
         Facts now = facts(QUERY, 0);
         String recordedOne = "0:GPU-01bc1429-cdbb-796f-97d8-790afa7693b9";
         assertEquals(Optional.empty(), p.judge().apply(new ExecResult(0, node(recordedOne), ""), now));

@@ -3,11 +3,14 @@ package dev.gpuctl.steps;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.ClusterView;
-import dev.gpuctl.hostconf.KubectlPrints;
+import dev.gpuctl.kube.ClusterView;
+import dev.gpuctl.kube.KubectlPrints;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryLoader;
 import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Probe;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -5,10 +5,16 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.EtcdCluster;
+import dev.gpuctl.kube.EtcdCluster;
 import dev.gpuctl.inventory.HaInventory;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Phase;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -23,7 +23,7 @@ class HostWriteTest {
     record Result(int exit, String out, String err) {}
 
     static Result sh(String command) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder("sh", "-c", dev.gpuctl.hostconf.TestJournals.redirect(command)).redirectInput(new File("/dev/null")).start();
+        Process p = new ProcessBuilder("sh", "-c", dev.gpuctl.hostfiles.TestJournals.redirect(command)).redirectInput(new File("/dev/null")).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
         return new Result(p.waitFor(), out, err);

@@ -8,6 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryLoader;
 import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -105,11 +108,11 @@ class KueueStepTest {
         Probe serves = probes.stream().filter(p -> p.what().startsWith("Kueue's webhook mjob.kb.io serves")).findFirst().orElseThrow();
         assertTrue(serves.command().contains(" create --dry-run=server -o jsonpath='{.spec.suspend}' -f -"), serves.command());
         assertEquals(1, serves.command().split("kubectl ", -1).length - 1, "one kubectl process: " + serves.command());
-        com.fasterxml.jackson.databind.JsonNode job = dev.gpuctl.hostconf.Json.MAPPER.readTree(KueueStep.dryRunJob(i.teams().get(0)));
+        com.fasterxml.jackson.databind.JsonNode job = dev.gpuctl.text.Json.MAPPER.readTree(KueueStep.dryRunJob(i.teams().get(0)));
         assertEquals("team-a", job.path("metadata").path("namespace").asText());
         assertEquals("a", job.path("metadata").path("labels").path("kueue.x-k8s.io/queue-name").asText());
         assertTrue(job.path("spec").path("suspend").isMissingNode(), "only the webhook can suspend it");
-        assertTrue(serves.command().contains(dev.gpuctl.hostconf.ShellWords.quote(KueueStep.dryRunJob(i.teams().get(0)))), serves.command());
+        assertTrue(serves.command().contains(dev.gpuctl.text.ShellWords.quote(KueueStep.dryRunJob(i.teams().get(0)))), serves.command());
 
         assertEquals(Optional.empty(), serves.judge().apply(new ExecResult(0, "true", ""), null));
         String down = serves.judge().apply(new ExecResult(1, "", NO_ENDPOINTS), null).orElseThrow();

@@ -4,9 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.LoadBalancer;
+import dev.gpuctl.kube.LoadBalancer;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryLoader;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;

@@ -4,10 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.DevicePluginSharing;
+import dev.gpuctl.gpu.DevicePluginSharing;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryLoader;
 import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Probe;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -132,7 +136,7 @@ class MigStepTest {
         String json = GpuStepTest.json("nodes.json");
         String recorded = "\"allocatable\": {\"cpu\": \"64\", \"memory\": \"65746948Ki\", \"nvidia.com/gpu\": \"2\"";
         assertTrue(json.contains(recorded), "the recorded worker-1 advertises 2 GPUs; 7 MIG devices here");
-        String out = dev.gpuctl.hostconf.KubectlPrints.clusterView(
+        String out = dev.gpuctl.kube.KubectlPrints.clusterView(
             json.replaceFirst(java.util.regex.Pattern.quote(recorded), java.util.regex.Matcher.quoteReplacement(recorded.replace("\"2\"", "\"7\""))),
             GpuStepTest.json("pods.json"));
         assertEquals(Optional.empty(), w1.judge().apply(new ExecResult(0, out, ""), facts));

@@ -9,6 +9,8 @@ import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryError;
 import dev.gpuctl.inventory.InventoryException;
 import dev.gpuctl.inventory.InventoryLoader;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Probe;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;

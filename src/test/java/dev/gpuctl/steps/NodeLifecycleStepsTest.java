@@ -6,6 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Phase;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -51,7 +57,7 @@ class NodeLifecycleStepsTest {
         HostContext w1 = new HostContext(inv, inv.node("w1").orElseThrow());
         RestoreHostStep step = new RestoreHostStep(List.of("w1"));
         Probe p = step.check(w1).get(0);
-        String journal = dev.gpuctl.hostconf.HostJournal.line(new dev.gpuctl.hostconf.HostJournal.FileCreated("/etc/sysctl.d/k8s.conf")) + "\n";
+        String journal = dev.gpuctl.hostfiles.HostJournal.line(new dev.gpuctl.hostfiles.HostJournal.FileCreated("/etc/sysctl.d/k8s.conf")) + "\n";
         String answer = "state present\narchived 0\nbackups \njournal " + java.util.HexFormat.of().formatHex(journal.getBytes()) + "\n";
         assertEquals(Optional.of("would remove /etc/sysctl.d/k8s.conf (gpuctl created it); archive the journal /var/lib/gpuctl/journal"
             + " (/var/lib/gpuctl/journal.restored-TIME)"), p.judge().apply(new ExecResult(0, answer, ""), new Facts()));

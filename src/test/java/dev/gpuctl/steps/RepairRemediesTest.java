@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.step.Op;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -105,7 +106,7 @@ class RepairRemediesTest {
         + "default/train-w2-abc w2 Job 0 GPU 0: NVIDIA H200 (UUID: GPU-9af2b8b1-7895-b3e8-a303-c9f68d62ff6d)\n";
 
     @Test void podsThatLostTheirGpus_aControllersPodIsDeleted_aJobsOnlyWithForce() {
-        var lost = dev.gpuctl.hostconf.DevChar.lostOn(dev.gpuctl.hostconf.DevChar.parsePods(LOST_PODS), "w1");
+        var lost = dev.gpuctl.gpu.DevChar.lostOn(dev.gpuctl.gpu.DevChar.parsePods(LOST_PODS), "w1");
         var step = new RepairRemedies.LostPodsStep("w1", lost, false);
         List<String> ops = step.apply(null).stream().map(o -> ((Op.Run) o).command()).toList();
         assertEquals(1, ops.size(), ops::toString);

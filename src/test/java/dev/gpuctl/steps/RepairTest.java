@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.Op;
+import dev.gpuctl.step.Step;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -109,7 +112,7 @@ class RepairTest {
         String answer = "N\tw1\t\t\t\t\t\t\t2026-12-04T10:00:00Z;proved;remedies=reset_gpu,restart_plugin\n"
             + "N\tw2\t\t\t\t\t\t\t\n" + "N\tw3\t\t\t\t\t\t\tnot repair's form\n";
         facts.answer(ClusterProbes.CLUSTER, answer);
-        assertEquals(Optional.of(new dev.gpuctl.hostconf.RepairPlan.LastRepair("2026-12-04T10:00:00Z", true, List.of("reset_gpu", "restart_plugin"))),
+        assertEquals(Optional.of(new dev.gpuctl.gpu.RepairPlan.LastRepair("2026-12-04T10:00:00Z", true, List.of("reset_gpu", "restart_plugin"))),
             Repair.lastRepair(facts, "w1"));
         assertEquals(Optional.empty(), Repair.lastRepair(facts, "w2"), "never repaired");
         assertEquals(Optional.empty(), Repair.lastRepair(facts, "w3"), "an annotation repair did not write");

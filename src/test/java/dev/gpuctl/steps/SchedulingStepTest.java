@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Probe;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 

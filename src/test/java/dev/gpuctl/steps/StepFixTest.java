@@ -3,6 +3,8 @@ package dev.gpuctl.steps;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;

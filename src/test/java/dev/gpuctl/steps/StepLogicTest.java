@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.Sh;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.remote.ExecResult;
+import dev.gpuctl.step.Facts;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

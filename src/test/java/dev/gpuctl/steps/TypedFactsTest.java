@@ -2,6 +2,10 @@ package dev.gpuctl.steps;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.gpuctl.step.Facts;
+import dev.gpuctl.step.HostContext;
+import dev.gpuctl.step.Probe;
+import dev.gpuctl.step.Step;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -48,9 +52,9 @@ class TypedFactsTest {
         var ctx = new HostContext(inv, inv.master());
         List<Probe> probes = new java.util.ArrayList<>();
         for (Step s : List.of(new CniStep(), new GpuStep(), new GpuRecordStep(), new SchedulingStep())) probes.addAll(s.verify(ctx));
-        List<Probe> cluster = probes.stream().filter(p -> p.command().equals(dev.gpuctl.hostconf.ClusterView.COMMAND)).toList();
+        List<Probe> cluster = probes.stream().filter(p -> p.command().equals(dev.gpuctl.kube.ClusterView.COMMAND)).toList();
         assertEquals(probes.size() - 2, cluster.size(), "all but the two kubectl diffs read the one answer: "
-            + probes.stream().map(Probe::command).filter(c -> !c.equals(dev.gpuctl.hostconf.ClusterView.COMMAND)).toList());
+            + probes.stream().map(Probe::command).filter(c -> !c.equals(dev.gpuctl.kube.ClusterView.COMMAND)).toList());
         String answer = GpuStepTest.cluster();
         var r = new dev.gpuctl.remote.ExecResult(0, answer, "");
         Facts facts = new Facts();

@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.EtcdRestore;
+import dev.gpuctl.backup.EtcdRestore;
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.steps.Phase;
+import dev.gpuctl.step.Phase;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -3,10 +3,10 @@ package dev.gpuctl.workflow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.KubeFields;
-import dev.gpuctl.hostconf.UsageReport;
+import dev.gpuctl.kube.KubeFields;
+import dev.gpuctl.kube.UsageReport;
 import dev.gpuctl.remote.ExecResult;
-import dev.gpuctl.steps.Facts;
+import dev.gpuctl.step.Facts;
 import dev.gpuctl.steps.KueueRecordsStep.Record;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;

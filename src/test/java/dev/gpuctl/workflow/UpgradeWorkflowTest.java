@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.gpuctl.engine.Runner;
 import dev.gpuctl.engine.StepFailure;
-import dev.gpuctl.hostconf.KubeVersion;
-import dev.gpuctl.hostconf.UpgradePolicy;
+import dev.gpuctl.kube.KubeVersion;
+import dev.gpuctl.kube.UpgradePolicy;
 import dev.gpuctl.inventory.Inventory;
-import dev.gpuctl.steps.FailureKind;
-import dev.gpuctl.steps.Phase;
+import dev.gpuctl.step.FailureKind;
+import dev.gpuctl.step.Phase;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -56,7 +56,7 @@ class UpgradeWorkflowTest {
         assertTrue(b1.orElseThrow().get(0).title().startsWith("batch 1/2 (w1)"), b1.orElseThrow().get(0).title());
         // the batch's drain says what its wait for GPU jobs means, through every wrapper (skipped at the target)
         assertEquals(List.of(FailureKind.BROKEN, FailureKind.GPU_JOBS_RUNNING, FailureKind.BROKEN),
-            b1.orElseThrow().get(0).steps().stream().map(dev.gpuctl.steps.Step::failureKind).toList());
+            b1.orElseThrow().get(0).steps().stream().map(dev.gpuctl.step.Step::failureKind).toList());
         assertTrue(upgrade.next(ok()).orElseThrow().get(0).title().startsWith("batch 2/2 (w2)"));
         assertEquals(Optional.empty(), upgrade.next(ok()), "the last batch ends the session");
     }
@@ -69,7 +69,7 @@ class UpgradeWorkflowTest {
         assertTrue(progress.toString().contains("leaving w1 for now: a GPU job still runs there; uncordoning it"), progress::toString);
         assertTrue(upgrade.next(ok()).orElseThrow().get(0).title().startsWith("batch 2/2 (w2)"));
         assertEquals(Optional.empty(), upgrade.next(ok()));
-        UpgradeWorkflow.Outcome o = upgrade.outcome(ok(), new dev.gpuctl.steps.Facts());
+        UpgradeWorkflow.Outcome o = upgrade.outcome(ok(), new dev.gpuctl.step.Facts());
         assertEquals(List.of("w1: still runs default/train-42 on 1 GPU"), o.left());
     }
 
@@ -78,7 +78,7 @@ class UpgradeWorkflowTest {
         upgrade.next(ok());
         assertEquals(Optional.empty(), upgrade.next(failed("gpu-jobs", FailureKind.BROKEN, "kubectl failed (exit 1)")),
             "a failure is told apart by its kind, not by its step's name");
-        assertEquals(List.of(), upgrade.outcome(ok(), new dev.gpuctl.steps.Facts()).left());
+        assertEquals(List.of(), upgrade.outcome(ok(), new dev.gpuctl.step.Facts()).left());
     }
 
     @Test void aFailedControlPlaneEndsTheUpgradeBeforeAnyBatch() {
@@ -88,7 +88,7 @@ class UpgradeWorkflowTest {
 
     /** The hosts a round's phase works on. */
     static List<String> hosts(Inventory inv, Phase phase) {
-        return inv.nodes().stream().filter(n -> phase.steps().stream().anyMatch(st -> st.runsOn(new dev.gpuctl.steps.HostContext(inv, n))))
+        return inv.nodes().stream().filter(n -> phase.steps().stream().anyMatch(st -> st.runsOn(new dev.gpuctl.step.HostContext(inv, n))))
             .map(dev.gpuctl.inventory.Node::name).toList();
     }
 
@@ -116,7 +116,7 @@ class UpgradeWorkflowTest {
         }
         assertTrue(up.next(ok()).orElseThrow().get(0).title().startsWith("batch 1/1 (w1)"));
         assertEquals(Optional.empty(), up.next(ok()));
-        assertEquals(List.of("m1", "m2", "m3"), up.outcome(ok(), new dev.gpuctl.steps.Facts()).mastersDone());
+        assertEquals(List.of("m1", "m2", "m3"), up.outcome(ok(), new dev.gpuctl.step.Facts()).mastersDone());
     }
 
     @Test void aMasterRoundRefusedEndsTheUpgradeAndNamesTheMastersDone() throws IOException {
@@ -126,6 +126,6 @@ class UpgradeWorkflowTest {
         up.next(ok());
         up.next(ok()); // m1 done, m2's round handed out
         assertEquals(Optional.empty(), up.next(failed("api-servers-ready", FailureKind.BROKEN, "m3's API server is not ready")));
-        assertEquals(List.of("m1"), up.outcome(ok(), new dev.gpuctl.steps.Facts()).mastersDone());
+        assertEquals(List.of("m1"), up.outcome(ok(), new dev.gpuctl.step.Facts()).mastersDone());
     }
 }

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.DeviceCheckpoint;
-import dev.gpuctl.hostconf.GpuSamples;
+import dev.gpuctl.hostfiles.DeviceCheckpoint;
+import dev.gpuctl.gpu.GpuSamples;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

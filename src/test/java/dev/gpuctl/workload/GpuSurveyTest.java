@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.GpuQuestions;
-import dev.gpuctl.hostconf.KubeFields;
-import dev.gpuctl.hostconf.KubectlPrints;
+import dev.gpuctl.gpu.GpuQuestions;
+import dev.gpuctl.kube.KubeFields;
+import dev.gpuctl.kube.KubectlPrints;
 import dev.gpuctl.inventory.Inventory;
 import dev.gpuctl.inventory.InventoryLoader;
 import dev.gpuctl.remote.ExecResult;

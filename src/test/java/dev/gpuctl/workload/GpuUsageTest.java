@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.gpuctl.hostconf.NvidiaSmi;
+import dev.gpuctl.gpu.NvidiaSmi;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

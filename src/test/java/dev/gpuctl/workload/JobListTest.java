@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.gpuctl.hostconf.KubeFields;
+import dev.gpuctl.kube.KubeFields;
 import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.Test;
