@@ -30,6 +30,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 class GpusJobE2E {
     static final ObjectMapper JSON = new ObjectMapper();
     static final String KUBECTL = "kubectl --kubeconfig=/etc/kubernetes/admin.conf ";
+    static BootstrappedCluster.Lease cluster;
     static TestBed bed;
     static Path inventory;
     /** The same cluster with storage.nfs (exports on the master) for the jobs' dataset and checkpoint mounts. */
@@ -38,17 +39,32 @@ class GpusJobE2E {
     static String w2;
 
     @AfterAll static void down() {
-        if (bed != null) bed.down();
+        BootstrappedCluster.release(cluster);
     }
 
-    @BeforeAll static void up() throws IOException {
-        bed = TestBed.own("gj", 2);
+    /**
+     * The shared 1+2 cluster (restored from its snapshot; this class bootstrapped a bed of its own before, ~55 s) with a
+     * second GPU on w2: its nvidia-smi lists 2, the record of the GPUs at bootstrap says so as a bootstrap on 2 GPUs
+     * writes it, and the cases start once the API server shows w2's allocatable nvidia.com/gpu 2 (what the scheduler
+     * places by), waited for, bounded, and asserted.
+     */
+    @BeforeAll static void up() throws IOException, InterruptedException {
+        cluster = BootstrappedCluster.acquire(2);
+        bed = cluster.bed();
+        inventory = cluster.inventory();
         w1 = bed.workers().get(0);
         w2 = bed.workers().get(1);
-        bed.ok(w2, "echo 2 > /etc/gpuctl-testbed/gpus"); // before bootstrap: h2's nvidia-smi lists 2 GPUs
-        inventory = bed.inventory("docker", "flannel");
-        Gpuctl.Run r = Gpuctl.run("bootstrap", inventory.toString());
-        assertEquals(0, r.code(), r::toString);
+        bed.ok(w2, "echo 2 > /etc/gpuctl-testbed/gpus");
+        String gpus = String.join(",", bed.ok(w2, "nvidia-smi --query-gpu=index,uuid --format=csv,noheader").strip().lines()
+            .map(l -> l.replace(", ", ":")).toList());
+        assertTrue(gpus.matches("0:GPU-[0-9a-f-]{36},1:GPU-[0-9a-f-]{36}"), gpus);
+        bed.ok(bed.master(), KUBECTL + "annotate node " + w2 + " --overwrite gpuctl.dev/gpus-at-bootstrap=" + gpus);
+        String allocatable = "";
+        for (long deadline = System.nanoTime() + 90_000_000_000L; ; Thread.sleep(1000)) {
+            allocatable = bed.ok(bed.master(), KUBECTL + "get node " + w2 + " -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}'").strip();
+            if (allocatable.equals("2")) break;
+            assertTrue(System.nanoTime() < deadline, "w2's allocatable nvidia.com/gpu after its second GPU: " + allocatable);
+        }
         withNfs = inventory.resolveSibling("inventory-nfs.yaml");
         Files.writeString(withNfs, Files.readString(inventory) + """
             storage:

@@ -76,7 +76,13 @@ class HaControlPlaneE2E {
         assertEquals(0, r.code(), r::toString);
         String nodes = nodesThroughTheVip(worker.equals(masters.get(0)) ? masters.get(1) : masters.get(0));
         for (String h : bed.hosts()) assertTrue(nodes.contains("node/" + h + "\n"), nodes);
+        // kubeadm init got the VIP (from VipE2E, merged here): the endpoint in kubeadm-config and the laptop's admin.conf,
+        // and a SAN of every master's API server certificate
+        assertTrue(bed.ok(masters.get(0), "kubectl --kubeconfig=/etc/kubernetes/admin.conf get configmap -n kube-system kubeadm-config"
+            + " -o jsonpath='{.data.ClusterConfiguration}'").contains("controlPlaneEndpoint: " + vip + ":8443"));
+        assertTrue(Files.readString(inventory.resolveSibling(".gpuctl/gpu-bed/admin.conf")).contains("server: https://" + vip + ":8443"));
         for (String m : masters) {
+            assertTrue(bed.ok(m, "openssl x509 -in /etc/kubernetes/pki/apiserver.crt -noout -ext subjectAltName").contains("IP Address:" + vip), m);
             assertTrue(bed.ok(m, "grep server: /etc/kubernetes/admin.conf").contains("https://" + vip + ":8443"), m);
             assertEquals("", bed.ok(m, "test -f /etc/kubernetes/manifests/kube-apiserver.yaml && test -f /etc/kubernetes/manifests/etcd.yaml"
                 + " && test -f /etc/kubernetes/pki/ca.key && find /etc/kubernetes/gpuctl -name 'kubeadm-join*' -o -name 'kubeadm-upload*'"), m);

@@ -338,4 +338,35 @@ class EmulatorFlowE2E {
         assertTrue(logs.contains("platform detection failed"), logs);
         assertEquals("", kubectl("get node " + w + " -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}'").trim());
     }
+
+    /**
+     * The emulated kubeadm's upload-certs, as kubeadm's copycerts.go does it: what an HA join downloads (from VipE2E,
+     * merged here: the by-hand master of this flow is a kubeadm-initialised control plane like any other).
+     */
+    @Test
+    @Order(15)
+    void uploadCertsEncryptsTheSharedCertificatesUnderTheKey() {
+        String key = sh(master, "kubeadm certs certificate-key").strip();
+        assertTrue(key.matches("[0-9a-f]{64}"), key);
+        assertEquals("[upload-certs] Storing the certificates in Secret \"kubeadm-certs\" in the \"kube-system\" Namespace\n"
+                + "[upload-certs] Using certificate key:\n" + key + "\n",
+                sh(master, "kubeadm init phase upload-certs --upload-certs --certificate-key " + key));
+        // decrypted with the key by the cryptography library itself: nonce(12) || ciphertext || tag, AES-256-GCM
+        String decrypt = "kubectl --kubeconfig=/etc/kubernetes/admin.conf get secret -n kube-system kubeadm-certs -o json | python3 -c '"
+                + "import sys, json, base64\nfrom cryptography.hazmat.primitives.ciphers.aead import AESGCM\n"
+                + "d = json.load(sys.stdin)[\"data\"]\nb = base64.b64decode(d[\"ca.crt\"])\n"
+                + "print(\" \".join(sorted(d)))\nsys.stdout.write(AESGCM(bytes.fromhex(sys.argv[1])).decrypt(b[:12], b[12:], None).decode())' " + key;
+        assertEquals("ca.crt ca.key etcd-ca.crt etcd-ca.key front-proxy-ca.crt front-proxy-ca.key sa.key sa.pub\n"
+                + sh(master, "cat /etc/kubernetes/pki/ca.crt"), sh(master, decrypt));
+        assertTrue(sh(master, "kubeadm token list").contains("Proxy for managing TTL for the kubeadm-certs secret"));
+        // owned by that token: the garbage collector deletes the certificates with it
+        assertEquals("Secret True True\n", sh(master, "kubectl --kubeconfig=/etc/kubernetes/admin.conf get secret -n kube-system"
+                + " kubeadm-certs -o json | python3 -c 'import sys, json\no = json.load(sys.stdin)[\"metadata\"][\"ownerReferences\"][0]\n"
+                + "print(o[\"kind\"], o[\"name\"].startswith(\"bootstrap-token-\"), o[\"controller\"])'"));
+        var wrong = bed.ssh(master, "kubeadm init phase upload-certs --upload-certs --certificate-key " + "00".repeat(16));
+        assertEquals(1, wrong.exit(), wrong.toString());
+        assertTrue(wrong.err().contains("certificateKey: Invalid value: \"" + "00".repeat(16) + "\": invalid certificate key size 16,"
+                + " the key must be an AES key of size 32"), wrong.toString());
+        assertEquals("[upload-certs] Skipping phase. Please see --upload-certs\n", sh(master, "kubeadm init phase upload-certs"));
+    }
 }
