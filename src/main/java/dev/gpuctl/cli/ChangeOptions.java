@@ -19,8 +19,8 @@ import picocli.CommandLine.Option;
  * opening every such command makes ({@link #open}: the inventory loaded, a local node refused). A command's class then
  * holds only its own options and its workflow.
  *
- * <p>Two forms, by where the inventory is given: {@link OnInventory}, as the first argument or -i FILE (bootstrap, reset,
- * upgrade, certs renew), and {@link OnNodes}, -i FILE alone, the arguments being nodes (drain, uncordon, remove-node, repair).
+ * <p>Two forms, by where the inventory is given: {@link OnInventory}, as the first argument or -i FILE (bootstrap, backup,
+ * reset, upgrade, certs renew), and {@link OnNodes}, -i FILE alone, the arguments being nodes (drain, uncordon, remove-node, repair).
  */
 abstract class ChangeOptions {
     @Mixin DryRunOption dryRunOption;

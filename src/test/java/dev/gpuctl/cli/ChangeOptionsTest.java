@@ -18,7 +18,7 @@ import picocli.CommandLine.Model.CommandSpec;
 /** The options every command that changes hosts shares, declared once: one mixin, one wording, one opening. */
 class ChangeOptionsTest {
     static final List<String> CHANGING = List.of("gpuctl bootstrap", "gpuctl upgrade", "gpuctl drain", "gpuctl uncordon",
-        "gpuctl repair", "gpuctl remove-node", "gpuctl reset", "gpuctl certs renew");
+        "gpuctl repair", "gpuctl remove-node", "gpuctl reset", "gpuctl certs renew", "gpuctl backup");
 
     @Test void everyCommandThatChangesHostsTakesTheSharedOptionsFromTheOneMixin() {
         Map<String, String> wording = new java.util.HashMap<>();
@@ -29,7 +29,7 @@ class ChangeOptionsTest {
             seen++;
             assertTrue(spec.mixins().values().stream().anyMatch(m -> m.userObject() instanceof ChangeOptions),
                 spec.qualifiedName() + " declares its shared options through ChangeOptions");
-            // -i is worded by form: beside an INVENTORY argument (bootstrap, upgrade, reset, certs renew), or alone (the node commands)
+            // -i is worded by form: beside an INVENTORY argument (bootstrap, backup, upgrade, reset, certs renew), or alone (the node commands)
             assertTrue(spec.findOption("--inventory") != null, spec.qualifiedName() + " has -i");
             for (String name : List.of("--dry-run", "--allow-local", "--accept-new-host-keys", "--connect-timeout")) {
                 var option = spec.findOption(name);
