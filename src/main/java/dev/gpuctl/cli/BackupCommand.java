@@ -32,31 +32,28 @@ import picocli.CommandLine.Spec;
             + " pod manifests and the kubeadm and kubelet configuration; its content is listed. It holds the cluster's"
             + " private keys: keep it like a password. Backups in .gpuctl/backups/ are rotated: the newest --keep stay."})
 final class BackupCommand implements Callable<Integer> {
-    @Mixin InventoryOption inventory;
     @Option(names = "--out", paramLabel = "FILE",
         description = "Write the archive here (default: .gpuctl/backups/CLUSTER-YYYYMMDDTHHMMSSZ.tar.gz beside the inventory); its"
             + " directory must be writable by you alone, or sticky like /tmp (its mode is never changed; a directory made"
             + " here is 0700); the file is new, 0600 from its creation.") Path out;
     @Option(names = "--keep", defaultValue = "5", paramLabel = "N", converter = Converters.PositiveInt.class,
         description = "Backups of this cluster kept in .gpuctl/backups/, newest first (default ${DEFAULT-VALUE}).") int keep;
-    @Mixin DryRunOption dryRunOption;
-    @Mixin HostOptions connection;
-    @Mixin AllowLocalOption allowLocal;
+    @Mixin ChangeOptions.OnInventory options;
     @Spec CommandSpec spec;
     /** Longest one command may run: the snapshot of a large etcd, the archive's transfer. */
     static final Duration COMMAND_TIMEOUT = Duration.ofMinutes(10);
     @ParentCommand GpuctlCommand parent;
 
     @Override public Integer call() {
-        Path invFile = inventory.resolve(parent.env);
-        Inventory inv = Inventories.loadHaAware(invFile, parent.env);
-        allowLocal.check(inv, invFile, "backup");
+        ChangeOptions.Opened opened = options.open(parent.env, "backup");
+        Path invFile = opened.file();
+        Inventory inv = opened.inv();
         Path archive = out != null ? out.toAbsolutePath().normalize() : Backups.newArchive(inv, Instant.now());
         if (!BackupArchive.safeName(archive.getFileName().toString())) {
             throw new GpuctlException(ExitCode.USAGE, "--out " + out + ": the file name must be letters, digits, '.', '_' and '-'"
                 + " (not ending in .sha256)");
         }
-        if (out == null && !dryRunOption.dryRun) { // gpuctl's own .gpuctl/backups/: 0700
+        if (out == null && !options.dryRun()) { // gpuctl's own .gpuctl/backups/: 0700
             try {
                 StateDir.ensurePrivateDir(archive.getParent());
             } catch (IOException e) {
@@ -67,20 +64,20 @@ final class BackupCommand implements Callable<Integer> {
         NewPrivateFile.check(archive);
         NewPrivateFile.check(Backups.sumFile(archive));
         PrintWriter err = spec.commandLine().getErr();
-        SshOptions ssh = new SshOptions(java.util.Optional.ofNullable(connection.connect.value), Duration.ofSeconds(15), connection.acceptNewHostKeys, null,
+        SshOptions ssh = new SshOptions(java.util.Optional.ofNullable(options.connection.connect.value), Duration.ofSeconds(15), options.connection.acceptNewHostKeys, null,
             new dev.gpuctl.remote.SshKeys(), SshOptions.agentFromEnvironment());
         Inventories.checkIdentityFiles(invFile, inv.masters(), ssh);
         // several masters: each member asked, the snapshot from the first healthy one
         Set<String> masters = inv.masters().stream().map(Node::name).collect(Collectors.toCollection(LinkedHashSet::new));
         BackupWorkflow.Backed backed = PhaseRuns.session(BackupWorkflow.backup(inv, archive), inv, ssh, err,
-            new Runner.Options(dryRunOption.dryRun, inv.masters().size(), masters, COMMAND_TIMEOUT));
+            new Runner.Options(options.dryRun(), inv.masters().size(), masters, COMMAND_TIMEOUT));
         PhaseRuns.judged(backed.result(),
             new PhaseRuns.Outcomes(r -> "interrupted: " + String.join("; ", r.interrupted())
                     + "\nNo archive was kept; the master's work directory is removed by the next backup. Logs: " + r.logDir(),
                 "backup refused; nothing was changed:", "backup failed; no archive was kept:",
                 "Check the control plane (gpuctl verify " + invFile + "), then run backup again."));
         PrintWriter o = spec.commandLine().getOut();
-        if (dryRunOption.dryRun) {
+        if (options.dryRun()) {
             o.println("dry run: would write " + archive + " (and " + archive.getFileName() + ".sha256); nothing was changed");
             o.flush();
             return ExitCode.OK.code();

@@ -26,21 +26,17 @@ import picocli.CommandLine.Spec;
     description = {"Preflight every host (read-only), then run the steps in order, hosts in parallel.",
         "Re-running changes nothing that is already right."})
 final class BootstrapCommand implements Callable<Integer> {
-    @Mixin InventoryOption inventory;
-    @Mixin DryRunOption dryRunOption;
     @Option(names = "--only", split = ",", paramLabel = "STEP", description = "Only these steps (preflight always runs): ${COMPLETION-CANDIDATES}",
         completionCandidates = StepIds.class) List<String> only = List.of();
     @Option(names = "--hosts", split = ",", paramLabel = "NAME", description = "Only these hosts.") List<String> hosts = List.of();
     @Option(names = "--concurrency", defaultValue = "16", paramLabel = "N", converter = Converters.PositiveInt.class,
         description = "Hosts worked on at once, at least 1 (default ${DEFAULT-VALUE}).") int concurrency;
-    @Mixin HostOptions connection;
-    @Option(names = "--command-timeout", defaultValue = "10m", paramLabel = "DURATION", converter = Converters.DurationValue.class,
-        description = "Longest one command may run, e.g. 90s, 10m (a bare number is seconds; default ${DEFAULT-VALUE}).") Duration commandTimeout;
+    @Mixin CommandTimeoutOption commandTimeout;
     @Option(names = "--wait-timeout", paramLabel = "DURATION", converter = Converters.DurationValue.class,
         description = "Longest wait for what settles after a change (pods running, nodes Ready, GPUs allocatable), e.g. 5m"
             + " (a bare number is seconds); default: each step's own (up to 5 min).")
     Duration waitTimeout;
-    @Mixin AllowLocalOption allowLocal;
+    @Mixin ChangeOptions.OnInventory options;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -60,8 +56,8 @@ final class BootstrapCommand implements Callable<Integer> {
     }
 
     @Override public Integer call() {
-        Inventory inv = Inventories.loadHaAware(inventory.resolve(parent.env), parent.env);
-        allowLocal.check(inv, inventory.resolve(parent.env), "bootstrap");
+        ChangeOptions.Opened opened = options.open(parent.env, "bootstrap");
+        Inventory inv = opened.inv();
         Selection.checkSteps(only);
         Selection.checkHosts(inv, hosts);
         var conflicts = CidrCheck.check(inv.staticRanges());
@@ -70,16 +66,15 @@ final class BootstrapCommand implements Callable<Integer> {
                 + String.join("\n  ", conflicts.stream().map(CidrCheck.Conflict::message).toList()));
         }
         PrintWriter err = spec.commandLine().getErr();
-        SshOptions ssh = connection.ssh();
-        Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes(), ssh);
+        SshOptions ssh = options.checkedSsh(opened);
         Set<String> ids = new LinkedHashSet<>(only);
-        PhaseRuns.judged(PhaseRuns.session(new BootstrapWorkflow(inv, ids, dryRunOption.dryRun, err), inv, ssh, err,
-                new Runner.Options(dryRunOption.dryRun, concurrency, new LinkedHashSet<>(hosts), commandTimeout, waitTimeout)),
+        PhaseRuns.judged(PhaseRuns.session(new BootstrapWorkflow(inv, ids, options.dryRun(), err), inv, ssh, err,
+                new Runner.Options(options.dryRun(), concurrency, new LinkedHashSet<>(hosts), commandTimeout.value, waitTimeout)),
             new PhaseRuns.Outcomes(r -> PhaseRuns.whereEachHostStopped(r,
                     "Every step that finished is in place. Run the same command again to resume.\nLogs: " + r.logDir()),
                 "preflight refused; nothing was changed on any host:", "bootstrap stopped after a failure:",
                 "Fix the cause and run bootstrap again: it resumes where it stopped."));
-        spec.commandLine().getOut().println(dryRunOption.dryRun ? "dry run complete: nothing was changed" : "bootstrap complete");
+        spec.commandLine().getOut().println(options.completed("bootstrap complete"));
         return ExitCode.OK.code();
     }
 }

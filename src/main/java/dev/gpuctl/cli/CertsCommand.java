@@ -15,7 +15,6 @@ import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
@@ -67,38 +66,33 @@ final class CertsCommand implements Runnable {
                 + " ~/.kube/config, rebuilt into .gpuctl/ and into a kubeconfig merged by gpuctl kubeconfig --merge; then every"
                 + " certificate checked again. Takes the bootstrap lock. Running it again is safe. CAs (ten years) are not renewed."})
     static final class Renew implements Callable<Integer> {
-        @Mixin InventoryOption inventory;
-        @Mixin DryRunOption dryRunOption;
-        @Mixin HostOptions connection;
-        @Option(names = "--command-timeout", defaultValue = "10m", paramLabel = "DURATION", converter = Converters.DurationValue.class,
-            description = "Longest one command may run, e.g. 90s, 10m (a bare number is seconds; default ${DEFAULT-VALUE}).") Duration commandTimeout;
-        @Mixin AllowLocalOption allowLocal;
+        @Mixin CommandTimeoutOption commandTimeout;
+        @Mixin ChangeOptions.OnInventory options;
         @Spec CommandSpec spec;
         @ParentCommand CertsCommand certs;
 
         @Override public Integer call() {
-            Inventory inv = Inventories.loadHaAware(inventory.resolve(certs.parent.env), certs.parent.env);
-            allowLocal.check(inv, inventory.resolve(certs.parent.env), "certs renew");
+            ChangeOptions.Opened opened = options.open(certs.parent.env, "certs renew");
+            Inventory inv = opened.inv();
             PrintWriter err = spec.commandLine().getErr();
-            SshOptions ssh = connection.ssh();
-            Inventories.checkIdentityFiles(inventory.resolve(certs.parent.env), inv.nodes(), ssh);
+            SshOptions ssh = options.checkedSsh(opened);
             // one master at a time (several masters: one round each, refused while another master's API server is not ready)
             Set<String> masters = inv.masters().stream().map(Node::name).collect(Collectors.toCollection(LinkedHashSet::new));
             PhaseRuns.judged(PhaseRuns.session(VerifyWorkflow.renewCertificates(inv), inv, ssh, err,
-                    new Runner.Options(dryRunOption.dryRun, 1, masters, commandTimeout)),
+                    new Runner.Options(options.dryRun(), 1, masters, commandTimeout.value)),
                 new PhaseRuns.Outcomes(r -> "interrupted at " + String.join(", ", r.interrupted())
                         + ". A static pod's manifest moved aside is put back by the next run: run gpuctl certs renew again.\nLogs: " + r.logDir(),
                     inv.highlyAvailable() ? "certs renew refused; nothing more was changed (a master the progress above shows renewed keeps its"
                         + " new certificates):" : "preflight refused; nothing was changed:", "certs renew stopped after a failure:",
                     "Fix the cause and run gpuctl certs renew again: renewing twice is safe."));
-            if (dryRunOption.dryRun) {
-                spec.commandLine().getOut().println("dry run complete: nothing was changed");
+            if (options.dryRun()) {
+                spec.commandLine().getOut().println(ChangeOptions.DRY_RUN_COMPLETE);
                 return ExitCode.OK.code();
             }
             spec.commandLine().getOut().println("certificates renewed; every certificate checked again:");
             // kubeadm does not revoke: a copy merged earlier keeps working until its old certificate's date, then stops
             err.println("gpuctl: a kubeconfig merged with `gpuctl kubeconfig --merge` still holds the old client certificate:"
-                + " run `gpuctl kubeconfig --merge " + inventory.resolve(certs.parent.env) + "` again");
+                + " run `gpuctl kubeconfig --merge " + opened.file() + "` again");
             return check(inv, ssh, spec);
         }
     }

@@ -1,6 +1,5 @@
 package dev.gpuctl.cli;
 
-import dev.gpuctl.workflow.NodeWorkflows;
 import dev.gpuctl.workflow.RepairWorkflow;
 import dev.gpuctl.workflow.Workflows;
 import dev.gpuctl.engine.Repairs;
@@ -13,7 +12,6 @@ import dev.gpuctl.remote.SshOptions;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -37,24 +35,16 @@ import picocli.CommandLine.Spec;
             + " as the node annotation " + Repairs.LAST_REPAIR + "."})
 final class RepairCommand implements Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "NODE", description = "GPU nodes of the inventory to repair, one after the other.") List<String> hosts;
-    @Option(names = {"-i", "--inventory"}, paramLabel = "FILE",
-        description = "Inventory file (default: $GPUCTL_INVENTORY, or ./inventory.yaml).") Path inventory;
     @Option(names = "--force", description = "Evict the GPU Jobs and bare pods on the node instead of waiting for them.") boolean force;
     @Option(names = "--reboot", description = "Reboot the node whatever the diagnosis says.") boolean reboot;
-    @Option(names = "--drain-timeout", paramLabel = "DURATION", converter = Converters.DurationValue.class,
-        description = "How long to wait for the GPU Jobs, and kubectl drain for evictions, e.g. 30m or 2h (a bare number is seconds; default 10m).")
-    Duration drainTimeout = NodeWorkflows.DEFAULT_DRAIN_TIMEOUT;
-    @Mixin DryRunOption dryRunOption;
-    @Mixin HostOptions connection;
-    @Mixin AllowLocalOption allowLocal;
+    @Mixin DrainTimeoutOption drainTimeout;
+    @Mixin ChangeOptions.OnNodes options;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
     @Override public Integer call() {
-        Path file = DrainCommand.inventoryFile(inventory, parent.env);
-        Inventory loaded = Inventories.loadHaAware(file, parent.env);
-        allowLocal.check(loaded, file, "repair");
-        PhaseRuns.checkNodes(loaded, hosts, "repair");
+        ChangeOptions.Opened opened = options.open(parent.env, "repair", hosts);
+        Inventory loaded = opened.inv();
         for (String h : hosts) {
             Node n = loaded.node(h).orElseThrow();
             if (n.isMaster() || !n.gpu()) {
@@ -63,13 +53,12 @@ final class RepairCommand implements Callable<Integer> {
             }
         }
         List<String> nodes = List.copyOf(new java.util.LinkedHashSet<>(hosts));
-        SshOptions ssh = connection.ssh();
+        SshOptions ssh = options.checkedSsh(opened);
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        Inventories.checkIdentityFiles(file, loaded.nodes(), ssh);
         PhaseRuns.Over over;
         try {
-            over = PhaseRuns.acting(loaded, file, ssh, err);
+            over = PhaseRuns.acting(loaded, opened.file(), ssh, err);
         } catch (RemoteException e) {
             throw GpuctlException.of(e);
         }
@@ -104,15 +93,15 @@ final class RepairCommand implements Callable<Integer> {
         };
         RepairWorkflow.Report report;
         try {
-            report = Workflows.run(new RepairWorkflow(inv, nodes, reboot, dryRunOption.dryRun, drainTimeout, force, says),
-                new Workflows.Target(inv, over.connector(), err, new Runner.Options(dryRunOption.dryRun, 16, Set.of(),
-                    NodeWorkflows.commandTimeout(drainTimeout, Duration.ofMinutes(10))), PhaseRuns.lockHolder()), PhaseRuns.guard(err));
+            report = Workflows.run(new RepairWorkflow(inv, nodes, reboot, options.dryRun(), drainTimeout.value, force, says),
+                new Workflows.Target(inv, over.connector(), err, new Runner.Options(options.dryRun(), 16, Set.of(),
+                    drainTimeout.commandTimeout()), PhaseRuns.lockHolder()), PhaseRuns.guard(err));
         } catch (RemoteException e) {
             throw GpuctlException.of(e);
         }
         judged(inv, report);
-        if (dryRunOption.dryRun) {
-            out.println("dry run complete: nothing was changed");
+        if (options.dryRun()) {
+            out.println(ChangeOptions.DRY_RUN_COMPLETE);
             return ExitCode.OK.code();
         }
         if (failed.isEmpty()) return ExitCode.OK.code();

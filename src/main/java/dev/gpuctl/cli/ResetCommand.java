@@ -25,24 +25,20 @@ import picocli.CommandLine.Spec;
             + " package holds and swap are put back as they were before gpuctl, from the change journal it keeps on each"
             + " host. A second reset changes nothing."})
 final class ResetCommand implements Callable<Integer> {
-    @Mixin InventoryOption inventory;
     @Option(names = "--yes", description = "Do not ask for confirmation.") boolean yes;
     @Option(names = "--restore-host", description = "After the reset, put every host's preparation back as it was before gpuctl; with --dry-run, say what each host would get back.")
     boolean restoreHost;
-    @Mixin DryRunOption dryRunOption;
-    @Mixin HostOptions connection;
-    @Mixin AllowLocalOption allowLocal;
+    @Mixin ChangeOptions.OnInventory options;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
     @Override public Integer call() throws IOException {
-        Path file = inventory.resolve(parent.env);
-        Inventory inv = Inventories.loadHaAware(file, parent.env);
-        allowLocal.check(inv, file, "reset");
+        ChangeOptions.Opened opened = options.open(parent.env, "reset");
+        Inventory inv = opened.inv();
         var err = spec.commandLine().getErr();
         err.print(NodeWorkflows.resetPlan(inv, restoreHost));
         err.flush();
-        if (!yes && !dryRunOption.dryRun) {
+        if (!yes && !options.dryRun()) {
             err.print("Type the cluster's name (" + inv.cluster().name() + ") to reset it: ");
             err.flush();
             String answer = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
@@ -51,11 +47,11 @@ final class ResetCommand implements Callable<Integer> {
                     + "; nothing was changed");
             }
         }
-        PhaseRuns.run(inv, file, NodeWorkflows.reset(inv, restoreHost), dryRunOption.dryRun, connection.ssh(), Duration.ofMinutes(10), err, "reset",
+        options.run(opened, NodeWorkflows.reset(inv, restoreHost), Duration.ofMinutes(10), err, "reset",
             "Fix the cause and run reset again: hosts already clean are left as they are.");
         var out = spec.commandLine().getOut();
-        if (dryRunOption.dryRun) {
-            out.println("dry run complete: nothing was changed");
+        if (options.dryRun()) {
+            out.println(ChangeOptions.DRY_RUN_COMPLETE);
             return ExitCode.OK.code();
         }
         Optional<Path> archived = NodeWorkflows.archiveClusterState(inv);

@@ -33,7 +33,6 @@ import picocli.CommandLine.Spec;
             + " Shares bootstrap's lock, held from the first change to the last batch.",
         "--dry-run connects and checks every phase; the offline view, connecting to nothing, is gpuctl plan --upgrade --details."})
 final class UpgradeCommand implements Callable<Integer> {
-    @Mixin InventoryOption inventory;
     @Option(names = "--to", paramLabel = "VERSION", description = "Target version: a minor (1.35: the newest patch the package"
         + " source has) or a patch (1.35.1); default: the inventory's cluster.kubernetesVersion.") String to;
     @Option(names = "--max-unavailable", defaultValue = "1", paramLabel = "N|P%", description = "Workers upgraded at once: a number,"
@@ -41,11 +40,8 @@ final class UpgradeCommand implements Callable<Integer> {
     @Option(names = "--drain-timeout", defaultValue = "10m", paramLabel = "DURATION", converter = Converters.DurationValue.class,
         description = "Longest a node's drain may take, e.g. 90s, 30m (a bare number is seconds; default ${DEFAULT-VALUE}).") Duration drainTimeout;
     @Option(names = "--force", description = "Evict what a drain would wait for (running GPU jobs, unmanaged pods).") boolean force;
-    @Mixin DryRunOption dryRunOption;
-    @Mixin HostOptions connection;
-    @Option(names = "--command-timeout", defaultValue = "10m", paramLabel = "DURATION", converter = Converters.DurationValue.class,
-        description = "Longest one command may run, e.g. 90s, 10m (a bare number is seconds; default ${DEFAULT-VALUE}).") Duration commandTimeout;
-    @Mixin AllowLocalOption allowLocal;
+    @Mixin CommandTimeoutOption commandTimeout;
+    @Mixin ChangeOptions.OnInventory options;
     @Spec CommandSpec spec;
     @ParentCommand GpuctlCommand parent;
 
@@ -85,15 +81,14 @@ final class UpgradeCommand implements Callable<Integer> {
     }
 
     @Override public Integer call() {
-        Inventory inv = Inventories.loadHaAware(inventory.resolve(parent.env), parent.env);
-        allowLocal.check(inv, inventory.resolve(parent.env), "upgrade");
+        ChangeOptions.Opened opened = options.open(parent.env, "upgrade");
+        Inventory inv = opened.inv();
         UpgradePolicy.Options o = options(inv, to, maxUnavailable, drainTimeout, force);
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        SshOptions ssh = connection.ssh();
-        Inventories.checkIdentityFiles(inventory.resolve(parent.env), inv.nodes(), ssh);
-        boolean dryRun = dryRunOption.dryRun;
-        Duration timeout = UpgradeWorkflow.commandTimeout(o, commandTimeout);
+        SshOptions ssh = options.checkedSsh(opened);
+        boolean dryRun = options.dryRun();
+        Duration timeout = UpgradeWorkflow.commandTimeout(o, commandTimeout.value);
         err.println((dryRun ? "dry run of the upgrade to " : "upgrade to ") + o.target() + ", workers " + o.batchSize() + " at a time");
         UpgradeWorkflow.Outcome done;
         try {
