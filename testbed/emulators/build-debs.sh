@@ -83,6 +83,10 @@ for K8S_VERSION in $K8S_VERSIONS; do
   inst "$B/kubelet" /usr/bin/kubelet
   inst "$B/kube-apiserver" /usr/lib/gpuctl-emu/kube-apiserver
   inst "$HERE/lib/cnilinks.py" /usr/lib/gpuctl-emu/cnilinks.py 0644
+  # the emulated API server's modules ship with it (apiserver_store.py carries @K8S_VERSION@)
+  for m in apiserver_store apiserver_pods apiserver_controllers apiserver_http; do
+    inst "$HERE/lib/$m.py" /usr/lib/gpuctl-emu/$m.py 0644
+  done
   inst "$U/kubelet.service" /usr/lib/systemd/system/kubelet.service 0644
   inst "$U/gpuctl-emu-apiserver.service" /usr/lib/systemd/system/gpuctl-emu-apiserver.service 0644
   mkdir -p "$P/etc/kubernetes/manifests" "$P/var/lib/kubelet"
