@@ -1,5 +1,6 @@
 package dev.gpuctl.engine;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.step.Sh;
 import java.util.Optional;
 
@@ -36,7 +37,7 @@ final class HostFiles {
      * since no one else can rename what root owns there.
      */
     static String probeCommand(String path) {
-        return "p=" + Sh.quote(path) + "; me=$(id -u); "
+        return "p=" + ShellWords.quote(path) + "; me=$(id -u); "
             + "chk() { d=$1; own=1; while :; do "
             + "s=$(stat -c '%u %a %F' -- \"$d\" 2>/dev/null) || { echo \"refuse cannot stat directory $d\"; return 1; }; "
             + "set -- $s; "

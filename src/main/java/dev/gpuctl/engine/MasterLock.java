@@ -1,5 +1,6 @@
 package dev.gpuctl.engine;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.remote.Held;
 import dev.gpuctl.remote.Remote;
 import dev.gpuctl.step.Sh;
@@ -44,9 +45,9 @@ public final class MasterLock {
 
     /** {@link #command(String)} with the lock and holder files in {@code dir} (tests use a temp dir). */
     public static String command(String holder, String dir) {
-        String d = Sh.quote(dir);
-        String lock = Sh.quote(dir + "/" + LOCK_FILE);
-        String who = Sh.quote(dir + "/" + HOLDER_FILE);
+        String d = ShellWords.quote(dir);
+        String lock = ShellWords.quote(dir + "/" + LOCK_FILE);
+        String who = ShellWords.quote(dir + "/" + HOLDER_FILE);
         return "umask 077; me=$(id -u); unsafe() { echo '" + UNSAFE + " '\"$*\"; exit 77; }; "
             + "if [ ! -e " + d + " ] && [ ! -L " + d + " ]; then mkdir -m 0700 " + d + " 2>/dev/null; fi; "
             + "if [ -L " + d + " ]; then unsafe " + d + " is a symbolic link; fi; "
@@ -59,7 +60,7 @@ public final class MasterLock {
             + "if [ -e \"$f\" ]; then [ -f \"$f\" ] || unsafe \"$f\" is not a regular file; "
             + "[ \"$(stat -c %u \"$f\")\" = \"$me\" ] || unsafe \"$f\" is owned by uid \"$(stat -c %u \"$f\")\", not uid \"$me\"; fi; done; "
             + "exec 9>>" + lock + " && "
-            + "if flock -n 9; then printf '%s (lock held by pid %s on this host)\\n' " + Sh.quote(holder) + " \"$$\" > " + who
+            + "if flock -n 9; then printf '%s (lock held by pid %s on this host)\\n' " + ShellWords.quote(holder) + " \"$$\" > " + who
             + "; echo '" + LOCKED + "'; exec cat >/dev/null; fi; "
             + "printf '%s %s\\n' '" + BUSY + "' \"$(cat " + who + " 2>/dev/null)\"; exit 75";
     }

@@ -1,5 +1,6 @@
 package dev.gpuctl.remote;
 
+import dev.gpuctl.text.ShellWords;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -39,7 +40,7 @@ final class SftpUpload {
                 }
             }
         } catch (IOException e) {
-            remote.exec("rm -f -- " + Shell.quote(tmp), Duration.ofSeconds(30));
+            remote.exec("rm -f -- " + ShellWords.quote(tmp), Duration.ofSeconds(30));
             if (!client.isConnected()) throw RemoteException.connectionLost(remote.name(), "(upload of " + path + ")", e);
             throw RemoteException.io(remote.name(), "cannot upload " + path + " (SFTP to " + tmp + ")", RemoteException.reason(e), e);
         }

@@ -1,5 +1,6 @@
 package dev.gpuctl.remote;
 
+import dev.gpuctl.text.ShellWords;
 import java.util.List;
 import java.util.regex.Pattern;
 
@@ -10,15 +11,9 @@ final class Shell {
     private static final Pattern MODE = Pattern.compile("0?[0-7]{3}|[0-7]{4}");
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9_.-]*\\$?");
 
-    /** One POSIX shell word that stands for exactly {@code s} (newlines, quotes and $ included). */
-    static String quote(String s) {
-        if (s.indexOf('\0') >= 0) throw new IllegalArgumentException("a shell word cannot hold a NUL character");
-        return "'" + s.replace("'", "'\\''") + "'";
-    }
-
     /** The command line sent over SSH: the user's login shell runs it; it runs {@code command} as root with sh. */
     static String sshCommand(String command, boolean root) {
-        return (root ? "sh -c " : "sudo -n sh -c ") + quote(command);
+        return (root ? "sh -c " : "sudo -n sh -c ") + ShellWords.quote(command);
     }
 
     /** The argv that runs {@code command} on this machine as root with sh. */
@@ -42,16 +37,16 @@ final class Shell {
         if (og.length > 2 || !NAME.matcher(og[0]).matches() || (og.length == 2 && !NAME.matcher(og[1]).matches())) {
             throw new IllegalArgumentException("not an owner: '" + owner + "' (expected user or user:group)");
         }
-        String side = quote(path + ".gpuctl-tmp");
+        String side = ShellWords.quote(path + ".gpuctl-tmp");
         String ownerFlags = "-o " + og[0] + (og.length == 2 ? " -g " + og[1] : "");
-        String target = quote(path);
-        return "if [ -L " + target + " ] || [ -d " + target + " ]; then echo " + quote(path + " is a symbolic link or a directory: not replacing it")
-            + " >&2; rm -f -- " + quote(tmp) + "; exit 1; fi; "
-            + "install -m " + mode + " " + ownerFlags + " -- " + quote(tmp) + " " + side
-            + " && mv -fT -- " + side + " " + target + "; rc=$?; rm -f -- " + quote(tmp) + " " + side + "; exit $rc";
+        String target = ShellWords.quote(path);
+        return "if [ -L " + target + " ] || [ -d " + target + " ]; then echo " + ShellWords.quote(path + " is a symbolic link or a directory: not replacing it")
+            + " >&2; rm -f -- " + ShellWords.quote(tmp) + "; exit 1; fi; "
+            + "install -m " + mode + " " + ownerFlags + " -- " + ShellWords.quote(tmp) + " " + side
+            + " && mv -fT -- " + side + " " + target + "; rc=$?; rm -f -- " + ShellWords.quote(tmp) + " " + side + "; exit $rc";
     }
 
     static String catCommand(String path) {
-        return "cat -- " + quote(path);
+        return "cat -- " + ShellWords.quote(path);
     }
 }

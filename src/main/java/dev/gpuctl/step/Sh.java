@@ -11,16 +11,11 @@ import java.util.Optional;
 public final class Sh {
     private Sh() {}
 
-    /** Single-quotes a word for POSIX sh: {@link ShellWords#quote}. */
-    public static String quote(String s) { return ShellWords.quote(s); }
-
-    public static String words(Collection<String> words) { return ShellWords.words(words); }
-
     static final String APT_ENV = "DEBIAN_FRONTEND=noninteractive";
 
     /** apt-get install of packages not yet installed; apt's lists are refreshed first. */
     public static Op.Run aptInstall(String what, Collection<String> packages) {
-        String pkgs = words(packages);
+        String pkgs = ShellWords.words(packages);
         return Op.Run.of(what,
                 "export " + APT_ENV + "; apt-get update -q && apt-get install -y -q --no-install-recommends " + pkgs)
             .unless(allInstalled(packages));
@@ -28,14 +23,14 @@ public final class Sh {
 
     /** Exit 0 when every package is installed. */
     public static String allInstalled(Collection<String> packages) {
-        return "test \"$(dpkg-query -W -f='${db:Status-Status}\\n' " + words(packages)
+        return "test \"$(dpkg-query -W -f='${db:Status-Status}\\n' " + ShellWords.words(packages)
             + " 2>/dev/null | grep -c '^installed$')\" = " + packages.size();
     }
 
     /** Probe: every package installed. */
     public static Probe packagesInstalled(Collection<String> packages) {
         return Probe.of("packages installed: " + String.join(", ", packages),
-            "dpkg-query -W -f='${Package} ${db:Status-Status}\\n' " + words(packages) + " 2>&1 || true",
+            "dpkg-query -W -f='${Package} ${db:Status-Status}\\n' " + ShellWords.words(packages) + " 2>&1 || true",
             r -> {
                 var missing = packages.stream()
                     .filter(p -> !r.stdout().lines().anyMatch(l -> l.equals(p + " installed")))
@@ -47,7 +42,7 @@ public final class Sh {
 
     /** Probe: systemd units enabled and active. */
     public static Probe unitsRunning(Collection<String> units) {
-        String list = words(units);
+        String list = ShellWords.words(units);
         return Probe.of("enabled and active: " + String.join(", ", units),
             "for u in " + list + "; do echo \"$u $(systemctl is-enabled \"$u\" 2>/dev/null) $(systemctl is-active \"$u\" 2>/dev/null)\"; done",
             r -> {
@@ -91,7 +86,7 @@ public final class Sh {
 
     /** Run: enable and start units unless they are already enabled and active; each unit not enabled before is journalled. */
     public static Op.Run enableNow(Collection<String> units) {
-        String list = words(units);
+        String list = ShellWords.words(units);
         return Op.Run.of("enable and start " + String.join(", ", units), "systemctl enable --now " + list)
             .journalling(journalEnable(units))
             .unless("for u in " + list + "; do systemctl is-enabled -q \"$u\" && systemctl is-active -q \"$u\" || exit 1; done");

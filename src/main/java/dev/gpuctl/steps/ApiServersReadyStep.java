@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.inventory.Node;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;
@@ -31,6 +32,6 @@ final class ApiServersReadyStep implements Step {
     }
 
     static String readyz(Node n) {
-        return "curl -sk --max-time 5 -o /dev/null -w '%{http_code}' " + Sh.quote(apiServerUrl(n) + "/readyz");
+        return "curl -sk --max-time 5 -o /dev/null -w '%{http_code}' " + ShellWords.quote(apiServerUrl(n) + "/readyz");
     }
 }

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.backup.BackupArchive;
 import dev.gpuctl.step.Facts;
 import dev.gpuctl.step.HostContext;
@@ -121,7 +122,7 @@ public final class BackupStep implements Step {
      * etcdctl when it has one, else the one in the running etcd container ({@code crictl exec}).
      */
     static String etcdctl(String criSocket, String args) {
-        String crictl = "crictl --runtime-endpoint " + Sh.quote(criSocket);
+        String crictl = "crictl --runtime-endpoint " + ShellWords.quote(criSocket);
         return "{ if command -v etcdctl >/dev/null 2>&1; then ETCDCTL_API=3 etcdctl " + TLS + " " + args + "; else "
             + "id=$(" + crictl + " ps --name '^etcd$' --state running -q | head -n 1); "
             + "if [ -z \"$id\" ]; then echo 'no running etcd container on this master'; false; else "
@@ -192,7 +193,7 @@ public final class BackupStep implements Step {
 
     /** @param member with several masters, this master's name: the member list is packed as {@link #MEMBERS_FILE} */
     static String snapshotAndPack(String dir, String name, String criSocket, Optional<String> member) {
-        String crictl = "crictl --runtime-endpoint " + Sh.quote(criSocket);
+        String crictl = "crictl --runtime-endpoint " + ShellWords.quote(criSocket);
         String inPod = "/var/lib/etcd/gpuctl-snapshot.db";
         StringBuilder paths = new StringBuilder();
         for (String p : BackupArchive.HOST_PATHS) paths.append(' ').append(p);
@@ -209,7 +210,7 @@ public final class BackupStep implements Step {
             + "fi; "
             + "grep -q '^Snapshot saved at ' \"$d/etcdctl.out\" || { cat \"$d/etcdctl.out\" >&2; exit 1; }; "
             + member.map(m -> "mkdir -p \"$d/meta/" + MEMBERS_FILE.substring(0, MEMBERS_FILE.lastIndexOf('/')) + "\"; "
-                + "{ echo " + Sh.quote("# etcd members (etcdctl member list) when the snapshot was taken from " + m) + "; "
+                + "{ echo " + ShellWords.quote("# etcd members (etcdctl member list) when the snapshot was taken from " + m) + "; "
                 + etcdctl(criSocket, "member list") + "; } >\"$d/meta/" + MEMBERS_FILE + "\"; ").orElse("")
             + "set --; for p in" + paths + "; do if [ -e \"/$p\" ]; then set -- \"$@\" \"$p\"; fi; done; "
             + "[ $# -gt 0 ] || { echo 'no control-plane file is on the master (/etc/kubernetes/pki, ...)' >&2; exit 1; }; "

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.kube.Certificates.Cert;
 import dev.gpuctl.kube.Certificates.Kind;
 import dev.gpuctl.kube.Certificates.Standing;
@@ -113,7 +114,7 @@ public final class CertsRenewStep implements Step {
      */
     static Probe started(String pod, String manifest, String running, String apiServer) {
         String ready = pod.equals("kube-apiserver")
-            ? "elif [ \"$(" + Kube.kubectl("--server=" + Sh.quote(apiServer) + " get --raw=/readyz 2>/dev/null") + ")\" != ok ]; then echo 'not ready (/readyz)'; " : "";
+            ? "elif [ \"$(" + Kube.kubectl("--server=" + ShellWords.quote(apiServer) + " get --raw=/readyz 2>/dev/null") + ")\" != ok ]; then echo 'not ready (/readyz)'; " : "";
         return Probe.of(pod + " running again", "if [ ! -f " + manifest + " ]; then echo 'no manifest'; elif ! " + running
                 + "; then echo 'not running'; " + ready + "else echo restarted; fi",
             r -> {
@@ -135,7 +136,7 @@ public final class CertsRenewStep implements Step {
         List<Probe> probes = new ArrayList<>();
         String own = UpgradeSteps.apiServerUrl(ctx.node());
         probes.add(Probe.equals("API server on " + ctx.node().name() + " answers (kubectl get --raw /readyz)",
-            Kube.kubectl("--server=" + Sh.quote(own) + " get --raw=/readyz 2>&1"), "ok"));
+            Kube.kubectl("--server=" + ShellWords.quote(own) + " get --raw=/readyz 2>&1"), "ok"));
         probes.add(Probe.of("every control-plane certificate has more than 30 days left (kubeadm certs check-expiration)",
             "kubeadm certs check-expiration 2>&1", r -> r.ok() ? notRenewed(r.stdout(), clock.instant())
                 : Optional.of("kubeadm certs check-expiration: exit " + r.exit() + ": " + Probe.oneLine(r.stdout()))));

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.text.HostConfException;
 import dev.gpuctl.kube.Kubeadm;
 import dev.gpuctl.step.Facts;
@@ -77,7 +78,7 @@ public final class ControlPlaneStep implements Step {
 
     static String userKubeconfig(HostContext ctx) {
         String user = ctx.node().ssh().user();
-        return "$(getent passwd " + Sh.quote(user) + " | cut -d: -f6)/.kube/config";
+        return "$(getent passwd " + ShellWords.quote(user) + " | cut -d: -f6)/.kube/config";
     }
 
     @Override public List<Probe> check(HostContext ctx) {
@@ -140,7 +141,7 @@ public final class ControlPlaneStep implements Step {
 
     /** admin.conf installed as the ssh user's ~/.kube/config (the user's own first kept as config.gpuctl-orig). */
     static Op.Run userKubeconfigOp(HostContext ctx) {
-        String user = Sh.quote(ctx.node().ssh().user());
+        String user = ShellWords.quote(ctx.node().ssh().user());
         return Op.Run.of("admin.conf for the ssh user",
                     "pw=$(getent passwd " + user + ") || exit 1; h=$(printf '%s\\n' \"$pw\" | cut -d: -f6); "
                         + "[ -n \"$h\" ] || exit 1; d=\"$h/.kube\" && install -d -m 0700 -o " + user + " \"$d\" "

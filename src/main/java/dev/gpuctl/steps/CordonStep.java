@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.kube.Kube;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.step.HostContext;
@@ -41,7 +42,7 @@ public final class CordonStep implements Step {
 
     /** spec.unschedulable of a node: "true" when cordoned, empty when not. */
     static String unschedulable(String node) {
-        return Kube.kubectl("get node " + Sh.quote(node) + " -o 'jsonpath={.spec.unschedulable}'");
+        return Kube.kubectl("get node " + ShellWords.quote(node) + " -o 'jsonpath={.spec.unschedulable}'");
     }
 
     /** What is wrong with a node's answer to {@link #unschedulable}, for a node that should be {@code cordoned} or not. */
@@ -61,8 +62,8 @@ public final class CordonStep implements Step {
     @Override public List<Op> apply(HostContext ctx) {
         String test = cordoned ? "= true" : "!= true";
         return nodes.stream().map(n -> (Op) Op.Run.of((cordoned ? "cordon " : "uncordon ") + n,
-                Kube.kubectl((cordoned ? "cordon " : "uncordon ") + Sh.quote(n)))
-            .unless((missingOk ? "! " + Kube.kubectl("get node " + Sh.quote(n) + " -o name") + " >/dev/null 2>&1 || " : "")
+                Kube.kubectl((cordoned ? "cordon " : "uncordon ") + ShellWords.quote(n)))
+            .unless((missingOk ? "! " + Kube.kubectl("get node " + ShellWords.quote(n) + " -o name") + " >/dev/null 2>&1 || " : "")
                 + "test \"$(" + unschedulable(n) + ")\" " + test)).toList();
     }
 }

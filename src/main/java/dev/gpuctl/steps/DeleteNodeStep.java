@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.kube.Kube;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;
@@ -32,6 +33,6 @@ public final class DeleteNodeStep implements Step {
     }
 
     @Override public List<Op> apply(HostContext ctx) {
-        return nodes.stream().map(n -> (Op) Op.Run.of("delete node " + n, Kube.kubectl("delete node " + Sh.quote(n) + " --ignore-not-found"))).toList();
+        return nodes.stream().map(n -> (Op) Op.Run.of("delete node " + n, Kube.kubectl("delete node " + ShellWords.quote(n) + " --ignore-not-found"))).toList();
     }
 }

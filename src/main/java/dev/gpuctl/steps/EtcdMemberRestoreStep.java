@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.backup.BackupArchive;
 import dev.gpuctl.backup.EtcdRestore;
 import dev.gpuctl.kube.Kube;
@@ -97,8 +98,8 @@ public final class EtcdMemberRestoreStep implements Step {
      */
     static String script(String uploadSha256, String sha256, EtcdRestore.Member self, String initialCluster, String token) {
         String snap = "\"$d/x/" + BackupArchive.SNAPSHOT + "\"";
-        String flags = " --name " + Sh.quote(self.name()) + " --initial-cluster " + Sh.quote(initialCluster)
-            + " --initial-cluster-token " + Sh.quote(token) + " --initial-advertise-peer-urls " + Sh.quote(self.peerUrl())
+        String flags = " --name " + ShellWords.quote(self.name()) + " --initial-cluster " + ShellWords.quote(initialCluster)
+            + " --initial-cluster-token " + ShellWords.quote(token) + " --initial-advertise-peer-urls " + ShellWords.quote(self.peerUrl())
             + " --data-dir /var/lib/etcd.gpuctl-new";
         return "set -eu; umask 077; b=" + RestoreStep.UPLOAD + "; "
             + "d=$(mktemp -d " + RestoreStep.WORK_PREFIX + "XXXXXXXX); trap 'rm -rf -- \"$d\" \"$b\"' EXIT; "

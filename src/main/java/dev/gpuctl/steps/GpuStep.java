@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.kube.ClusterView;
 import dev.gpuctl.gpu.DevicePluginSharing;
 import dev.gpuctl.kube.Kube;
@@ -123,7 +124,7 @@ public final class GpuStep implements Step {
             if (want.isEmpty()) continue;
             List<String> kv = new ArrayList<>(want.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList());
             unwanted(ctx.inventory(), n).forEach(k -> kv.add(k + "-"));
-            ops.add(Op.Run.of("label " + n.name(), Kube.kubectl("label node " + n.name() + " --overwrite " + Sh.words(kv))));
+            ops.add(Op.Run.of("label " + n.name(), Kube.kubectl("label node " + n.name() + " --overwrite " + ShellWords.words(kv))));
         }
         List<DevicePluginSharing.Config> configs = sharingConfigs(ctx.inventory());
         ops.addAll(Manifest.place("NVIDIA device plugin " + ctx.cluster().devicePlugin().version(),

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.text.Secrets;
 import dev.gpuctl.step.Op;
 import dev.gpuctl.step.Sh;
@@ -33,7 +34,7 @@ public final class HostWrite {
         if (!expected.matches("[0-9a-f]{64}")) throw new IllegalArgumentException("not a sha256: " + expected);
         return "sum=$(sha256sum -- \"" + file + "\") || exit 1; got=${sum%% *}; "
             + "if [ \"$got\" != " + expected + " ]; then printf 'sha256 mismatch for %s: expected %s, got %s\\n' "
-            + Sh.quote(withoutCredentials(what)) + " " + expected + " \"$got\" >&2; exit 1; fi; ";
+            + ShellWords.quote(withoutCredentials(what)) + " " + expected + " \"$got\" >&2; exit 1; fi; ";
     }
 
     /** Why a URL must not be fetched without a checksum (plain http, credentials in it); empty when neither. */
@@ -57,7 +58,7 @@ public final class HostWrite {
             throw new IllegalArgumentException("a URL with credentials goes through downloadWithConfig, never on curl's command line");
         }
         String file = "$d/" + name;
-        return CURL + " -fsSL -o \"" + file + "\" " + Sh.quote(url) + " || exit 1; "
+        return CURL + " -fsSL -o \"" + file + "\" " + ShellWords.quote(url) + " || exit 1; "
             + sha256.map(h -> sha256Check(file, h, url)).orElse("");
     }
 
@@ -69,7 +70,7 @@ public final class HostWrite {
      */
     static String downloadWithConfig(String config, String url, String name, Optional<String> sha256) {
         String file = "$d/" + name;
-        return "mv -fT -- " + Sh.quote(config) + " \"$d/curl.conf\" || exit 1; "
+        return "mv -fT -- " + ShellWords.quote(config) + " \"$d/curl.conf\" || exit 1; "
             + CURL + " -fsSL -o \"" + file + "\" -K \"$d/curl.conf\" || exit 1; "
             + sha256.map(h -> sha256Check(file, h, url)).orElse("");
     }
@@ -89,8 +90,8 @@ public final class HostWrite {
      * journals the target first ({@link Sh#journalWrite}), which backs it up once.
      */
     static String install(String source, String target, String mode) {
-        String side = Sh.quote(target + ".gpuctl-tmp");
-        return "install -m " + mode + " -o root -g root -- " + source + " " + side + " && mv -fT -- " + side + " " + Sh.quote(target);
+        String side = ShellWords.quote(target + ".gpuctl-tmp");
+        return "install -m " + mode + " -o root -g root -- " + source + " " + side + " && mv -fT -- " + side + " " + ShellWords.quote(target);
     }
 
     /**
@@ -99,9 +100,9 @@ public final class HostWrite {
      * renamed over it only when the producer succeeded. The op journals the target first ({@link Sh#journalWrite}).
      */
     static String replaceWithOutput(String target, String producer, String mode) {
-        String t = Sh.quote(target);
-        String orig = Sh.quote(target + ".gpuctl-orig");
-        String side = Sh.quote(target + ".gpuctl-tmp");
+        String t = ShellWords.quote(target);
+        String orig = ShellWords.quote(target + ".gpuctl-orig");
+        String side = ShellWords.quote(target + ".gpuctl-tmp");
         return "if [ -e " + t + " ] && [ ! -e " + orig + " ] && [ ! -L " + orig + " ]; then cp -p -- " + t + " " + orig
             + " || exit 1; fi; rm -f -- " + side + "; { " + producer + "; } > " + side + " && chmod " + mode + " " + side
             + " && mv -fT -- " + side + " " + t + "; rc=$?; rm -f -- " + side + "; exit $rc";

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.kube.Kube;
 import dev.gpuctl.kube.Kubeadm;
 import dev.gpuctl.kube.KubeadmConfig;
@@ -98,7 +99,7 @@ public final class JoinStep implements Step {
     static Probe registered(HostContext ctx) {
         String name = ctx.node().name();
         return Probe.of("node " + name + " registered by its kubelet",
-            "kubectl --kubeconfig=/etc/kubernetes/kubelet.conf get node " + Sh.quote(name) + " -o name",
+            "kubectl --kubeconfig=/etc/kubernetes/kubelet.conf get node " + ShellWords.quote(name) + " -o name",
             r -> r.ok() ? Optional.empty() : Optional.of("the kubelet has not registered node " + name + " yet"
                 + Probe.stderrHint(r) + "; check the kubelet on " + name + ": journalctl -u kubelet"));
     }

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.gpuctl.text.Json;
 import dev.gpuctl.inventory.Node;
@@ -64,7 +65,7 @@ public final class KubeletEndpointStep implements Step {
     static Probe ready(HostContext ctx) {
         String name = ctx.node().name();
         return Probe.of("node " + name + " Ready through the endpoint (kubectl --kubeconfig=kubelet.conf get node)",
-                "if [ -f " + KUBELET_CONF + " ]; then kubectl --kubeconfig=" + KUBELET_CONF + " get node " + Sh.quote(name) + " -o json; fi",
+                "if [ -f " + KUBELET_CONF + " ]; then kubectl --kubeconfig=" + KUBELET_CONF + " get node " + ShellWords.quote(name) + " -o json; fi",
                 r -> {
                     if (!r.ok()) return Optional.of("the API server did not answer through the endpoint" + Probe.stderrHint(r)
                         + " (journalctl -u kubelet on " + name + ")");

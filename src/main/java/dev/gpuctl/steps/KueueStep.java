@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -135,7 +136,7 @@ public final class KueueStep implements Step {
      */
     static Probe webhookServes(Inventory inv) {
         Team team = inv.teams().get(0);
-        String command = "printf '%s\\n' " + Sh.quote(dryRunJob(team)) + " | "
+        String command = "printf '%s\\n' " + ShellWords.quote(dryRunJob(team)) + " | "
             + Kube.kubectl("create --dry-run=server -o jsonpath='{.spec.suspend}' -f -");
         return Probe.of("Kueue's webhook " + JOB_WEBHOOK + " serves (a server-side dry-run of a queued Job in namespace "
             + team.namespace() + " comes back suspended)", command, KueueStep::webhookAnswer);
@@ -197,7 +198,7 @@ public final class KueueStep implements Step {
      */
     static String removeCommand(Inventory inv) {
         String keep = " " + inv.teams().stream().map(Team::name).collect(Collectors.joining(" ")) + " ";
-        return "keep=" + Sh.quote(keep) + "; for cq in $(" + managedQueues() + "); do"
+        return "keep=" + ShellWords.quote(keep) + "; for cq in $(" + managedQueues() + "); do"
             + " case \"$keep\" in *\" $cq \"*) continue;; esac;"
             + " n=$(" + Kube.kubectl("get clusterqueue \"$cq\" -o jsonpath='{.status.pendingWorkloads} {.status.reservingWorkloads}'") + ") || exit 1;"
             + " set -- $n;"

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.kube.LoadBalancer;
 import dev.gpuctl.inventory.ControlPlaneEndpoint;
 import dev.gpuctl.inventory.Node;
@@ -81,7 +82,7 @@ public final class LoadBalancerStep implements Step {
     static Probe answers(HostContext ctx) {
         ControlPlaneEndpoint e = endpoint(ctx);
         return Probe.succeeds("the endpoint " + e.hostPort() + " accepts connections (a master holds the VIP, haproxy listens)",
-            "timeout 3 bash -c " + Sh.quote(": </dev/tcp/" + e.host() + "/" + e.port()));
+            "timeout 3 bash -c " + ShellWords.quote(": </dev/tcp/" + e.host() + "/" + e.port()));
     }
 
     @Override public List<Probe> check(HostContext ctx) {

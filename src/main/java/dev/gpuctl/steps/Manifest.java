@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.kube.Kube;
 import dev.gpuctl.kube.ManifestObjects;
 import dev.gpuctl.inventory.ManifestRef;
@@ -89,7 +90,7 @@ final class Manifest {
     static String fetchCommand(String url, Optional<String> sha256, String path) {
         Optional<String> unsafe = HostWrite.needsChecksum(url);
         if (unsafe.isPresent() && sha256.isEmpty()) {
-            return "echo " + Sh.quote("refusing to fetch " + HostWrite.withoutCredentials(url) + ": " + unsafe.get()
+            return "echo " + ShellWords.quote("refusing to fetch " + HostWrite.withoutCredentials(url) + ": " + unsafe.get()
                 + " needs a sha256 (give { url: ..., sha256: ... } in the inventory)") + " >&2; exit 1";
         }
         String get = URI.create(url).getRawUserInfo() == null ? HostWrite.download(url, "manifest", sha256)

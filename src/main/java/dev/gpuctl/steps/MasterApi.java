@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.kube.Kube;
 import dev.gpuctl.remote.ExecResult;
 import dev.gpuctl.step.Facts;
@@ -39,7 +40,7 @@ final class MasterApi {
      */
     static String command(HostContext ctx) {
         StringBuilder files = new StringBuilder();
-        for (String p : manifests(ctx)) files.append(' ').append(Sh.quote(p));
+        for (String p : manifests(ctx)) files.append(' ').append(ShellWords.quote(p));
         return "if [ ! -f " + Kube.ADMIN_CONF + " ]; then echo no-admin-conf; exit 0; fi; "
             + "kube_api() { " + Kube.KUBECTL + " \"$@\"; }; "
             + "set --; for m in" + files + "; do if [ -s \"$m\" ]; then set -- \"$@\" \"$m\"; else echo \"missing $m\"; fi; done; "

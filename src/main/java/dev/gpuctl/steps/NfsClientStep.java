@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.kube.KubeadmConfig;
 import dev.gpuctl.inventory.Nfs;
 import dev.gpuctl.inventory.NfsExport;
@@ -59,7 +60,7 @@ public final class NfsClientStep implements Step {
         }
         return "d=$(mktemp -d /run/gpuctl-nfs-verify.XXXXXX) || exit 1;"
             + " trap 'if mountpoint -q \"$d\"; then umount \"$d\" 2>/dev/null || umount -l \"$d\"; fi; rmdir \"$d\"' EXIT;"
-            + " if ! out=$(timeout 60 mount -t nfs -o " + MOUNT_OPTIONS + " " + Sh.quote(source) + " \"$d\" 2>&1); then"
+            + " if ! out=$(timeout 60 mount -t nfs -o " + MOUNT_OPTIONS + " " + ShellWords.quote(source) + " \"$d\" 2>&1); then"
             + " echo \"mount failed: $out\"; exit 1; fi;"
             + " f=\"$d/.gpuctl-verify.$(hostname).$$\"; " + write;
     }

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.inventory.Nfs;
 import dev.gpuctl.inventory.NfsExport;
 import dev.gpuctl.inventory.Node;
@@ -68,7 +69,7 @@ public final class NfsServerStep implements Step {
             .flatMap(e -> nodes.stream().map(n -> e.path() + " " + n.address() + " " + (e.readOnly() ? "ro" : "rw")
                 + " " + (e.rootSquash() ? "root_squash" : "no_root_squash")))
             .collect(Collectors.joining(";"));
-        return "exportfs -s 2>&1 | GPUCTL_NFS_WANT=" + Sh.quote(want) + " awk '"
+        return "exportfs -s 2>&1 | GPUCTL_NFS_WANT=" + ShellWords.quote(want) + " awk '"
             + "BEGIN { n = split(ENVIRON[\"GPUCTL_NFS_WANT\"], w, \";\"); for (i = 1; i <= n; i++) { split(w[i], f, \" \");"
             + " need[f[1] \" \" f[2]] = f[3]; squash[f[1] \" \" f[2]] = f[4]; paths[f[1]] = 1 } }"
             + " ($1 in paths) { c = $2; o = $2; sub(/\\(.*/, \"\", c); sub(/^[^(]*\\(/, \"\", o); sub(/\\)$/, \"\", o);"
@@ -89,7 +90,7 @@ public final class NfsServerStep implements Step {
         List<String> dirs = nfs.exports().stream().map(NfsExport::path).toList();
         return List.of(
             Sh.packagesInstalled(List.of("nfs-kernel-server")),
-            Probe.of("export directories exist", "for d in " + Sh.words(dirs) + "; do test -d \"$d\" || echo \"$d\"; done",
+            Probe.of("export directories exist", "for d in " + ShellWords.words(dirs) + "; do test -d \"$d\" || echo \"$d\"; done",
                 r -> r.stdout().isBlank() ? Optional.empty()
                     : Optional.of("missing: " + String.join(", ", r.stdout().strip().split("\n")))),
             KernelStep.fileHolds(EXPORTS, exportsFile(nfs, nodes), "exports restricted to the cluster's nodes"),
@@ -105,8 +106,8 @@ public final class NfsServerStep implements Step {
         List<Op> ops = new ArrayList<>();
         ops.add(Sh.aptInstall("install nfs-kernel-server", List.of("nfs-kernel-server")));
         List<String> dirs = nfs.exports().stream().map(NfsExport::path).toList();
-        ops.add(Op.Run.of("export directories", "install -d -m 0755 " + Sh.words(dirs))
-            .unless("for d in " + Sh.words(dirs) + "; do test -d \"$d\" || exit 1; done"));
+        ops.add(Op.Run.of("export directories", "install -d -m 0755 " + ShellWords.words(dirs))
+            .unless("for d in " + ShellWords.words(dirs) + "; do test -d \"$d\" || exit 1; done"));
         ops.add(Op.Run.of("exports.d", "install -d -m 0755 /etc/exports.d").unless("test -d /etc/exports.d"));
         ops.add(Op.WriteFile.literal("NFS exports", EXPORTS, exportsFile(nfs, nodes), "0644"));
         ops.add(Op.Run.of("re-export (the exports file changed)", "exportfs -ra").onlyIfChanged(EXPORTS));

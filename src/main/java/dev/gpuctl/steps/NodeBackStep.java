@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.kube.Kube;
 import dev.gpuctl.kube.KubeVersion;
 import dev.gpuctl.inventory.Node;
@@ -38,7 +39,7 @@ final class NodeBackStep implements Step {
 
     @Override public List<Op> apply(HostContext ctx) {
         return List.of(Op.Await.of("wait until " + node.name() + " is Ready at " + target + (node.gpu() ? " with its GPUs allocatable" : ""), up()),
-            Op.Run.of("uncordon " + node.name(), Kube.kubectl("uncordon " + Sh.quote(node.name()))));
+            Op.Run.of("uncordon " + node.name(), Kube.kubectl("uncordon " + ShellWords.quote(node.name()))));
     }
 
     /** What the apply waits for: the node Ready at the target with every GPU, cordoned or not (it uncordons next). */

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.kube.ApiServerImage;
 import dev.gpuctl.hostfiles.DockerInfo;
 import dev.gpuctl.gpu.GpuHealth;
@@ -216,7 +217,7 @@ public final class PreflightStep implements Step {
     static Probe nodeIp(HostContext ctx) {
         var master = ctx.inventory().master();
         String target = HostContext.literalNodeIp(master).orElse(master.address());
-        String q = Sh.quote(target);
+        String q = ShellWords.quote(target);
         String cmd = "m=$( { getent ahostsv4 " + q + "; getent ahosts " + q + "; } 2>/dev/null"
             + " | awk '$1 !~ /^127\\./ && $1 != \"::1\" && $1 !~ /^::ffff:127\\./ {print $1; exit}');"
             + " if [ -z \"$m\" ]; then echo unresolved; else echo \"$m\"; ip -j route get \"$m\"; fi";

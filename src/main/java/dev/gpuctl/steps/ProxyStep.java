@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.hostfiles.ProxyConfig;
 import dev.gpuctl.inventory.ContainerRuntime;
 import dev.gpuctl.inventory.Node;
@@ -76,7 +77,7 @@ public final class ProxyStep implements Step {
     @Override public List<Probe> check(HostContext ctx) {
         Optional<Proxy> proxy = ctx.cluster().proxy();
         if (proxy.isEmpty()) {
-            String cmd = "for f in " + Sh.words(files(ctx)) + "; do [ -e \"$f\" ] && echo \"$f\"; done; true";
+            String cmd = "for f in " + ShellWords.words(files(ctx)) + "; do [ -e \"$f\" ] && echo \"$f\"; done; true";
             return List.of(Probe.of("no proxy files of gpuctl's (cluster.proxy is not set)", cmd,
                 r -> r.stdout().isBlank() ? Optional.empty()
                     : Optional.of("left from an earlier cluster.proxy: " + String.join(", ", r.stdout().strip().split("\n")))));
@@ -92,13 +93,13 @@ public final class ProxyStep implements Step {
         List<Op> ops = new ArrayList<>();
         if (proxy.isEmpty()) {
             List<String> f = files(ctx);
-            String any = "for f in " + Sh.words(f) + "; do [ -e \"$f\" ] && exit 1; done; exit 0";
-            ops.add(Op.Run.of("remove gpuctl's proxy files", "rm -f -- " + Sh.words(f)).unless(any).changing(f.toArray(String[]::new)));
+            String any = "for f in " + ShellWords.words(f) + "; do [ -e \"$f\" ] && exit 1; done; exit 0";
+            ops.add(Op.Run.of("remove gpuctl's proxy files", "rm -f -- " + ShellWords.words(f)).unless(any).changing(f.toArray(String[]::new)));
             ops.add(reload(ctx, f));
             return ops;
         }
         boolean password = hasCredentials(proxy.get());
-        ops.add(Op.Run.of("directories for the proxy files", "install -d -m 0755 /etc/gpuctl " + Sh.words(units(ctx).stream()
+        ops.add(Op.Run.of("directories for the proxy files", "install -d -m 0755 /etc/gpuctl " + ShellWords.words(units(ctx).stream()
                 .map(u -> "/etc/systemd/system/" + u + ".service.d").toList()))
             .unless("test -d /etc/gpuctl" + units(ctx).stream().map(u -> " -a -d /etc/systemd/system/" + u + ".service.d").reduce("", String::concat)));
         List<String> paths = new ArrayList<>();

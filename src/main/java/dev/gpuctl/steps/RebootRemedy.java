@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.kube.Kube;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;
@@ -32,7 +33,7 @@ public final class RebootRemedy {
 
     /** The boot id the node's kubelet reports, then its Ready condition's status. */
     static String nodeBoot(String node) {
-        return Kube.kubectl("get node " + Sh.quote(node) + " -o 'jsonpath={.status.nodeInfo.bootID} {.status.conditions[?(@.type==\"Ready\")].status}'");
+        return Kube.kubectl("get node " + ShellWords.quote(node) + " -o 'jsonpath={.status.nodeInfo.bootID} {.status.conditions[?(@.type==\"Ready\")].status}'");
     }
 
     static final class RebootStep implements Step {

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.gpu.DcgmDiag;
 import dev.gpuctl.gpu.GpuHealth;
 import dev.gpuctl.gpu.GpuMemory;
@@ -146,7 +147,7 @@ public final class RepairProof {
 
     /** The smoke pod's phase, then its log. */
     static String smokeAnswer(String node) {
-        String pod = Sh.quote(smokePod(node));
+        String pod = ShellWords.quote(smokePod(node));
         return "p=$(" + Kube.kubectl("-n default get pod " + pod + " -o 'jsonpath={.status.phase}'") + ") || exit 1; echo \"$p\";"
             + " case \"$p\" in Succeeded|Failed) " + Kube.kubectl("-n default logs " + pod) + " 2>&1 || true;; esac";
     }
@@ -186,8 +187,8 @@ public final class RepairProof {
 
         @Override public List<Op> apply(HostContext ctx) {
             return List.of(Op.Run.of("run the smoke pod default/" + smokePod(node),
-                Kube.kubectl("-n default delete pod " + Sh.quote(smokePod(node)) + " --ignore-not-found --wait=true >/dev/null") + " && printf '%s' "
-                    + Sh.quote(smokeManifest(node, gpus)) + " | " + Kube.kubectl("apply -f -")));
+                Kube.kubectl("-n default delete pod " + ShellWords.quote(smokePod(node)) + " --ignore-not-found --wait=true >/dev/null") + " && printf '%s' "
+                    + ShellWords.quote(smokeManifest(node, gpus)) + " | " + Kube.kubectl("apply -f -")));
         }
 
         @Override public List<Probe> verify(HostContext ctx) {
@@ -251,7 +252,7 @@ public final class RepairProof {
         @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }
 
         static String current(String node) {
-            return Kube.kubectl("get node " + Sh.quote(node) + " -o 'jsonpath={.metadata.annotations." + LAST_REPAIR.replace(".", "\\.") + "}'");
+            return Kube.kubectl("get node " + ShellWords.quote(node) + " -o 'jsonpath={.metadata.annotations." + LAST_REPAIR.replace(".", "\\.") + "}'");
         }
 
         @Override public List<Probe> check(HostContext ctx) {
@@ -260,8 +261,8 @@ public final class RepairProof {
 
         @Override public List<Op> apply(HostContext ctx) {
             return List.of(Op.Run.of("annotate node " + node + " " + LAST_REPAIR + " and remove the smoke pod",
-                Kube.kubectl("annotate node " + Sh.quote(node) + " " + Sh.quote(LAST_REPAIR + "=" + value) + " --overwrite") + " && "
-                    + Kube.kubectl("-n default delete pod " + Sh.quote(smokePod(node)) + " --ignore-not-found --wait=false")));
+                Kube.kubectl("annotate node " + ShellWords.quote(node) + " " + ShellWords.quote(LAST_REPAIR + "=" + value) + " --overwrite") + " && "
+                    + Kube.kubectl("-n default delete pod " + ShellWords.quote(smokePod(node)) + " --ignore-not-found --wait=false")));
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.gpu.DevChar;
 import dev.gpuctl.gpu.GpuHealth;
 import dev.gpuctl.kube.Kube;
@@ -53,7 +54,7 @@ public final class RepairRemedies {
             if (pod.isEmpty()) return List.of();
             String[] nsName = pod.get().split("/", 2);
             return List.of(Op.Run.of("delete the device plugin pod " + pod.get() + " (its DaemonSet makes a new one)",
-                Kube.kubectl("-n " + Sh.quote(nsName[0]) + " delete pod " + Sh.quote(nsName[1]) + " --ignore-not-found --wait=false")));
+                Kube.kubectl("-n " + ShellWords.quote(nsName[0]) + " delete pod " + ShellWords.quote(nsName[1]) + " --ignore-not-found --wait=false")));
         }
 
         @Override public List<Probe> verify(HostContext ctx) { return List.of(Repair.allocatable(node, want).waitingUpTo(COME_BACK)); }
@@ -123,7 +124,7 @@ public final class RepairRemedies {
                 if (!p.recreated() && !force) continue;
                 String[] nsName = p.pod().split("/", 2);
                 ops.add(Op.Run.of("delete pod " + p.pod() + " (" + (p.recreated() ? "its " + p.owner() + " starts it again" : "--force") + ")",
-                    Kube.kubectl("-n " + Sh.quote(nsName[0]) + " delete pod " + Sh.quote(nsName[1]) + " --ignore-not-found --wait=true")));
+                    Kube.kubectl("-n " + ShellWords.quote(nsName[0]) + " delete pod " + ShellWords.quote(nsName[1]) + " --ignore-not-found --wait=true")));
             }
             return ops;
         }

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.hostfiles.NodeCleanup;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;
@@ -60,14 +61,14 @@ public final class ResetHostStep implements Step {
     @Override public List<Op> apply(HostContext ctx) {
         String socket = ctx.cluster().runtime().criSocket();
         return List.of(
-            Op.Run.of("kubeadm reset", "kubeadm reset -f --cri-socket " + Sh.quote(socket))
+            Op.Run.of("kubeadm reset", "kubeadm reset -f --cri-socket " + ShellWords.quote(socket))
                 .unless("test -z \"$(" + LEFT_FILES + ")\" && ! systemctl is-active -q kubelet"),
             Op.Run.of("remove the CNI configuration", "rm -rf " + NodeCleanup.CNI_CONF_DIR).unless("! test -e " + NodeCleanup.CNI_CONF_DIR),
-            Op.Run.of("delete the CNI interfaces", "for i in " + Sh.words(NodeCleanup.CNI_INTERFACES)
+            Op.Run.of("delete the CNI interfaces", "for i in " + ShellWords.words(NodeCleanup.CNI_INTERFACES)
                 + " $(ip -o link show | sed -n 's/^[0-9]*: \\(cali[^:@]*\\).*/\\1/p'); do ip link show \"$i\" >/dev/null 2>&1 && ip link delete \"$i\"; done; true"),
             Op.Run.of("remove the KUBE-/CNI iptables chains", "for t in iptables ip6tables; do command -v $t-save >/dev/null 2>&1 || continue; "
-                + "$t-save | grep -vE " + Sh.quote(NodeCleanup.CHAIN_REGEX) + " | $t-restore || exit 1; done")
-                .unless("test -z \"$(" + IPTABLES + " | grep -E " + Sh.quote(NodeCleanup.CHAIN_REGEX) + ")\""),
+                + "$t-save | grep -vE " + ShellWords.quote(NodeCleanup.CHAIN_REGEX) + " | $t-restore || exit 1; done")
+                .unless("test -z \"$(" + IPTABLES + " | grep -E " + ShellWords.quote(NodeCleanup.CHAIN_REGEX) + ")\""),
             Op.Run.of("remove gpuctl's join leftovers", "rm -rf " + JoinStep.CONFIG + " " + JoinStep.WORK_DIRS + "*"));
     }
 }

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.backup.BackupArchive;
 import dev.gpuctl.kube.Kube;
 import dev.gpuctl.step.HostContext;
@@ -149,7 +150,7 @@ public final class RestoreStep implements Step {
      */
     static Probe stopped(String sha256, String criSocket) {
         return Probe.of("etcd and the API server stopped by the kubelet", "if grep -qx " + sha256 + " " + MARKER + " 2>/dev/null; then echo restored; "
-                + "else crictl --runtime-endpoint " + Sh.quote(criSocket) + " ps --name '^(etcd|kube-apiserver)$' -q 2>/dev/null; fi",
+                + "else crictl --runtime-endpoint " + ShellWords.quote(criSocket) + " ps --name '^(etcd|kube-apiserver)$' -q 2>/dev/null; fi",
             r -> r.stdout().isBlank() || r.stdout().strip().equals("restored") ? Optional.empty()
                 : Optional.of("the control plane still runs after its manifests were moved aside (" + RESTORING + " names where)"))
             .waitingUpTo(STOP_WAIT);

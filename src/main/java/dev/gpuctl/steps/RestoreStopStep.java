@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.kube.Kube;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;
@@ -35,7 +36,7 @@ public final class RestoreStopStep implements Step {
     @Override public boolean runsOn(HostContext ctx) { return ctx.node().isMaster(); }
 
     @Override public List<Probe> check(HostContext ctx) {
-        String crictl = "crictl --runtime-endpoint " + Sh.quote(ctx.cluster().runtime().criSocket());
+        String crictl = "crictl --runtime-endpoint " + ShellWords.quote(ctx.cluster().runtime().criSocket());
         return List.of(Probe.of("the control plane stopped for this restore (or restored from it already)",
             "if grep -qx " + sha256 + " " + RestoreStep.MARKER + " 2>/dev/null; then echo restored; "
                 + "elif [ -s " + RestoreStep.RESTORING + " ] && [ -f " + RestoreStep.UPLOAD + " ] && ! ls /etc/kubernetes/manifests/*.yaml >/dev/null 2>&1"

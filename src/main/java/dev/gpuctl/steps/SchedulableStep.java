@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import dev.gpuctl.kube.Kube;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Op;
@@ -44,7 +45,7 @@ public final class SchedulableStep implements Step {
     @Override public List<Op> apply(HostContext ctx) {
         String node = ctx.node().name();
         return List.of(Op.Run.of("remove the " + TAINT + " taint from " + node,
-                Kube.kubectl("taint nodes " + Sh.quote(node) + " " + TAINT + "-"))
+                Kube.kubectl("taint nodes " + ShellWords.quote(node) + " " + TAINT + "-"))
             .unlessRight(untainted(node)));
     }
 }

@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.gpuctl.kube.Kube;
 import dev.gpuctl.kube.KubeFields;
@@ -168,7 +169,7 @@ public final class UpgradeSteps {
      */
     static String nodesAt(List<String> nodes, KubeVersion t) {
         return Kube.kubectl("get nodes -o 'jsonpath={range .items[*]}{.metadata.name} {.status.nodeInfo.kubeletVersion}{\"\\n\"}{end}'")
-            + " | awk -v want=" + Sh.quote(String.join(" ", nodes)) + " 'BEGIN { n = split(want, a, \" \"); for (i = 1; i <= n; i++) w[a[i]] = 1 }"
+            + " | awk -v want=" + ShellWords.quote(String.join(" ", nodes)) + " 'BEGIN { n = split(want, a, \" \"); for (i = 1; i <= n; i++) w[a[i]] = 1 }"
             + " ($1 in w) && $2 ~ /^" + versionRegex(t) + "/ { c++ } END { exit !(c == n) }'";
     }
 
@@ -259,7 +260,7 @@ public final class UpgradeSteps {
      */
     static Probe ownApiServerAt(Node master, KubeVersion target) {
         return Probe.of("the API server on " + master.name() + " answers at " + target + " (kubectl version)",
-            Kube.kubectl("--server=" + Sh.quote(apiServerUrl(master)) + " version -o json"),
+            Kube.kubectl("--server=" + ShellWords.quote(apiServerUrl(master)) + " version -o json"),
             r -> serverVersion(r.stdout()).filter(target::metBy).isPresent() ? Optional.empty()
                 : Optional.of("the API server on " + master.name() + " does not answer at " + target + ": " + r.tail(2)))
             .waitingUpTo(Duration.ofMinutes(2));

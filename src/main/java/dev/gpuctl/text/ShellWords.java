@@ -7,8 +7,12 @@ import java.util.stream.Collectors;
 public final class ShellWords {
     private ShellWords() {}
 
-    /** Single-quotes a word for POSIX sh (a plain word stays as it is). */
+    /**
+     * One POSIX shell word that stands for exactly {@code s} (newlines, quotes and $ included): single-quoted, a plain
+     * word as it is. The one quoting function of gpuctl; a NUL cannot be in a shell word and is refused.
+     */
     public static String quote(String s) {
+        if (s.indexOf('\0') >= 0) throw new IllegalArgumentException("a shell word cannot hold a NUL character");
         if (s.matches("[A-Za-z0-9_@%+=:,./-]+")) return s;
         return "'" + s.replace("'", "'\\''") + "'";
     }

@@ -1,5 +1,6 @@
 package dev.gpuctl.remote;
 
+import dev.gpuctl.text.ShellWords;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -24,7 +25,7 @@ class ShellTest {
     @Test
     void quotedWordSurvivesTheShell() throws Exception {
         for (String s : NASTY) {
-            assertEquals(s, sh("sh", "-c", "printf %s " + Shell.quote(s)), "for: " + s);
+            assertEquals(s, sh("sh", "-c", "printf %s " + ShellWords.quote(s)), "for: " + s);
         }
     }
 
@@ -40,7 +41,7 @@ class ShellTest {
     @Test
     void nonRootGoesThroughSudoN() {
         assertEquals("sudo -n sh -c 'echo '\\''hi'\\'''", Shell.sshCommand("echo 'hi'", false));
-        assertEquals("sh -c 'true'", Shell.sshCommand("true", true));
+        assertEquals("sh -c true", Shell.sshCommand("true", true));
         assertEquals(List.of("sudo", "-n", "sh", "-c", "echo $x"), Shell.localArgv("echo $x", false));
         assertEquals(List.of("sh", "-c", "echo $x"), Shell.localArgv("echo $x", true));
     }
@@ -50,10 +51,10 @@ class ShellTest {
         String c = Shell.installCommand("/tmp/.gpuctl-ab", "/etc/my file's.conf", "0640", "root:adm");
         assertEquals("if [ -L '/etc/my file'\\''s.conf' ] || [ -d '/etc/my file'\\''s.conf' ]; then"
             + " echo '/etc/my file'\\''s.conf is a symbolic link or a directory: not replacing it' >&2;"
-            + " rm -f -- '/tmp/.gpuctl-ab'; exit 1; fi; "
-            + "install -m 0640 -o root -g adm -- '/tmp/.gpuctl-ab' '/etc/my file'\\''s.conf.gpuctl-tmp'"
+            + " rm -f -- /tmp/.gpuctl-ab; exit 1; fi; "
+            + "install -m 0640 -o root -g adm -- /tmp/.gpuctl-ab '/etc/my file'\\''s.conf.gpuctl-tmp'"
             + " && mv -fT -- '/etc/my file'\\''s.conf.gpuctl-tmp' '/etc/my file'\\''s.conf'; rc=$?;"
-            + " rm -f -- '/tmp/.gpuctl-ab' '/etc/my file'\\''s.conf.gpuctl-tmp'; exit $rc", c);
+            + " rm -f -- /tmp/.gpuctl-ab '/etc/my file'\\''s.conf.gpuctl-tmp'; exit $rc", c);
         assertTrue(Shell.installCommand("/tmp/x", "/etc/a", "644", "root").contains("-m 644 -o root --"));
     }
 
@@ -65,6 +66,6 @@ class ShellTest {
         assertThrows(IllegalArgumentException.class, () -> Shell.installCommand("/tmp/x", "/etc/a", "u+x", "root"));
         assertThrows(IllegalArgumentException.class, () -> Shell.installCommand("/tmp/x", "/etc/a", "0644", "root;id"));
         assertThrows(IllegalArgumentException.class, () -> Shell.installCommand("/tmp/x", "/etc/a", "0644", "a:b:c"));
-        assertThrows(IllegalArgumentException.class, () -> Shell.quote("nul\0"));
+        assertThrows(IllegalArgumentException.class, () -> ShellWords.quote("nul\0"));
     }
 }

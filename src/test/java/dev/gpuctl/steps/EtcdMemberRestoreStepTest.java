@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -22,11 +23,11 @@ class EtcdMemberRestoreStepTest {
         String m3 = EtcdMemberRestoreStep.script(UP, SHA, THREE.get(2), cluster, EtcdRestore.token(SHA));
         for (String s : List.of(m2, m3)) {
             assertTrue(s.contains("etcdutl snapshot restore \"$d/x/" + dev.gpuctl.backup.BackupArchive.SNAPSHOT + "\""), s);
-            assertTrue(s.contains(" --initial-cluster " + Sh.quote(cluster) + " --initial-cluster-token " + Sh.quote("gpuctl-restore-aaaaaaaaaaaaaaaa")), s);
+            assertTrue(s.contains(" --initial-cluster " + ShellWords.quote(cluster) + " --initial-cluster-token " + ShellWords.quote("gpuctl-restore-aaaaaaaaaaaaaaaa")), s);
             assertTrue(s.contains(" --data-dir /var/lib/etcd.gpuctl-new"), s);
         }
-        assertTrue(m2.contains(" --name " + Sh.quote("m2") + " ") && m2.contains("--initial-advertise-peer-urls " + Sh.quote("https://10.0.0.12:2380")), m2);
-        assertTrue(m3.contains(" --name " + Sh.quote("m3") + " ") && m3.contains("--initial-advertise-peer-urls " + Sh.quote("https://10.0.0.13:2380")), m3);
+        assertTrue(m2.contains(" --name " + ShellWords.quote("m2") + " ") && m2.contains("--initial-advertise-peer-urls " + ShellWords.quote("https://10.0.0.12:2380")), m2);
+        assertTrue(m3.contains(" --name " + ShellWords.quote("m3") + " ") && m3.contains("--initial-advertise-peer-urls " + ShellWords.quote("https://10.0.0.13:2380")), m3);
     }
 
     @Test void theUploadIsCheckedBeforeTheOldDataMovesAsideAndTheManifestsComeBackLast() {

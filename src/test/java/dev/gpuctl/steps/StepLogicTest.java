@@ -1,5 +1,6 @@
 package dev.gpuctl.steps;
 
+import dev.gpuctl.text.ShellWords;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -65,9 +66,9 @@ class StepLogicTest {
     }
 
     @Test void shellQuoting() {
-        assertEquals("chrony", Sh.quote("chrony"));
-        assertEquals("'it'\\''s here'", Sh.quote("it's here"));
-        assertEquals("'$(reboot)'", Sh.quote("$(reboot)"));
+        assertEquals("chrony", ShellWords.quote("chrony"));
+        assertEquals("'it'\\''s here'", ShellWords.quote("it's here"));
+        assertEquals("'$(reboot)'", ShellWords.quote("$(reboot)"));
     }
 
     @Test void chronySourcesOnlyWhenServersAreGiven() {
