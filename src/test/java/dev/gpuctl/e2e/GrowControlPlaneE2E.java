@@ -95,7 +95,7 @@ class GrowControlPlaneE2E {
         assertEquals("https://" + bed.address(master) + ":6443", bed.ok(worker, "sed -n 's/^ *server: *//p' /etc/kubernetes/kubelet.conf").strip());
         bed.ok(master, "cat <<'EOF' | " + KUBECTL + "apply -f -\napiVersion: v1\nkind: Pod\nmetadata: {name: grow-probe, namespace: default}\n"
             + "spec:\n  nodeName: " + worker + "\n  containers:\n  - name: sleep\n    image: registry.k8s.io/pause:3.10.1\nEOF");
-        bed.ok(master, "for i in $(seq 60); do " + KUBECTL + "get pod grow-probe -o jsonpath='{.status.phase}' | grep -q Running && exit 0; sleep 1; done");
+        bed.ok(master, "for i in $(seq 60); do " + KUBECTL + "get pod grow-probe -o jsonpath='{.status.phase}' | grep -q Running && exit 0; sleep 1; done; exit 1");
         podBefore = pod();
         assertTrue(podBefore.endsWith(" 0 Running " + worker), podBefore);
         proxiesBefore = kubeProxies();

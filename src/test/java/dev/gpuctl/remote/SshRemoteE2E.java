@@ -193,9 +193,15 @@ class SshRemoteE2E {
         return assertThrows(RemoteException.class, () -> SshRemote.connect(n, opts(acceptNew)).close());
     }
 
+    /**
+     * The upload's own temporary files (".gpuctl-" and 12 random bytes in hex, SftpUpload): only those, so that another
+     * process's temporary file in /tmp meanwhile (LocalRemote's in a unit test run beside) is not taken for a leftover.
+     */
+    private static final java.util.regex.Pattern UPLOAD_TMP = java.util.regex.Pattern.compile("\\.gpuctl-[0-9a-f]{24}");
+
     static Set<String> tmpLeftovers() throws IOException {
         try (Stream<Path> s = Files.list(Path.of("/tmp"))) {
-            return s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(".gpuctl-")).collect(Collectors.toSet());
+            return s.map(p -> p.getFileName().toString()).filter(n -> UPLOAD_TMP.matcher(n).matches()).collect(Collectors.toSet());
         }
     }
 
