@@ -219,7 +219,7 @@ public final class PlanText {
                     sb.append("          $ ").append(op.get("command")).append('\n');
                 }
                 case "wait" -> {
-                    sb.append("          wait up to ").append(op.get("waitUpTo")).append(", asking every 2 s, until: ").append(op.get("until")).append('\n');
+                    sb.append("          wait up to ").append(op.get("waitUpTo")).append(", asking every 2 s (sooner at first), until: ").append(op.get("until")).append('\n');
                     sb.append("          $ ").append(op.get("command")).append('\n');
                     if (op.containsKey("orElse")) sb.append("          when it gives up: $ ").append(op.get("orElse")).append('\n');
                 }

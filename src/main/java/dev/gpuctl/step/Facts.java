@@ -28,6 +28,18 @@ public final class Facts {
 
     private record Parsed(String text, Object value) {}
 
+    /**
+     * This run's identity on the hosts (16 random hex digits, one per engine session): a command that does
+     * something once per run per host (apt's lists refreshed: {@link Sh#aptRefresh}) records it there.
+     */
+    public static final String RUN_ID = "run.id";
+
+    public Facts() {
+        byte[] id = new byte[8];
+        new java.security.SecureRandom().nextBytes(id);
+        values.put(RUN_ID, java.util.HexFormat.of().formatHex(id));
+    }
+
     /** Whole answers kept by their probe's key, for a command that reports them ({@link Probe#keeping}). */
     private final Map<String, ExecResult> kept = new ConcurrentHashMap<>();
 

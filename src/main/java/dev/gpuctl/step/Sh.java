@@ -13,12 +13,42 @@ public final class Sh {
 
     static final String APT_ENV = "DEBIAN_FRONTEND=noninteractive";
 
-    /** apt-get install of packages not yet installed; apt's lists are refreshed first. */
+    /** apt-get install of packages not yet installed; apt's lists are refreshed first, once per run ({@link #aptRefresh}). */
     public static Op.Run aptInstall(String what, Collection<String> packages) {
-        String pkgs = ShellWords.words(packages);
-        return Op.Run.of(what,
-                "export " + APT_ENV + "; apt-get update -q && apt-get install -y -q --no-install-recommends " + pkgs)
+        return aptInstall(what, packages, "");
+    }
+
+    /** {@link #aptInstall(String, Collection)} with more apt-get install options ({@code extra}: shell words, or ""). */
+    public static Op.Run aptInstall(String what, Collection<String> packages, String extra) {
+        return Op.Run.of(what, "export " + APT_ENV + "; " + aptRefresh()
+                + "apt-get install -y -q --no-install-recommends " + (extra.isEmpty() ? "" : extra + " ") + ShellWords.words(packages))
             .unless(allInstalled(packages));
+    }
+
+    /**
+     * Where a host records the run that last refreshed its apt lists: in /run itself (root's, 0755; a tmpfs, gone at
+     * reboot), so no other user can make or replace it, and no directory of gpuctl's is needed for it.
+     */
+    public static final String APT_REFRESHED = "/run/gpuctl-apt-refreshed";
+
+    /**
+     * Shell (ending in "; ") that refreshes apt's package lists unless this run ({@link Facts#RUN_ID}) refreshed them
+     * on this host already and nothing under /etc/apt but the pins changed since: a repository, key or proxy setting
+     * written after the refresh makes the next install refresh again; a pin (preferences.d) is read at install
+     * time and does not. Ansible's {@code cache_valid_time} does the same with a clock; here a new run always
+     * refreshes once, so a re-run after a failed install never reuses lists it failed with. A failed refresh ends
+     * the command with apt's status.
+     */
+    public static String aptRefresh() {
+        return aptRefresh(APT_REFRESHED, "/etc/apt", Facts.ref(Facts.RUN_ID));
+    }
+
+    /** {@link #aptRefresh()} with its stamp, apt's configuration directory and the run's id given (tests: a temp dir). */
+    static String aptRefresh(String stamp, String aptDir, String run) {
+        String s = ShellWords.quote(stamp);
+        return "if [ \"$(cat " + s + " 2>/dev/null)\" != " + run + " ] "
+            + "|| [ -n \"$(find " + ShellWords.quote(aptDir) + " -newer " + s + " ! -path " + ShellWords.quote(aptDir + "/preferences.d*")
+            + " 2>/dev/null | head -n 1)\" ]; then apt-get update -q || exit; echo " + run + " > " + s + "; fi; ";
     }
 
     /** Exit 0 when every package is installed. */

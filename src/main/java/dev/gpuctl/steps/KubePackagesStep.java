@@ -68,9 +68,7 @@ public final class KubePackagesStep implements Step {
             ops.add(Op.WriteFile.of("Kubernetes " + minor + " apt repository", REPO_FILE, Upstream.kubernetesRepoLine(minor), "0644"));
         }
         ops.add(Op.WriteFile.of("pin the Kubernetes minor", PIN_FILE, pin(minor), "0644"));
-        ops.add(Op.Run.of("install " + String.join(", ", PACKAGES) + " " + minor + ".x",
-                "export DEBIAN_FRONTEND=noninteractive; apt-get update -q && apt-get install -y -q --no-install-recommends --allow-change-held-packages "
-                    + String.join(" ", PACKAGES))
+        ops.add(Sh.aptInstall("install " + String.join(", ", PACKAGES) + " " + minor + ".x", PACKAGES, "--allow-change-held-packages")
             .unless("test \"$(dpkg-query -W -f='${Version} ${db:Status-Status}\\n' " + String.join(" ", PACKAGES)
                 + " 2>/dev/null | grep -c '^" + minor.replace(".", "\\.") + "\\..* installed$')\" = " + PACKAGES.size()));
         ops.add(Op.Run.of("hold them", "apt-mark hold " + String.join(" ", PACKAGES) + " >/dev/null").journalling(Sh.journalHold(String.join(" ", PACKAGES)))

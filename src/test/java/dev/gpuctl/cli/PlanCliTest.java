@@ -63,7 +63,7 @@ class PlanCliTest {
         assertTrue(cm > 0 && after.contains("GPUCTL_EOF\n      - kube-proxy's pods restarted to load the changed ConfigMap (kubectl delete pod -n kube-system "
             + "-l k8s-app=kube-proxy; its DaemonSet makes them again)\n          only if changed: configmap kube-system/kube-proxy\n"
             + "          $ kubectl --kubeconfig=/etc/kubernetes/admin.conf delete pod -n kube-system -l k8s-app=kube-proxy\n"
-            + "      - wait until kube-proxy's DaemonSet has all its pods Running again\n          wait up to 180s, asking every 2 s, until: "
+            + "      - wait until kube-proxy's DaemonSet has all its pods Running again\n          wait up to 180s, asking every 2 s (sooner at first), until: "
             + "kube-system/kube-proxy's pods are all Running and ready\n"), r::toString);
     }
 

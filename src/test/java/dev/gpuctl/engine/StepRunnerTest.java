@@ -30,6 +30,12 @@ class StepRunnerTest {
 
     String logText() throws IOException { return Files.readString(dir.resolve("logs/h.log")); }
 
+    @Test void aWrongProbeIsAskedAgainSoonAtFirstThenEveryTwoSeconds() {
+        assertEquals(List.of(Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(2)),
+            java.util.stream.IntStream.range(0, 5).mapToObj(StepRunner::pause).toList());
+        assertEquals(Duration.ofSeconds(2), StepRunner.pause(1000), "a long wait never asks more often than every 2 s, nor less");
+    }
+
     @Test void aStepsProbesCostOneRoundTripAndAreJudgedOneByOne() throws IOException {
         List<Probe> probes = List.of(
             Probe.equals("one", "echo 1", "1"),
