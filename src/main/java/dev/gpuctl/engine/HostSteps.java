@@ -4,8 +4,10 @@ import dev.gpuctl.inventory.Node;
 import dev.gpuctl.remote.RemoteException;
 import dev.gpuctl.step.HostContext;
 import dev.gpuctl.step.Phase;
+import dev.gpuctl.step.Probe;
 import dev.gpuctl.step.Step;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -74,6 +76,7 @@ final class HostSteps extends RunPart {
             }
         }
         boolean hostUnchanged = true;
+        List<Pending> pending = new ArrayList<>();
         for (Step step : steps) {
             if (run.stopRequested()) {
                 stoppedAt.putIfAbsent(node.name(), "before step " + step.id() + " (not started)");
@@ -82,14 +85,34 @@ final class HostSteps extends RunPart {
             long t0 = step == steps.get(0) ? phaseStart : System.nanoTime(); // the first step's time includes the batch
             List<String> known = hostUnchanged ? asked.get(step) : null;
             if (known != null && step != steps.get(0)) log.line("-- step " + step.id() + ": check (answered in the batch above)");
-            StepResult result = runStep(phase, ctx, step, log, known);
+            StepResult result = runStep(phase, ctx, step, log, known, step == steps.get(steps.size() - 1) ? null : pending);
             results.put(step, result);
             say(node, step, result, t0);
             if (result instanceof StepResult.Failed || result instanceof StepResult.Interrupted) return results;
             if (result instanceof StepResult.Changed) hostUnchanged = false;
         }
+        for (Pending p : pending) {
+            if (run.stopRequested()) {
+                stoppedAt.putIfAbsent(node.name(), "before the end of step " + p.step().id() + "'s verify (waited for at the end of the phase)");
+                return results;
+            }
+            long t0 = System.nanoTime();
+            StepResult proof = guarded(node, p.step(), log, () -> {
+                log.line("-- step " + p.step().id() + ": verify, waited for at the end of the phase");
+                List<String> still = stepRunner(node, log, p.step()).probe(p.probes(), true);
+                return still.isEmpty() ? new StepResult.Ok() : failed(node, p.step(), "verify after apply", still, log);
+            });
+            if (!(proof instanceof StepResult.Ok)) { // the step's line said "changed": this one says how it ended
+                results.put(p.step(), proof);
+                say(node, p.step(), proof, t0);
+                return results;
+            }
+        }
         return results;
     }
+
+    /** A step's verify probes that were wrong right after its apply, waited for at the end of the host's phase ({@link Probe#provenAtPhaseEnd}). */
+    private record Pending(Step step, List<Probe> probes) {}
 
     /**
      * Every step's check in one batch; fills {@code asked} with each step's problems. When the host stops answering,
@@ -118,12 +141,14 @@ final class HostSteps extends RunPart {
 
     /**
      * One step on one host: check (or the batch's answer, {@code known}); if not right, apply (or, in dry-run, say
-     * what would change); then verify. Whatever a command or the host does, the answer is a value.
+     * what would change); then verify. A verify probe declared {@link Probe#provenAtPhaseEnd} that is wrong right
+     * after the apply goes to {@code pending} (null: the step is the host's last of the phase, and everything is
+     * waited for in place). Whatever a command or the host does, the answer is a value.
      */
-    private StepResult runStep(Phase phase, HostContext ctx, Step step, HostLog log, List<String> known) {
+    private StepResult runStep(Phase phase, HostContext ctx, Step step, HostLog log, List<String> known, List<Pending> pending) {
         Node node = ctx.node();
         String failedWhat = phase.readOnly() ? "preflight check" : "verify after apply";
-        try {
+        return guarded(node, step, log, () -> {
             StepRunner sr = stepRunner(node, log, step);
             List<String> problems = known;
             if (problems == null) {
@@ -139,9 +164,25 @@ final class HostSteps extends RunPart {
             log.line("-- step " + step.id() + ": apply (" + String.join("; ", problems) + ")");
             boolean changed = sr.apply(step.apply(ctx));
             log.line("-- step " + step.id() + ": verify");
-            List<String> still = sr.probe(step.verify(ctx), true);
+            List<Probe> verify = step.verify(ctx);
+            List<Probe> later = pending == null ? List.of() : verify.stream().filter(Probe::atPhaseEnd).toList();
+            List<String> still = sr.probe(later.isEmpty() ? verify : verify.stream().filter(p -> !p.atPhaseEnd()).toList(), true);
             if (!still.isEmpty()) return failed(node, step, failedWhat, still, log);
+            if (!later.isEmpty() && !sr.probe(later, false).isEmpty()) {
+                log.line("step " + step.id() + ": not right yet, waited for at the end of the phase (after the host's later steps)");
+                pending.add(new Pending(step, later));
+            }
             return changed ? new StepResult.Changed() : new StepResult.Ok();
+        });
+    }
+
+    /**
+     * Runs {@code body} (a step's work on one host) and turns whatever the host or a command does into a value: a
+     * failed command, a host that stopped answering, a stop (Ctrl-C) that cut it short, a file gpuctl refuses to edit.
+     */
+    private StepResult guarded(Node node, Step step, HostLog log, java.util.function.Supplier<StepResult> body) {
+        try {
+            return body.get();
         } catch (StepRunner.OpFailed e) {
             return new StepResult.Failed(new StepFailure(node.name(), step.id(), e.what, facts.mask(e.command), e.result.exit(),
                 facts.mask(e.result.tail(8)), log.file().toString()));

@@ -82,6 +82,7 @@ public record Plan(String cluster, String summary, List<String> cidrConflicts, L
         m.put("what", p.what());
         m.put("command", p.command());
         if (!p.waitUpTo().isZero()) m.put("waitUpTo", p.waitUpTo().toSeconds() + "s");
+        if (p.atPhaseEnd()) m.put("waitedAt", "phase end");
         return m;
     }
 

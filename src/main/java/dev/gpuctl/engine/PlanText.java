@@ -198,7 +198,8 @@ public final class PlanText {
     private static void probes(StringBuilder sb, List<Map<String, String>> probes) {
         for (var p : probes) {
             sb.append("      - ").append(p.get("what"));
-            if (p.containsKey("waitUpTo")) sb.append(" (waits up to ").append(p.get("waitUpTo")).append(')');
+            if (p.containsKey("waitUpTo")) sb.append(" (waits up to ").append(p.get("waitUpTo"))
+                .append(p.containsKey("waitedAt") ? ", after the phase's later steps on this host" : "").append(')');
             sb.append('\n');
             sb.append("          $ ").append(p.get("command")).append('\n');
         }

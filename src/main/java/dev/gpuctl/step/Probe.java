@@ -21,10 +21,17 @@ import java.util.function.Predicate;
  *                  wrong answer of a probe that declares a wait is worth waiting for
  * @param reading   null: asked every time; else the question this probe's command answers ({@link #reusedAs}), whose
  *                  answer the engine may give it from earlier in the same run while nothing was applied on the host since
+ * @param atPhaseEnd a verify probe whose wait after an apply is held at the end of the host's phase ({@link #provenAtPhaseEnd})
  */
 public record Probe(String what, String command, BiFunction<ExecResult, Facts, Optional<String>> judge,
                     Function<ExecResult, Map<String, String>> learn, Duration waitUpTo, Predicate<ExecResult> settling,
-                    Facts.Key<?> reading) {
+                    Facts.Key<?> reading, boolean atPhaseEnd) {
+
+    public Probe(String what, String command, BiFunction<ExecResult, Facts, Optional<String>> judge,
+                 Function<ExecResult, Map<String, String>> learn, Duration waitUpTo, Predicate<ExecResult> settling,
+                 Facts.Key<?> reading) {
+        this(what, command, judge, learn, waitUpTo, settling, reading, false);
+    }
 
     public Probe(String what, String command, BiFunction<ExecResult, Facts, Optional<String>> judge,
                  Function<ExecResult, Map<String, String>> learn, Duration waitUpTo, Predicate<ExecResult> settling) {
@@ -82,19 +89,19 @@ public record Probe(String what, String command, BiFunction<ExecResult, Facts, O
             : Optional.of("exit " + r.exit() + stderrHint(r)));
     }
 
-    public Probe waitingUpTo(Duration d) { return new Probe(what, command, judge, learn, d, settling, reading); }
+    public Probe waitingUpTo(Duration d) { return new Probe(what, command, judge, learn, d, settling, reading, atPhaseEnd); }
 
     /** Waits up to d, but only while a wrong answer says that what it asks about is still starting. */
     public Probe waitingWhileStarting(Duration d, Predicate<ExecResult> starting) {
-        return new Probe(what, command, judge, learn, d, starting, reading);
+        return new Probe(what, command, judge, learn, d, starting, reading, atPhaseEnd);
     }
 
     public Probe learning(Function<ExecResult, Map<String, String>> l) {
-        return new Probe(what, command, judge, l, waitUpTo, settling, reading);
+        return new Probe(what, command, judge, l, waitUpTo, settling, reading, atPhaseEnd);
     }
 
     public Probe judgedWithFacts(BiFunction<ExecResult, Facts, Optional<String>> j) {
-        return new Probe(what, command, j, learn, waitUpTo, settling, reading);
+        return new Probe(what, command, j, learn, waitUpTo, settling, reading, atPhaseEnd);
     }
 
     /**
@@ -105,8 +112,18 @@ public record Probe(String what, String command, BiFunction<ExecResult, Facts, O
      * than one round.
      */
     public Probe reusedAs(Facts.Key<?> question) {
-        return new Probe(what, command, judge, learn, waitUpTo, settling, question);
+        return new Probe(what, command, judge, learn, waitUpTo, settling, question, atPhaseEnd);
     }
+
+    /**
+     * This verify probe, its wait after an apply held at the end of the host's phase instead of in place: when it is
+     * wrong right after its step's apply, the host goes on with the phase's later steps, and the probe is asked again,
+     * with its wait, once the host's last step of the phase is done; its step fails then if it is still wrong. For
+     * what settles on its own and what the phase's later steps do not need: chrony's first synchronisation (preflight
+     * has held every clock within 30 s of this machine's, which apt and the other host steps tolerate; kubeadm, in a
+     * later phase, gets the proof first). Verify ({@code gpuctl verify}) and a step alone in its phase wait in place.
+     */
+    public Probe provenAtPhaseEnd() { return new Probe(what, command, judge, learn, waitUpTo, settling, reading, true); }
 
     public static String oneLine(String s) {
         String t = s.strip().replace('\n', ' ');

@@ -43,7 +43,7 @@ public final class SkipAtTarget implements Step {
         return new Probe(p.what(), cmd,
             (r, facts) -> skipped(r.stdout()) ? Optional.empty() : p.judge().apply(r, facts),
             r -> skipped(r.stdout()) ? Map.of() : p.learn().apply(r),
-            p.waitUpTo(), r -> !skipped(r.stdout()) && p.settling().test(r));
+            p.waitUpTo(), r -> !skipped(r.stdout()) && p.settling().test(r), null, p.atPhaseEnd());
     }
 
     static boolean skipped(String stdout) { return stdout.startsWith(MARK); }
