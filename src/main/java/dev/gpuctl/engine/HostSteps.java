@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * The {@link Runner}'s apply path (APPLY and DRY_RUN): one host's steps of one phase, in order, each checked, applied
@@ -180,7 +181,7 @@ final class HostSteps extends RunPart {
      * Runs {@code body} (a step's work on one host) and turns whatever the host or a command does into a value: a
      * failed command, a host that stopped answering, a stop (Ctrl-C) that cut it short, a file gpuctl refuses to edit.
      */
-    private StepResult guarded(Node node, Step step, HostLog log, java.util.function.Supplier<StepResult> body) {
+    private StepResult guarded(Node node, Step step, HostLog log, Supplier<StepResult> body) {
         try {
             return body.get();
         } catch (StepRunner.OpFailed e) {

@@ -3,6 +3,8 @@ package dev.gpuctl.step;
 import dev.gpuctl.kube.Kubeadm;
 import dev.gpuctl.text.Secrets;
 import dev.gpuctl.remote.ExecResult;
+import java.security.SecureRandom;
+import java.util.HexFormat;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -36,8 +38,8 @@ public final class Facts {
 
     public Facts() {
         byte[] id = new byte[8];
-        new java.security.SecureRandom().nextBytes(id);
-        values.put(RUN_ID, java.util.HexFormat.of().formatHex(id));
+        new SecureRandom().nextBytes(id);
+        values.put(RUN_ID, HexFormat.of().formatHex(id));
     }
 
     /** Whole answers kept by their probe's key, for a command that reports them ({@link Probe#keeping}). */
