@@ -59,7 +59,7 @@ final class HostSteps extends RunPart {
     /**
      * One host's steps of one phase, in order, each to its result; the host stops at its first failed or
      * interrupted step. Every step's check is asked in one round trip first, and an answer is used while nothing on
-     * this host has changed since.
+     * this host has changed since; a step that applies asks the later steps' checks again with its verify.
      */
     Map<Step, StepResult> run(Phase phase, Node node) {
         HostContext ctx = new HostContext(inv, node);
@@ -67,7 +67,7 @@ final class HostSteps extends RunPart {
         List<Step> steps = phase.steps().stream().filter(s -> s.runsOn(ctx)).toList();
         Map<Step, StepResult> results = new LinkedHashMap<>();
         long phaseStart = System.nanoTime();
-        Map<Step, List<String>> asked = new HashMap<>();
+        Map<Step, List<String>> asked = new HashMap<>(); // the later steps' checks, asked since the host's last change
         if (!phase.readOnly() && steps.size() > 1 && !run.stopRequested()) {
             Optional<Map.Entry<Step, StepResult>> failed = askChecks(ctx, steps, log, asked);
             if (failed.isPresent()) {
@@ -76,21 +76,21 @@ final class HostSteps extends RunPart {
                 return results;
             }
         }
-        boolean hostUnchanged = true;
         List<Pending> pending = new ArrayList<>();
-        for (Step step : steps) {
+        for (int i = 0; i < steps.size(); i++) {
+            Step step = steps.get(i);
             if (run.stopRequested()) {
                 stoppedAt.putIfAbsent(node.name(), "before step " + step.id() + " (not started)");
                 return results;
             }
             long t0 = step == steps.get(0) ? phaseStart : System.nanoTime(); // the first step's time includes the batch
-            List<String> known = hostUnchanged ? asked.get(step) : null;
-            if (known != null && step != steps.get(0)) log.line("-- step " + step.id() + ": check (answered in the batch above)");
-            StepResult result = runStep(phase, ctx, step, log, known, step == steps.get(steps.size() - 1) ? null : pending);
+            List<String> known = asked.remove(step);
+            if (known != null && i > 0) log.line("-- step " + step.id() + ": check (answered in the batch above)");
+            List<Step> rest = steps.subList(i + 1, steps.size());
+            StepResult result = runStep(phase, ctx, step, log, known, rest.isEmpty() ? null : pending, rest, asked);
             results.put(step, result);
             say(node, step, result, t0);
             if (result instanceof StepResult.Failed || result instanceof StepResult.Interrupted) return results;
-            if (result instanceof StepResult.Changed) hostUnchanged = false;
         }
         for (Pending p : pending) {
             if (run.stopRequested()) {
@@ -144,9 +144,12 @@ final class HostSteps extends RunPart {
      * One step on one host: check (or the batch's answer, {@code known}); if not right, apply (or, in dry-run, say
      * what would change); then verify. A verify probe declared {@link Probe#provenAtPhaseEnd} that is wrong right
      * after the apply goes to {@code pending} (null: the step is the host's last of the phase, and everything is
-     * waited for in place). Whatever a command or the host does, the answer is a value.
+     * waited for in place). An apply empties {@code asked} (the host changed: its answers are old), and the checks of
+     * the host's later steps of the phase ({@code rest}) are asked with the verify, in its round trip, after its waits,
+     * and put in {@code asked} when the verify passes. Whatever a command or the host does, the answer is a value.
      */
-    private StepResult runStep(Phase phase, HostContext ctx, Step step, HostLog log, List<String> known, List<Pending> pending) {
+    private StepResult runStep(Phase phase, HostContext ctx, Step step, HostLog log, List<String> known, List<Pending> pending,
+                               List<Step> rest, Map<Step, List<String>> asked) {
         Node node = ctx.node();
         String failedWhat = phase.readOnly() ? "preflight check" : "verify after apply";
         return guarded(node, step, log, () -> {
@@ -163,16 +166,24 @@ final class HostSteps extends RunPart {
             if (options.dryRun()) return new StepResult.WouldChange(problems);
             prepare(step);
             log.line("-- step " + step.id() + ": apply (" + String.join("; ", problems) + ")");
+            asked.clear();
             boolean changed = sr.apply(step.apply(ctx));
-            log.line("-- step " + step.id() + ": verify");
+            log.line("-- step " + step.id() + ": verify" + (rest.isEmpty() ? ""
+                : " (asked together with the check of steps " + String.join(", ", rest.stream().map(Step::id).toList()) + ")"));
             List<Probe> verify = step.verify(ctx);
             List<Probe> later = pending == null ? List.of() : verify.stream().filter(Probe::atPhaseEnd).toList();
-            List<String> still = sr.probe(later.isEmpty() ? verify : verify.stream().filter(p -> !p.atPhaseEnd()).toList(), true);
+            List<Probe> now = later.isEmpty() ? verify : verify.stream().filter(p -> !p.atPhaseEnd()).toList();
+            List<List<Probe>> once = new ArrayList<>();
+            once.add(later); // asked once: wrong, it is waited for at the phase's end
+            rest.forEach(s -> once.add(s.check(ctx)));
+            List<List<String>> got = sr.probeWith(now, once);
+            List<String> still = got.get(0);
             if (!still.isEmpty()) return failed(node, step, failedWhat, still, log);
-            if (!later.isEmpty() && !sr.probe(later, false).isEmpty()) {
+            if (!later.isEmpty() && !got.get(1).isEmpty()) {
                 log.line("step " + step.id() + ": not right yet, waited for at the end of the phase (after the host's later steps)");
                 pending.add(new Pending(step, later));
             }
+            for (int k = 0; k < rest.size(); k++) asked.put(rest.get(k), got.get(k + 2));
             return changed ? new StepResult.Changed() : new StepResult.Ok();
         });
     }

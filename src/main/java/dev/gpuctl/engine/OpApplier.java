@@ -51,10 +51,13 @@ final class OpApplier {
     private boolean applyOne(Op op, Set<String> changed) {
         if (op instanceof Op.Run r) {
             if (!r.onlyIfChanged().isEmpty() && r.onlyIfChanged().stream().noneMatch(changed::contains)) return false;
-            if (r.unless() != null && asker.exec(r.unless()).ok()) return false;
             if (r.guard() != null && asker.ask(r.guard()).isEmpty()) return false;
-            ExecResult res = asker.exec(r.hostCommand());
+            ExecResult res = asker.exec(r.unless() == null ? r.hostCommand() : unlessThen(r.unless(), r.hostCommand()));
             if (!res.ok()) throw new StepRunner.OpFailed(r.what(), facts.mask(facts.substitute(r.command())), res);
+            if (r.unless() != null && checkPassed(res.stdout())) {
+                log.line("not run: its check passed (already right): " + r.what());
+                return false;
+            }
             changed.addAll(r.changes());
             return true;
         }
@@ -192,6 +195,24 @@ final class OpApplier {
         throw new IllegalStateException("unknown op " + op);
     }
 
+    /** The line {@link #unlessThen} prints when the check passed: the run's id makes it one no command prints by chance. */
+    static final String CHECK_PASSED = "gpuctl: check passed, not run " + Facts.ref(Facts.RUN_ID);
+
+    /**
+     * One command for an op with a check ({@link Op.Run#unless}): the check first, in a subshell (its own {@code exit}
+     * ends only the check; its output goes to stderr), and when it exits 0 the line {@link #CHECK_PASSED} and exit 0, the
+     * op not run; otherwise the op. One round trip instead of two, the check's answer and the op's from the same moment.
+     */
+    static String unlessThen(String unless, String command) {
+        return "if (\n" + unless + "\n) >&2; then echo '" + CHECK_PASSED + "'; exit 0; fi\n" + command;
+    }
+
+    /** Whether an {@link #unlessThen} command's stdout says its check passed (its last line, the run's id filled in). */
+    private boolean checkPassed(String stdout) {
+        String out = stdout.endsWith("\n") ? stdout.substring(0, stdout.length() - 1) : stdout;
+        return out.substring(out.lastIndexOf('\n') + 1).equals(facts.substitute(CHECK_PASSED));
+    }
+
     /**
      * Where a write to {@code path} lands (a link's target), checked on the host: a refusal ({@link HostFiles}) stops
      * the op before anything is written.
@@ -217,20 +238,14 @@ final class OpApplier {
     private void write(String path, String what, Optional<HostFiles.Existing> existing, String content, String mode,
                        String owner, String shown) {
         String target = existing.map(HostFiles.Existing::target).orElse(path);
-        journalBeforeWrite(path, target, what);
         log.line((existing.isEmpty() ? "write " : "edit ") + path
             + (target.equals(path) ? "" : " (a link: writing its target " + target + ")") + " (" + mode + " " + owner + ")" + shown);
-        remote.upload(content.getBytes(StandardCharsets.UTF_8), target, mode, owner);
-    }
-
-    /**
-     * Before a write: keeps the file as it was before gpuctl first changed it (PATH.gpuctl-orig, never overwritten) and
-     * records the change in the host's change journal ({@link HostJournal#beforeWrite}), in one command; the write does
-     * not happen when that fails, so no file is changed without its journal line.
-     */
-    private void journalBeforeWrite(String path, String target, String what) {
-        String command = HostJournal.beforeWrite(path, target);
-        ExecResult r = asker.exec(command);
-        if (!r.ok()) throw new StepRunner.OpFailed("back up " + path + " and journal the change before: " + what, command, r);
+        // kept as it was before gpuctl first changed it (PATH.gpuctl-orig, never overwritten) and the change recorded in
+        // the host's journal (HostJournal.beforeWrite), in the write's own command: no file is changed without its line
+        String journal = facts.substitute(HostJournal.beforeWrite(path, target));
+        long t0 = System.nanoTime();
+        ExecResult r = remote.upload(journal, content.getBytes(StandardCharsets.UTF_8), target, mode, owner);
+        log.command(journal, r, "(in the write's command, " + (System.nanoTime() - t0) / 1_000_000 + " ms with the write)");
+        if (!r.ok()) throw new StepRunner.OpFailed("back up " + path + " and journal the change before: " + what, journal, r);
     }
 }

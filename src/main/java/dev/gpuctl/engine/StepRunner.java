@@ -8,13 +8,16 @@ import dev.gpuctl.step.Op;
 import dev.gpuctl.step.Probe;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * Executes one step's probes and ops on one host through {@link Remote}: the only place where step
@@ -94,9 +97,35 @@ final class StepRunner {
     /** Asks every probe; returns what is wrong, one entry per failed probe ("what: problem"). With wait, a wrong
      *  probe that declares a wait is asked again (after 0.25 s, 0.5 s, 1 s, then every 2 s: {@link #pause}) for up to its wait (capped by maxWait). */
     List<String> probe(List<Probe> probes, boolean wait) {
-        List<Optional<String>> answers = askWith(probes, new Patience() {
+        return described(probes, askWith(probes, waiting(p -> wait)));
+    }
+
+    /**
+     * Asks {@code waited} as {@link #probe probe(waited, true)} would and, in the same round trips, each group of
+     * {@code once} once, without waiting for it; a wait for one of {@code waited} is followed by asking the probes after
+     * it again, so every answer is from after it. Returns {@code waited}'s problems, then each group's.
+     */
+    List<List<String>> probeWith(List<Probe> waited, List<List<Probe>> once) {
+        Set<Probe> waits = Collections.newSetFromMap(new IdentityHashMap<>());
+        waits.addAll(waited);
+        List<Probe> all = new ArrayList<>(waited);
+        once.forEach(all::addAll);
+        List<Optional<String>> answers = askWith(all, waiting(waits::contains));
+        List<List<String>> out = new ArrayList<>();
+        out.add(described(waited, answers.subList(0, waited.size())));
+        int from = waited.size();
+        for (List<Probe> group : once) {
+            out.add(described(group, answers.subList(from, from + group.size())));
+            from += group.size();
+        }
+        return out;
+    }
+
+    /** Waits (up to each probe's own wait, capped by maxWait) for the probes {@code waits} says, logged and announced. */
+    private Patience waiting(Predicate<Probe> waits) {
+        return new Patience() {
             @Override public Long deadline(Probe p) {
-                if (!wait || p.waitUpTo().isZero()) return null;
+                if (!waits.test(p) || p.waitUpTo().isZero()) return null;
                 Duration limit = maxWait != null && maxWait.compareTo(p.waitUpTo()) < 0 ? maxWait : p.waitUpTo();
                 return System.nanoTime() + limit.toNanos();
             }
@@ -105,8 +134,7 @@ final class StepRunner {
                 log.line("waiting up to " + Math.max(1, (deadline - System.nanoTime()) / 1_000_000_000L) + " s: " + facts.mask(problem));
                 announce.accept(facts.mask(problem), deadline);
             }
-        });
-        return described(probes, answers);
+        };
     }
 
     /** "what: problem" for each wrong probe, in order. */

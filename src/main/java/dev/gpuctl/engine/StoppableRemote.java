@@ -25,6 +25,11 @@ record StoppableRemote(Remote inner, Stop stop) implements Remote {
         inner.upload(content, path, mode, owner);
     }
 
+    @Override public ExecResult upload(String before, byte[] content, String path, String mode, String owner) {
+        stop.check(inner.name(), "writing " + path);
+        return inner.upload(before, content, path, mode, owner);
+    }
+
     @Override public byte[] download(String path) {
         stop.check(inner.name(), "reading " + path);
         return inner.download(path);

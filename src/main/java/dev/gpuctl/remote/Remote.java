@@ -45,6 +45,18 @@ public interface Remote extends AutoCloseable {
     void upload(byte[] content, String path, String mode, String owner);
 
     /**
+     * Like {@link #upload(byte[], String, String, String)}, with {@code before} (shell, run as root) run first, in the
+     * same command that puts the file into place where the transport allows (one round trip fewer): when it fails,
+     * nothing is written and its result comes back (exit, stderr); otherwise the file is written and the result is
+     * before's (exit 0, its output). A failure of the write itself throws as upload's does.
+     */
+    default ExecResult upload(String before, byte[] content, String path, String mode, String owner) {
+        ExecResult r = exec(before, Duration.ofMinutes(1));
+        if (r.ok()) upload(content, path, mode, owner);
+        return r;
+    }
+
+    /**
      * Like {@link #upload(byte[], String, String, String)}, with the content streamed from the local file {@code from}:
      * any size, never held in memory.
      */

@@ -25,8 +25,21 @@ final class SftpUpload {
 
     /** SFTP to a 0600 temp file in /tmp, streamed in 32 KiB writes with 16 requests in flight; then install into place. */
     static void upload(SshRemote remote, SSHClient client, InputStream content, String path, String mode, String owner) {
+        upload(remote, client, content, path, mode, owner, null);
+    }
+
+    /** The line the install command prints once {@code before} passed (its own output goes to stderr). */
+    static final String BEFORE_PASSED = "gpuctl: before the write: done";
+
+    /**
+     * Like {@link #upload(SshRemote, SSHClient, InputStream, String, String, String)}, with {@code before} (null: none)
+     * run first in the install's command: when it fails, the temp file is removed, nothing is installed, and its result
+     * comes back; otherwise the result is exit 0 with before's stderr.
+     */
+    static ExecResult upload(SshRemote remote, SSHClient client, InputStream content, String path, String mode, String owner,
+                             String before) {
         String tmp = "/tmp/.gpuctl-" + HexFormat.of().formatHex(randomBytes());
-        String install = Shell.installCommand(tmp, path, mode, owner);
+        String install = before == null ? Shell.installCommand(tmp, path, mode, owner) : beforeThenInstall(before, tmp, path, mode, owner);
         long sent = 0;
         try (SFTPClient sftp = client.newSFTPClient()) {
             FileAttributes attrs = new FileAttributes.Builder().withPermissions(0600).build();
@@ -45,10 +58,22 @@ final class SftpUpload {
             throw RemoteException.io(remote.name(), "cannot upload " + path + " (SFTP to " + tmp + ")", RemoteException.reason(e), e);
         }
         ExecResult r = remote.exec(install, installTimeout(sent));
+        boolean beforePassed = before == null || r.stdout().lines().anyMatch(BEFORE_PASSED::equals);
+        if (!beforePassed) return new ExecResult(r.exit() == 0 ? 1 : r.exit(), "", r.stderr());
         if (!r.ok()) {
             throw RemoteException.io(remote.name(), "cannot install " + path + " (mode " + mode + ", owner " + owner + ")",
                 "exit " + r.exit() + ": " + r.tail(5), null);
         }
+        return new ExecResult(0, "", r.stderr());
+    }
+
+    /**
+     * {@code before} in a subshell (its own {@code exit} ends only it; its output to stderr), and only when it exits 0 the
+     * line {@link #BEFORE_PASSED} and the install; a failing {@code before} removes the temp file and exits with its status.
+     */
+    static String beforeThenInstall(String before, String tmp, String path, String mode, String owner) {
+        return "(\n" + before + "\n) >&2 || { e=$?; rm -f -- " + ShellWords.quote(tmp) + "; exit $e; }\necho '" + BEFORE_PASSED + "'\n"
+            + Shell.installCommand(tmp, path, mode, owner);
     }
 
     /**

@@ -230,6 +230,11 @@ public final class SshRemote implements Remote {
     }
 
     @Override
+    public ExecResult upload(String before, byte[] content, String path, String mode, String owner) {
+        return SftpUpload.upload(this, client, new java.io.ByteArrayInputStream(content), path, mode, owner, before);
+    }
+
+    @Override
     public void upload(Path from, String path, String mode, String owner) {
         InputStream in;
         try {

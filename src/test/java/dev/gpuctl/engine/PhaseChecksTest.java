@@ -88,13 +88,60 @@ class PhaseChecksTest extends ShHosts {
             assertEquals(Map.of("a", Runner.Outcome.CHANGED, "b", Runner.Outcome.CHANGED, "c", Runner.Outcome.OK), r.outcomes().get(h));
         }
         String log = Files.readString(r.logDir().resolve("w1.log"));
-        assertTrue(log.contains("-- step b: check\n"), "b's check asked anew: " + log);
-        assertFalse(log.contains("-- step b: check (answered in the batch above)"), log);
+        // asked anew with a's verify, in its round trip, after a's write
+        int verifyA = log.indexOf("-- step a: verify (asked together with the check of steps b, c)");
+        int checkB = log.indexOf("-- step b: check (answered in the batch above)");
+        assertTrue(verifyA > log.indexOf("-- step a: apply") && checkB > verifyA, log);
+        assertTrue(log.indexOf("-- step b: verify (asked together with the check of steps c)") > log.indexOf("-- step b: apply"), log);
+        // the phase's checks, a's write, a's verify with b's and c's checks, b's copy, b's verify with c's check
+        assertEquals(5, commands.get("w1").size(), commands.get("w1")::toString);
         // and now nothing is left to do: one round trip per host
         commands.clear();
         Runner.Result again = run();
         assertTrue(again.ok(), again::toString);
         assertEquals(1, commands.get("m").size(), commands.get("m")::toString);
+    }
+
+    /** Starts something that writes file s ("1") a moment later; its verify waits for it. */
+    static final class Starts implements Step {
+        @Override public String id() { return "starts"; }
+        @Override public String title() { return "starts"; }
+        @Override public boolean runsOn(HostContext ctx) { return true; }
+        @Override public List<Probe> check(HostContext ctx) { return List.of(Probe.succeeds("started", "test -e started")); }
+        @Override public List<Op> apply(HostContext ctx) {
+            return List.of(Op.Run.of("start", "touch started; (sleep 1; echo 1 > s) >/dev/null 2>&1 &"));
+        }
+        @Override public List<Probe> verify(HostContext ctx) {
+            return List.of(Probe.equals("s is 1", "cat s 2>/dev/null || true", "1").waitingUpTo(Duration.ofSeconds(10)));
+        }
+    }
+
+    /** File t is a copy of s: right on a fresh host until s appears. */
+    static final class Copies implements Step {
+        @Override public String id() { return "copies"; }
+        @Override public String title() { return "copies"; }
+        @Override public boolean runsOn(HostContext ctx) { return true; }
+        @Override public List<Probe> check(HostContext ctx) {
+            return List.of(Probe.of("t is a copy of s", "cat s 2>/dev/null; echo @; cat t 2>/dev/null; true", r -> {
+                String[] parts = r.stdout().split("@\n", -1);
+                return parts.length == 2 && parts[0].equals(parts[1]) ? Optional.empty() : Optional.of("t differs from s");
+            }));
+        }
+        @Override public List<Op> apply(HostContext ctx) { return List.of(Op.Run.of("copy s to t", "cp s t")); }
+    }
+
+    @Test void theLaterChecksAskedWithAVerifyThatWaitedAreAnswersFromAfterTheWait() throws IOException {
+        // asked before the wait ended, "t is a copy of s" would be right (neither exists) and t never written
+        Phase phase = new Phase("hosts", "hosts", List.of(new Starts(), new Copies()), false);
+        Runner.Result r = new Runner(inv, n -> host(n.name()), new PrintWriter(progress),
+            new Runner.Options(false, 2, Set.of(), Duration.ofSeconds(30))).run(List.of(phase));
+        assertTrue(r.ok(), r::toString);
+        for (String h : List.of("m", "w1")) {
+            assertEquals("1\n", Files.readString(dir.resolve(h).resolve("t")), h);
+            assertEquals(Map.of("starts", Runner.Outcome.CHANGED, "copies", Runner.Outcome.CHANGED), r.outcomes().get(h));
+        }
+        String log = Files.readString(r.logDir().resolve("w1.log"));
+        assertTrue(log.contains("the batch's answers after this probe are from before the wait: asking again"), log);
     }
 
     @Test void aHostLostWhileThePhasesChecksAreAskedIsAFailureOfThatHostNamedWithItsStep() throws IOException {

@@ -410,6 +410,32 @@ class SshRemoteE2E {
     }
 
     @Test
+    void uploadWithBeforeRunsItInTheInstallsCommandAndWritesNothingWhenItFails() throws Exception {
+        Remote r = root();
+        Set<String> before = tmpLeftovers();
+        Path target = dir.resolve("etc/journalled.conf");
+        Files.createDirectories(target.getParent());
+        Path mark = dir.resolve("before-ran");
+        // before passes: it ran, its stdout kept out of the answer, the file written
+        ExecResult ok = r.upload("echo ran > '" + mark + "'; echo said", "x=1\n".getBytes(StandardCharsets.UTF_8), target.toString(), "0644", "root");
+        assertEquals(0, ok.exit(), ok.toString());
+        assertEquals("ran\n", Files.readString(mark));
+        assertEquals("x=1\n", Files.readString(target));
+        // before fails (an exit of its own): its status and stderr come back, the file is as it was, nothing left in /tmp
+        ExecResult no = r.upload("echo cannot journal >&2; exit 7", "x=2\n".getBytes(StandardCharsets.UTF_8), target.toString(), "0644", "root");
+        assertEquals(7, no.exit(), no.toString());
+        assertTrue(no.stderr().contains("cannot journal"), no.toString());
+        assertEquals("x=1\n", Files.readString(target));
+        assertFalse(Files.exists(Path.of(target + ".gpuctl-tmp")));
+        assertEquals(before, tmpLeftovers());
+        // before passes but the install cannot: the write's own failure, as upload's
+        RemoteException e = assertThrows(RemoteException.class,
+            () -> r.upload("true", new byte[] {1}, dir.resolve("no/such/dir/x").toString(), "0644", "root"));
+        assertEquals(Kind.IO, e.kind());
+        assertEquals(before, tmpLeftovers());
+    }
+
+    @Test
     void downloadRoundTripsBinary() throws Exception {
         Remote r = root();
         byte[] data = new byte[1_000_000];
