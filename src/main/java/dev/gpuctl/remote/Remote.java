@@ -48,7 +48,8 @@ public interface Remote extends AutoCloseable {
      * Like {@link #upload(byte[], String, String, String)}, with {@code before} (shell, run as root) run first, in the
      * same command that puts the file into place where the transport allows (one round trip fewer): when it fails,
      * nothing is written and its result comes back (exit, stderr); otherwise the file is written and the result is
-     * before's (exit 0, its output). A failure of the write itself throws as upload's does.
+     * exit 0 with what before printed on stderr (its stdout need not come back). A failure of the write itself throws
+     * as upload's does.
      */
     default ExecResult upload(String before, byte[] content, String path, String mode, String owner) {
         ExecResult r = exec(before, Duration.ofMinutes(1));
