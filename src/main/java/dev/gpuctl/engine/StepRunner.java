@@ -16,7 +16,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
-import java.util.function.Function;
 import java.util.function.Predicate;
 
 /**
@@ -108,13 +107,20 @@ final class StepRunner {
     List<List<String>> probeWith(List<Probe> waited, List<List<Probe>> once) {
         Set<Probe> waits = Collections.newSetFromMap(new IdentityHashMap<>());
         waits.addAll(waited);
-        List<Probe> all = new ArrayList<>(waited);
-        once.forEach(all::addAll);
-        List<Optional<String>> answers = askWith(all, waiting(waits::contains));
+        List<List<Probe>> groups = new ArrayList<>();
+        groups.add(waited);
+        groups.addAll(once);
+        return askGroups(groups, waiting(waits::contains));
+    }
+
+    /** Asks the groups' probes in order as one list ({@link #askWith}); returns each group's problems, in order. */
+    private List<List<String>> askGroups(List<List<Probe>> groups, Patience patience) {
+        List<Probe> all = new ArrayList<>();
+        groups.forEach(all::addAll);
+        List<Optional<String>> answers = askWith(all, patience);
         List<List<String>> out = new ArrayList<>();
-        out.add(described(waited, answers.subList(0, waited.size())));
-        int from = waited.size();
-        for (List<Probe> group : once) {
+        int from = 0;
+        for (List<Probe> group : groups) {
             out.add(described(group, answers.subList(from, from + group.size())));
             from += group.size();
         }
@@ -163,49 +169,25 @@ final class StepRunner {
     }
 
     /**
-     * Asks several steps' probes (one group per step) in as few round trips as {@link #askAll} can make, once
+     * Asks several steps' probes (one group per step) in as few round trips as {@link #askWith} can make, once
      * each, without waiting; returns each group's problems as {@link #probe} would. When the host fails to
      * answer, throws {@link GroupFailed} naming the group whose probe it was.
      */
     List<List<String>> probeGroups(List<List<Probe>> groups) {
-        List<Probe> all = new ArrayList<>();
         List<Integer> groupOf = new ArrayList<>();
         for (int g = 0; g < groups.size(); g++) {
-            all.addAll(groups.get(g));
             for (int k = 0; k < groups.get(g).size(); k++) groupOf.add(g);
         }
-        List<Optional<String>> answers;
         failedAt = 0;
         try {
-            answers = askAll(all, p -> null);
+            return askGroups(groups, p -> null);
         } catch (RemoteException e) {
             throw new GroupFailed(groupOf.isEmpty() ? 0 : groupOf.get(Math.min(failedAt, groupOf.size() - 1)), e);
         }
-        List<List<String>> out = new ArrayList<>();
-        int from = 0;
-        for (List<Probe> group : groups) {
-            out.add(described(group, answers.subList(from, from + group.size())));
-            from += group.size();
-        }
-        return out;
     }
 
-    /** The index (in {@link #askAll}'s list) of the probe that was being asked when a RemoteException left it. */
+    /** The index (in {@link #askWith}'s list) of the probe that was being asked when a RemoteException left it. */
     private int failedAt;
-
-    /**
-     * Asks probes in order and judges each exactly as {@link #ask} would, in as few round trips as it can: runs of
-     * probes go to the host as one script ({@link ProbeBatch}). A run ends before a probe whose command refers to a
-     * fact ({@code {{key}}}), so that it is filled in after the probes before it have taught theirs. A wrong probe
-     * whose {@code deadlineOf} (a {@link System#nanoTime()} instant; null: ask once) is still ahead is asked again
-     * ({@link #pause}) until it is right or the deadline passes; the probes after it are then asked anew, as they would
-     * have been one by one. A probe whose answer did not come back framed is asked on its own.
-     *
-     * @return one entry per probe: empty when right, else what is wrong
-     */
-    List<Optional<String>> askAll(List<Probe> probes, Function<Probe, Long> deadlineOf) {
-        return askWith(probes, deadlineOf::apply);
-    }
 
     /**
      * How wrong probes are waited for. A wrong answer is waited for only while the probe says that what it asks
@@ -228,7 +210,18 @@ final class StepRunner {
         default void waited(Probe p, Optional<String> problem, long nanos) {}
     }
 
-    /** Like {@link #askAll(List, Function)}, with what a wait hears and when it stops given by {@code patience}. */
+    /**
+     * Asks probes in order and judges each exactly as {@link #ask} would, in as few round trips as it can: runs of
+     * probes go to the host as one script ({@link ProbeBatch}). A run ends before a probe whose command refers to a
+     * fact ({@code {{key}}}), so that it is filled in after the probes before it have taught theirs. A wrong probe
+     * whose {@code patience} deadline (a {@link System#nanoTime()} instant; null: ask once) is still ahead is asked again
+     * ({@link #pause}) until it is right or the deadline passes; the probes after it are then asked anew, as they would
+     * have been one by one. A probe whose answer did not come back framed is asked on its own.
+     *
+     * What a wait hears and when it stops are given by {@code patience}.
+     *
+     * @return one entry per probe: empty when right, else what is wrong
+     */
     List<Optional<String>> askWith(List<Probe> probes, Patience patience) {
         List<Optional<String>> problems = new ArrayList<>();
         int i = 0;
